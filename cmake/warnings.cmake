@@ -1,0 +1,11 @@
+function(kiln_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  if(KILN_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(KILN_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

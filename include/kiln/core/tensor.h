@@ -1,0 +1,327 @@
+#pragma once
+// Tensor: a shared handle to a TensorImpl, with PyTorch's methods. Copying a Tensor shares the
+// data (like `b = a` in Python); `clone()` copies it. Op methods forward to the free functions in
+// <kiln/ops/...>, which dispatch through the op registry.
+#include <kiln/core/scalar.h>
+#include <kiln/core/tensor_impl.h>
+#include <kiln/core/tensor_options.h>
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace kiln {
+
+class Tensor;
+using TensorList = ArrayRef<Tensor>;
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  long use_count() const { return impl_.use_count(); }
+
+  // ---- metadata ----
+  int64_t dim() const { return checked()->dim(); }
+  int64_t ndimension() const { return dim(); }
+  IntList sizes() const { return checked()->sizes(); }
+  IntList strides() const { return checked()->strides(); }
+  IntList shape() const { return sizes(); }
+  int64_t size(int64_t d) const;    // negative d counts from the end
+  int64_t stride(int64_t d) const;
+  SymIntList sym_sizes() const { return checked()->sym_sizes(); }
+  SymIntList sym_strides() const { return checked()->sym_strides(); }
+  SymInt sym_size(int64_t d) const;
+  int64_t numel() const { return checked()->numel(); }
+  SymInt sym_numel() const { return checked()->sym_numel(); }
+  int64_t storage_offset() const { return checked()->storage_offset(); }
+  DType dtype() const { return checked()->dtype(); }
+  DType scalar_type() const { return dtype(); }
+  Device device() const { return checked()->device(); }
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
+  size_t itemsize() const { return kiln::itemsize(dtype()); }
+  size_t element_size() const { return itemsize(); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
+  bool is_contiguous() const { return checked()->is_contiguous(); }
+  bool is_floating_point() const { return kiln::is_floating_point(dtype()); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_meta() const { return device().is_meta(); }
+  const Storage& storage() const { return checked()->storage(); }
+  uint32_t _version() const { return checked()->version(); }
+
+  // Pointer to the first element. T must match dtype() (raises kiln::Error otherwise).
+  template <typename T>
+  T* data_ptr() const;
+  void* data_ptr() const { return checked()->data(); }
+
+  // ---- autograd slot (the autograd layer gives these meaning) ----
+  bool requires_grad() const { return checked()->requires_grad(); }
+  Tensor& requires_grad_(bool r = true);
+  Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+
+  // ---- conversion, copies ----
+  Scalar item() const;
+  template <typename T>
+  T item() const {
+    return item().to<T>();
+  }
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor to(DType dtype, bool copy = false) const;
+  Tensor to(Device device, bool copy = false) const;
+  Tensor to(TensorOptions options, bool copy = false) const;
+  Tensor& copy_(const Tensor& src);
+  Tensor& fill_(const Scalar& value);
+  Tensor& fill_(const Tensor& value);
+  Tensor& zero_();
+  Tensor detach() const;
+  std::string str() const;  // as print() shows it
+  std::string to_string() const { return str(); }
+  // The values as a flat vector in row-major order, converted to T.
+  template <typename T>
+  std::vector<T> tolist() const;
+
+  // ---- views ----
+  Tensor view(IntList size) const;
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape(IntList size) const;
+  Tensor reshape_as(const Tensor& other) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntList sizes) const;
+  Tensor permute(IntList dims) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor mT() const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor squeeze(IntList dims) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor expand(IntList size) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor broadcast_to(IntList size) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntList split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntList split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  Tensor as_strided(IntList size, IntList stride,
+                    std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor movedim(IntList source, IntList destination) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+
+  // ---- unary ----
+#define KILN_TENSOR_UNARY_METHOD(name) \
+  Tensor name() const;                 \
+  Tensor& name##_();
+  KILN_TENSOR_UNARY_METHOD(neg)
+  KILN_TENSOR_UNARY_METHOD(abs)
+  KILN_TENSOR_UNARY_METHOD(sign)
+  KILN_TENSOR_UNARY_METHOD(exp)
+  KILN_TENSOR_UNARY_METHOD(exp2)
+  KILN_TENSOR_UNARY_METHOD(expm1)
+  KILN_TENSOR_UNARY_METHOD(log)
+  KILN_TENSOR_UNARY_METHOD(log2)
+  KILN_TENSOR_UNARY_METHOD(log10)
+  KILN_TENSOR_UNARY_METHOD(log1p)
+  KILN_TENSOR_UNARY_METHOD(sqrt)
+  KILN_TENSOR_UNARY_METHOD(rsqrt)
+  KILN_TENSOR_UNARY_METHOD(sin)
+  KILN_TENSOR_UNARY_METHOD(cos)
+  KILN_TENSOR_UNARY_METHOD(tan)
+  KILN_TENSOR_UNARY_METHOD(asin)
+  KILN_TENSOR_UNARY_METHOD(acos)
+  KILN_TENSOR_UNARY_METHOD(atan)
+  KILN_TENSOR_UNARY_METHOD(sinh)
+  KILN_TENSOR_UNARY_METHOD(cosh)
+  KILN_TENSOR_UNARY_METHOD(tanh)
+  KILN_TENSOR_UNARY_METHOD(asinh)
+  KILN_TENSOR_UNARY_METHOD(acosh)
+  KILN_TENSOR_UNARY_METHOD(atanh)
+  KILN_TENSOR_UNARY_METHOD(erf)
+  KILN_TENSOR_UNARY_METHOD(erfc)
+  KILN_TENSOR_UNARY_METHOD(erfinv)
+  KILN_TENSOR_UNARY_METHOD(sigmoid)
+  KILN_TENSOR_UNARY_METHOD(relu)
+  KILN_TENSOR_UNARY_METHOD(floor)
+  KILN_TENSOR_UNARY_METHOD(ceil)
+  KILN_TENSOR_UNARY_METHOD(trunc)
+  KILN_TENSOR_UNARY_METHOD(frac)
+  KILN_TENSOR_UNARY_METHOD(reciprocal)
+  KILN_TENSOR_UNARY_METHOD(square)
+  KILN_TENSOR_UNARY_METHOD(logical_not)
+  KILN_TENSOR_UNARY_METHOD(bitwise_not)
+#undef KILN_TENSOR_UNARY_METHOD
+  Tensor round(int64_t decimals = 0) const;
+  Tensor& round_(int64_t decimals = 0);
+  Tensor logit(std::optional<double> eps = std::nullopt) const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor nan_to_num(std::optional<double> nan = std::nullopt,
+                    std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+
+  // ---- binary and ternary ----
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor div(const Tensor& other,
+             std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor div(const Scalar& other,
+             std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+#define KILN_TENSOR_BINARY_METHOD(name)          \
+  Tensor name(const Tensor& other) const;        \
+  Tensor name(const Scalar& other) const;        \
+  Tensor& name##_(const Tensor& other);          \
+  Tensor& name##_(const Scalar& other);
+  KILN_TENSOR_BINARY_METHOD(mul)
+  KILN_TENSOR_BINARY_METHOD(floor_divide)
+  KILN_TENSOR_BINARY_METHOD(remainder)
+  KILN_TENSOR_BINARY_METHOD(fmod)
+  KILN_TENSOR_BINARY_METHOD(pow)
+  KILN_TENSOR_BINARY_METHOD(atan2)
+  KILN_TENSOR_BINARY_METHOD(eq)
+  KILN_TENSOR_BINARY_METHOD(ne)
+  KILN_TENSOR_BINARY_METHOD(lt)
+  KILN_TENSOR_BINARY_METHOD(le)
+  KILN_TENSOR_BINARY_METHOD(gt)
+  KILN_TENSOR_BINARY_METHOD(ge)
+  KILN_TENSOR_BINARY_METHOD(logical_and)
+  KILN_TENSOR_BINARY_METHOD(logical_or)
+  KILN_TENSOR_BINARY_METHOD(logical_xor)
+  KILN_TENSOR_BINARY_METHOD(bitwise_and)
+  KILN_TENSOR_BINARY_METHOD(bitwise_or)
+  KILN_TENSOR_BINARY_METHOD(bitwise_xor)
+  KILN_TENSOR_BINARY_METHOD(bitwise_left_shift)
+  KILN_TENSOR_BINARY_METHOD(bitwise_right_shift)
+#undef KILN_TENSOR_BINARY_METHOD
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor where(const Tensor& condition, const Scalar& other) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor clamp(const Tensor& min, const Tensor& max) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+
+  // ---- reductions (an empty dim list reduces over every dim, as in PyTorch) ----
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntList dims = {}, bool keepdim = false) const;
+  Tensor amin(IntList dims = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(IntList dims = {}, std::optional<Scalar> correction = std::nullopt,
+             bool keepdim = false) const;
+  Tensor std(IntList dims = {}, std::optional<Scalar> correction = std::nullopt,
+             bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2, IntList dims = {}, bool keepdim = false) const;
+  Tensor logsumexp(IntList dims, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+
+  // ---- random (in place, from the default Philox generator) ----
+  Tensor& uniform_(double from = 0.0, double to = 1.0);
+  Tensor& normal_(double mean = 0.0, double std = 1.0);
+  Tensor& bernoulli_(double p = 0.5);
+  Tensor bernoulli() const;
+
+ private:
+  TensorImpl* checked() const {
+    if (!impl_) [[unlikely]] throw_undefined();
+    return impl_.get();
+  }
+  [[noreturn]] static void throw_undefined();
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  KILN_CHECK_T(TypeError, dtype_of_v<std::remove_const_t<T>> == dtype(),
+               "Tensor.data_ptr: expected a tensor of dtype {}, got {}",
+               dtype_name(dtype_of_v<std::remove_const_t<T>>), dtype_name(dtype()));
+  return static_cast<T*>(checked()->data());
+}
+
+// Wraps a dim index (negative counts from the end); raises kiln::IndexError naming op.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op = "dim");
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- operators, as in PyTorch ----
+Tensor operator-(const Tensor& a);
+Tensor operator~(const Tensor& a);
+#define KILN_TENSOR_OPERATOR(op)                      \
+  Tensor operator op(const Tensor& a, const Tensor& b); \
+  Tensor operator op(const Tensor& a, const Scalar& b); \
+  Tensor operator op(const Scalar& a, const Tensor& b);
+KILN_TENSOR_OPERATOR(+)
+KILN_TENSOR_OPERATOR(-)
+KILN_TENSOR_OPERATOR(*)
+KILN_TENSOR_OPERATOR(/)
+KILN_TENSOR_OPERATOR(%)
+KILN_TENSOR_OPERATOR(==)
+KILN_TENSOR_OPERATOR(!=)
+KILN_TENSOR_OPERATOR(<)
+KILN_TENSOR_OPERATOR(<=)
+KILN_TENSOR_OPERATOR(>)
+KILN_TENSOR_OPERATOR(>=)
+KILN_TENSOR_OPERATOR(&)
+KILN_TENSOR_OPERATOR(|)
+KILN_TENSOR_OPERATOR(^)
+KILN_TENSOR_OPERATOR(<<)
+KILN_TENSOR_OPERATOR(>>)
+#undef KILN_TENSOR_OPERATOR
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, const Scalar& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Scalar& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Scalar& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Scalar& b);
+
+}  // namespace kiln

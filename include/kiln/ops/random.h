@@ -1,0 +1,57 @@
+#pragma once
+// Random numbers from a counter-based Philox4x32-10 generator: a (seed, offset) pair fully
+// determines every draw, so eager and compiled code can produce the same numbers.
+#include <kiln/core/tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace kiln {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 67280421310721ull) : seed_(seed) {}
+  void manual_seed(uint64_t seed);
+  uint64_t seed() const;
+  // Reserves `n` 128-bit Philox counters and returns the first; each call advances the offset
+  // so later draws never reuse counters.
+  uint64_t reserve(uint64_t n);
+  uint64_t offset() const;
+  void set_offset(uint64_t offset);
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+// The process-wide default generator (what manual_seed reseeds).
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
+// Philox4x32-10: four 32-bit random words for a counter and key.
+struct Philox4x32 {
+  static std::array<uint32_t, 4> draw(uint64_t counter_lo, uint64_t counter_hi, uint64_t key);
+};
+
+Tensor rand(IntList size, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor randn(IntList size, TensorOptions options = {}, Generator* gen = nullptr);
+// Integers uniformly in [low, high); dtype defaults to int64.
+Tensor randint(int64_t low, int64_t high, IntList size, TensorOptions options = {},
+               Generator* gen = nullptr);
+Tensor randint(int64_t high, IntList size, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor rand_like(const Tensor& other, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor randn_like(const Tensor& other, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor normal(double mean, double std, IntList size, TensorOptions options = {},
+              Generator* gen = nullptr);
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen = nullptr);
+// Each element is 1 with the probability in `p` (same shape), else 0; dtype of p.
+Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
+Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);
+Tensor randperm(int64_t n, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor& uniform_(Tensor& self, double from = 0.0, double to = 1.0, Generator* gen = nullptr);
+Tensor& normal_(Tensor& self, double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
+Tensor& bernoulli_(Tensor& self, double p = 0.5, Generator* gen = nullptr);
+
+}  // namespace kiln

@@ -1,0 +1,208 @@
+#pragma once
+// The op registry (DESIGN.md §2): every op is declared once, and every layer reads that
+// declaration — the schema, the meta function (output sizes/strides/dtype from metadata alone),
+// eager kernels per device, and the slots that autograd, decompositions and the inductor fill.
+//
+// An op is one of four kinds:
+//   Structured: meta + per-device impl writing into outputs the dispatcher allocates. In-place
+//               ("add_") and out= ("add.out") variants are derived from the functional op.
+//   View:       meta computes each output's sizes/strides/offset; outputs alias input 0's storage.
+//   Composite:  written in other kiln ops; runs on any device (meta too).
+//   Custom:     a per-device function that makes its own outputs (data-dependent shapes).
+#include <kiln/ops/ivalue.h>
+#include <kiln/ops/schema.h>
+
+#include <any>
+#include <array>
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::ops {
+
+// What a meta function produces for one output.
+struct TensorMeta {
+  SymDimVector sizes;
+  SymDimVector strides;
+  SymInt storage_offset = 0;
+  DType dtype = DType::Float32;
+  Device device = Device::cpu();
+
+  static TensorMeta contiguous(SymDimVector sizes, DType dtype, Device device);
+};
+
+enum class OpKind { Structured, View, Composite, Custom };
+enum class Variant { Functional, InPlace, Out };
+
+// One sample input for the op-info tests: arguments for a boxed call, and what it exercises.
+struct Sample {
+  Stack args;
+  std::string description;
+};
+
+struct BackwardArgs {
+  const Stack& inputs;
+  const std::vector<Tensor>& outputs;
+  const std::vector<Tensor>& grad_outputs;
+};
+
+using MetaFn = std::function<std::vector<TensorMeta>(const Stack& args)>;
+using ImplFn = std::function<void(const Stack& args, const std::vector<Tensor>& outputs)>;
+using CompositeFn = std::function<std::vector<Tensor>(const Stack& args)>;
+using CustomFn = std::function<std::vector<Tensor>(const Stack& args)>;
+using SampleFn = std::function<std::vector<Sample>()>;
+// One gradient per tensor argument (undefined where none flows); filled by the autograd layer.
+using DerivativeFn = std::function<std::vector<Tensor>(const BackwardArgs&)>;
+// The op written in prims; filled by the decomposition layer.
+using DecompositionFn = std::function<std::vector<Tensor>(const Stack& args)>;
+
+struct OpDef {
+  Schema schema;
+  OpKind kind = OpKind::Structured;
+  Variant variant = Variant::Functional;
+  MetaFn meta;
+  std::array<ImplFn, kNumDeviceTypes> impl;
+  std::array<CustomFn, kNumDeviceTypes> custom;
+  CompositeFn composite;
+  SampleFn samples;
+  DerivativeFn derivative;
+  DecompositionFn decomposition;
+  std::any lowering;  // the inductor's lowering for prims; its type is the inductor's own
+  bool is_random = false;        // draws from the Philox generator
+  bool differentiable = true;    // false for ops whose outputs carry no gradient (comparisons)
+  double sample_rtol = 1e-5;     // tolerances for the op-info tests (float32)
+  double sample_atol = 1e-6;
+  const OpDef* functional = nullptr;  // for in-place/out variants: the functional op
+  const OpDef* inplace = nullptr;     // for functional ops with an in-place variant
+  const OpDef* out = nullptr;         // for functional ops with an out= variant
+
+  const std::string& name() const { return schema.name; }
+  std::string full_name() const { return schema.full_name(); }
+  bool has_kernel(DeviceType d) const;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  // Registers def under its full name; raises kiln::Error on a duplicate.
+  const OpDef& add(OpDef def);
+  // Looks an op up by full name ("add", "add_", "add.out"); raises kiln::Error if absent.
+  const OpDef& get(std::string_view full_name) const;
+  const OpDef* find(std::string_view full_name) const;
+  // Every registered op, in name order.
+  std::vector<const OpDef*> all() const;
+  // A mutable definition, for layers that fill slots (derivative, decomposition, lowering) after
+  // the op's own declaration. Call only during static initialization or single-threaded setup.
+  OpDef& mutable_def(std::string_view full_name);
+
+ private:
+  OpRegistry() = default;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+  Impl& state() const;
+};
+
+// The fluent declaration:
+//   KILN_OP("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
+//       .meta(binary_meta).cpu(add_impl).inplace_variant().out_variant().samples(...);
+// registers the op (and its variants) when the statement completes.
+class OpBuilder {
+ public:
+  explicit OpBuilder(std::string_view schema);
+
+  OpBuilder&& meta(MetaFn fn) &&;
+  OpBuilder&& impl(DeviceType device, ImplFn fn) &&;
+  OpBuilder&& cpu(ImplFn fn) && { return std::move(*this).impl(DeviceType::CPU, std::move(fn)); }
+  OpBuilder&& view(MetaFn fn) &&;
+  OpBuilder&& composite(CompositeFn fn) &&;
+  OpBuilder&& custom(DeviceType device, CustomFn fn) &&;
+  // Also register "name_" (in place on the first argument) and/or "name.out".
+  OpBuilder&& inplace_variant() &&;
+  OpBuilder&& out_variant() &&;
+  OpBuilder&& samples(SampleFn fn) &&;
+  OpBuilder&& random() &&;
+  OpBuilder&& not_differentiable() &&;
+  OpBuilder&& tolerance(double rtol, double atol) &&;
+  OpBuilder&& derivative(DerivativeFn fn) &&;
+  OpBuilder&& decomposition(DecompositionFn fn) &&;
+
+  // Validates the declaration and adds it (and its variants) to the registry.
+  const OpDef& finish() &&;
+
+ private:
+  OpDef def_;
+  bool with_inplace_ = false;
+  bool with_out_ = false;
+};
+
+// Registers a finished builder; the target of KILN_OP's assignment.
+struct OpRegistration {
+  OpRegistration(OpBuilder&& b) : def(&std::move(b).finish()) {}  // NOLINT: implicit by design
+  const OpDef* def;
+};
+inline const OpDef& declare(OpBuilder&& b) { return std::move(b).finish(); }
+
+#define KILN_CONCAT_INNER(a, b) a##b
+#define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
+// Declares one op at namespace scope (in a .cpp file).
+#define KILN_OP(schema)                                                                  \
+  [[maybe_unused]] static const ::kiln::ops::OpRegistration KILN_CONCAT(kiln_op_,       \
+                                                                        __COUNTER__) = \
+      ::kiln::ops::OpBuilder(schema)
+// Runs a block of op declarations (loops over op families) during static initialization.
+#define KILN_REGISTER_OPS(name)                                          \
+  static void kiln_register_##name();                                    \
+  [[maybe_unused]] static const bool kiln_registered_##name =            \
+      (kiln_register_##name(), true);                                    \
+  static void kiln_register_##name()
+
+// ---- calling ops ----
+
+// Intercepts every op call on this thread while installed (capture's tracer, test recorders).
+class DispatchMode {
+ public:
+  virtual ~DispatchMode() = default;
+  virtual std::vector<Tensor> dispatch(const OpDef& op, Stack& args) = 0;
+};
+
+// Installs a mode for the guard's lifetime; the mode itself may call ops, which bypass it.
+class DispatchModeGuard {
+ public:
+  explicit DispatchModeGuard(DispatchMode* mode);
+  ~DispatchModeGuard();
+  DispatchModeGuard(const DispatchModeGuard&) = delete;
+  DispatchModeGuard& operator=(const DispatchModeGuard&) = delete;
+
+ private:
+  DispatchMode* previous_;
+};
+
+// The autograd layer installs one hook, called for ops with a tensor argument that requires grad
+// while grad mode is on; it runs the op below autograd via call_below_autograd and records the
+// backward node.
+using AutogradHook = std::vector<Tensor> (*)(const OpDef& op, Stack& args);
+void set_autograd_hook(AutogradHook hook);
+// Asked by the dispatcher before running the autograd hook (grad mode, set by that layer).
+using GradModeQuery = bool (*)();
+void set_grad_mode_query(GradModeQuery query);
+
+// Calls an op: checks and completes args from the schema, then routes through the mode, the
+// autograd hook and the kernel for the arguments' device.
+std::vector<Tensor> call(const OpDef& op, Stack args);
+// The same without normalization or the mode/autograd layers: straight to kernels.
+std::vector<Tensor> call_kernel(const OpDef& op, Stack& args);
+// Calls below the autograd hook (what the hook itself uses), still honouring a dispatch mode.
+std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args);
+
+// Convenience for typed wrappers: `return call1(op, {a, b, alpha});`
+inline Tensor call1(const OpDef& op, Stack args) { return call(op, std::move(args))[0]; }
+
+// Allocates an uninitialized tensor with the given geometry (the structured ops' outputs).
+Tensor empty_from_meta(const TensorMeta& meta);
+// Resizes `out` for an out= call: reallocates if its storage is too small (PyTorch's resize_).
+void resize_output(const Tensor& out, const TensorMeta& meta, const char* op);
+
+}  // namespace kiln::ops

@@ -1,0 +1,7 @@
+#include <kiln/core/error.h>
+
+namespace kiln {
+
+void throw_error(const std::string& message) { throw Error(message); }
+
+}  // namespace kiln

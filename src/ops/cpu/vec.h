@@ -1,0 +1,163 @@
+#pragma once
+// Vec<T>: a SIMD register of T for the capability this file is compiled for (16/32/64 bytes for
+// DEFAULT/AVX2/AVX512), over the compiler's vector extensions, with SLEEF for transcendental
+// functions. Only include from *.kernel.cpp files (they are compiled once per capability).
+#include <sleef.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if !defined(KILN_CPU_CAPABILITY)
+#error "vec.h is for *.kernel.cpp files, compiled once per CPU capability"
+#endif
+
+namespace kiln::cpu::KILN_CAP_NAMESPACE {
+
+#if defined(KILN_CPU_CAPABILITY_AVX512)
+inline constexpr int kVecBytes = 64;
+#elif defined(KILN_CPU_CAPABILITY_AVX2)
+inline constexpr int kVecBytes = 32;
+#else
+inline constexpr int kVecBytes = 16;
+#endif
+
+// Element types with a SIMD path (16-bit floats and bool take the scalar path through float).
+template <typename T>
+inline constexpr bool kVectorizable =
+    std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, long double>;
+
+// The raw vector type per element type (a dependent typedef would lose the attribute).
+template <typename T>
+struct VecType;
+#define KILN_VEC_TYPE(T) \
+  template <>            \
+  struct VecType<T> {    \
+    typedef T type __attribute__((vector_size(kVecBytes))); \
+  };
+KILN_VEC_TYPE(float)
+KILN_VEC_TYPE(double)
+KILN_VEC_TYPE(int8_t)
+KILN_VEC_TYPE(uint8_t)
+KILN_VEC_TYPE(int16_t)
+KILN_VEC_TYPE(int32_t)
+KILN_VEC_TYPE(int64_t)
+#undef KILN_VEC_TYPE
+
+template <typename T>
+struct Vec {
+  static_assert(kVectorizable<T>);
+  using V = typename VecType<T>::type;
+  // The integer vector that comparisons produce.
+  using Mask = decltype(V{} < V{});
+  static constexpr int size = kVecBytes / static_cast<int>(sizeof(T));
+
+  V v;
+
+  Vec() = default;
+  Vec(V x) : v(x) {}  // NOLINT: implicit from the raw vector
+  Vec(T x) : v(V{} + x) {}  // NOLINT: broadcast
+
+  static Vec loadu(const void* p) {
+    Vec r;
+    std::memcpy(&r.v, p, sizeof(V));
+    return r;
+  }
+  // Loads n < size elements, zero-filling the rest.
+  static Vec loadu(const void* p, int n) {
+    Vec r(T(0));
+    std::memcpy(&r.v, p, static_cast<size_t>(n) * sizeof(T));
+    return r;
+  }
+  void storeu(void* p) const { std::memcpy(p, &v, sizeof(V)); }
+  void storeu(void* p, int n) const { std::memcpy(p, &v, static_cast<size_t>(n) * sizeof(T)); }
+  T operator[](int i) const { return v[i]; }
+
+  friend Vec operator+(Vec a, Vec b) { return a.v + b.v; }
+  friend Vec operator-(Vec a, Vec b) { return a.v - b.v; }
+  friend Vec operator*(Vec a, Vec b) { return a.v * b.v; }
+  friend Vec operator/(Vec a, Vec b) { return a.v / b.v; }
+  friend Vec operator-(Vec a) { return -a.v; }
+  friend Mask operator<(Vec a, Vec b) { return a.v < b.v; }
+  friend Mask operator<=(Vec a, Vec b) { return a.v <= b.v; }
+  friend Mask operator>(Vec a, Vec b) { return a.v > b.v; }
+  friend Mask operator>=(Vec a, Vec b) { return a.v >= b.v; }
+  friend Mask operator==(Vec a, Vec b) { return a.v == b.v; }
+  friend Mask operator!=(Vec a, Vec b) { return a.v != b.v; }
+};
+
+// mask ? a : b, lane by lane.
+template <typename T>
+inline Vec<T> select(typename Vec<T>::Mask m, Vec<T> a, Vec<T> b) {
+  return m ? a.v : b.v;
+}
+template <typename T>
+inline Vec<T> maximum(Vec<T> a, Vec<T> b) {  // propagates NaN like torch.maximum
+  auto r = select<T>(a.v > b.v, a, b);
+  if constexpr (std::is_floating_point_v<T>) r = select<T>(a.v != a.v, a, r);
+  return r;
+}
+template <typename T>
+inline Vec<T> minimum(Vec<T> a, Vec<T> b) {
+  auto r = select<T>(a.v < b.v, a, b);
+  if constexpr (std::is_floating_point_v<T>) r = select<T>(a.v != a.v, a, r);
+  return r;
+}
+template <typename T>
+inline Vec<T> fmadd(Vec<T> a, Vec<T> b, Vec<T> c) {
+  return a.v * b.v + c.v;
+}
+template <typename T>
+inline T reduce_add(Vec<T> a) {
+  T s = T(0);
+  for (int i = 0; i < Vec<T>::size; ++i) s += a.v[i];
+  return s;
+}
+
+// ---- SLEEF-backed math for float and double ----
+#if defined(KILN_CPU_CAPABILITY_AVX512)
+#define KILN_SLEEF_F(fn, ulp) Sleef_##fn##f16_##ulp##avx512f
+#define KILN_SLEEF_D(fn, ulp) Sleef_##fn##d8_##ulp##avx512f
+#elif defined(KILN_CPU_CAPABILITY_AVX2)
+#define KILN_SLEEF_F(fn, ulp) Sleef_##fn##f8_##ulp##avx2
+#define KILN_SLEEF_D(fn, ulp) Sleef_##fn##d4_##ulp##avx2
+#else
+#define KILN_SLEEF_F(fn, ulp) Sleef_##fn##f4_##ulp##sse2
+#define KILN_SLEEF_D(fn, ulp) Sleef_##fn##d2_##ulp##sse2
+#endif
+
+#define KILN_VEC_UNARY_MATH(fn, ulp)                                             \
+  inline Vec<float> fn(Vec<float> a) { return KILN_SLEEF_F(fn, ulp)(a.v); }      \
+  inline Vec<double> fn(Vec<double> a) { return KILN_SLEEF_D(fn, ulp)(a.v); }
+KILN_VEC_UNARY_MATH(exp, u10)
+KILN_VEC_UNARY_MATH(exp2, u10)
+KILN_VEC_UNARY_MATH(expm1, u10)
+KILN_VEC_UNARY_MATH(log, u10)
+KILN_VEC_UNARY_MATH(log2, u10)
+KILN_VEC_UNARY_MATH(log10, u10)
+KILN_VEC_UNARY_MATH(log1p, u10)
+KILN_VEC_UNARY_MATH(sin, u10)
+KILN_VEC_UNARY_MATH(cos, u10)
+KILN_VEC_UNARY_MATH(tan, u10)
+KILN_VEC_UNARY_MATH(asin, u10)
+KILN_VEC_UNARY_MATH(acos, u10)
+KILN_VEC_UNARY_MATH(atan, u10)
+KILN_VEC_UNARY_MATH(sinh, u10)
+KILN_VEC_UNARY_MATH(cosh, u10)
+KILN_VEC_UNARY_MATH(tanh, u10)
+KILN_VEC_UNARY_MATH(asinh, u10)
+KILN_VEC_UNARY_MATH(acosh, u10)
+KILN_VEC_UNARY_MATH(atanh, u10)
+KILN_VEC_UNARY_MATH(erf, u10)
+KILN_VEC_UNARY_MATH(erfc, u15)
+KILN_VEC_UNARY_MATH(sqrt, u05)
+#undef KILN_VEC_UNARY_MATH
+inline Vec<float> atan2(Vec<float> a, Vec<float> b) { return KILN_SLEEF_F(atan2, u10)(a.v, b.v); }
+inline Vec<double> atan2(Vec<double> a, Vec<double> b) {
+  return KILN_SLEEF_D(atan2, u10)(a.v, b.v);
+}
+inline Vec<float> pow(Vec<float> a, Vec<float> b) { return KILN_SLEEF_F(pow, u10)(a.v, b.v); }
+inline Vec<double> pow(Vec<double> a, Vec<double> b) { return KILN_SLEEF_D(pow, u10)(a.v, b.v); }
+
+}  // namespace kiln::cpu::KILN_CAP_NAMESPACE
