@@ -9,3 +9,10 @@ if(KILN_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# While op families are developed on separate branches, executables may link against a libkiln
+# that lacks another family's functions. Never on in CI or in the README's commands.
+option(KILN_DEV_ALLOW_UNDEFINED "Link executables even if libkiln has undefined symbols" OFF)
+if(KILN_DEV_ALLOW_UNDEFINED)
+  add_link_options(-Wl,--allow-shlib-undefined)
+endif()
