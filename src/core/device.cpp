@@ -14,8 +14,7 @@ Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(-1) {
   } else if (kind == "meta") {
     type_ = DeviceType::Meta;
   } else {
-    KILN_FAIL("Device: expected one of cpu, cuda, meta (optionally with ':index'), got '{}'",
-              spec);
+    KILN_FAIL("Device: expected one of cpu, cuda, meta (optionally with ':index'), got '{}'", spec);
   }
   if (kind.size() < spec.size()) {
     std::string_view idx = spec.substr(kind.size() + 1);

@@ -19,9 +19,7 @@ std::array<std::atomic<Allocator*>, kNumDeviceTypes>& allocators() {
 void set_allocator(DeviceType type, Allocator* allocator) {
   allocators()[static_cast<size_t>(type)].store(allocator);
 }
-Allocator* get_allocator(DeviceType type) {
-  return allocators()[static_cast<size_t>(type)].load();
-}
+Allocator* get_allocator(DeviceType type) { return allocators()[static_cast<size_t>(type)].load(); }
 
 Storage make_storage(size_t nbytes, Device device) {
   if (device.is_meta()) return std::make_shared<StorageImpl>(nbytes, device);

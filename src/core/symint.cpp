@@ -2,11 +2,11 @@
 
 namespace kiln {
 
-SymInt::SymInt(const SymNodeImpl* node) {
+SymInt SymInt::from_node(const SymNodeImpl* node) {
   auto bits = reinterpret_cast<uintptr_t>(node);
-  KILN_INTERNAL_ASSERT((bits & kMask) == 0);
+  KILN_INTERNAL_ASSERT(node != nullptr && (bits & kMask) == 0);
   node->incref();
-  data_ = static_cast<int64_t>(bits | kSymTag);
+  return adopt_raw(static_cast<int64_t>(bits | kSymTag));
 }
 
 void SymInt::throw_symbolic() const {
@@ -42,14 +42,15 @@ SymInt operator*(const SymInt& a, const SymInt& b) {
 }
 SymInt operator/(const SymInt& a, const SymInt& b) {
   if (!a.is_symbolic() && !b.is_symbolic()) return floordiv_int(a.data_, b.data_);
-  KILN_CHECK(a.is_symbolic(), "SymInt: {} // {} with a symbolic divisor is not supported",
-             a.str(), b.str());
+  KILN_CHECK(a.is_symbolic(), "SymInt: {} // {} with a symbolic divisor is not supported", a.str(),
+             b.str());
   return a.node()->floordiv(b);
 }
 SymInt operator%(const SymInt& a, const SymInt& b) {
-  if (!a.is_symbolic() && !b.is_symbolic()) return a.data_ - floordiv_int(a.data_, b.data_) * b.data_;
-  KILN_CHECK(a.is_symbolic(), "SymInt: {} % {} with a symbolic divisor is not supported",
-             a.str(), b.str());
+  if (!a.is_symbolic() && !b.is_symbolic())
+    return a.data_ - floordiv_int(a.data_, b.data_) * b.data_;
+  KILN_CHECK(a.is_symbolic(), "SymInt: {} % {} with a symbolic divisor is not supported", a.str(),
+             b.str());
   return a.node()->mod(b);
 }
 SymInt SymInt::operator-() const { return is_symbolic() ? node()->neg() : SymInt(-data_); }

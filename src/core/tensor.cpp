@@ -5,9 +5,9 @@ namespace kiln {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = std::max<int64_t>(ndim, 1);  // 0-dim tensors accept dim 0 and -1, as in PyTorch
   if (dim < -n || dim >= n) {
-    throw IndexError(fmt::format(
-        "{}: dimension out of range (expected to be in range of [{}, {}], but got {})", op, -n,
-        n - 1, dim));
+    throw IndexError(
+        fmt::format("{}: dimension out of range (expected to be in range of [{}, {}], but got {})",
+                    op, -n, n - 1, dim));
   }
   return dim < 0 ? dim + n : dim;
 }

@@ -91,8 +91,7 @@ bool TensorImpl::is_non_overlapping_and_dense() const {
 }
 
 void TensorImpl::throw_symbolic(const char* what) const {
-  KILN_FAIL("Tensor.{}: the tensor has symbolic sizes or strides; use sym_{} instead", what,
-            what);
+  KILN_FAIL("Tensor.{}: the tensor has symbolic sizes or strides; use sym_{} instead", what, what);
 }
 
 DimVector contiguous_strides(IntList sizes) {

@@ -6,7 +6,8 @@ int64_t IValue::to_int() const {
   if (const auto* i = std::get_if<int64_t>(&v_)) return *i;
   if (const auto* s = std::get_if<SymInt>(&v_)) return s->expect_int();
   if (const auto* b = std::get_if<bool>(&v_)) return *b;
-  if (const auto* sc = std::get_if<Scalar>(&v_); sc && !sc->is_floating_point()) return sc->to_int();
+  if (const auto* sc = std::get_if<Scalar>(&v_); sc && !sc->is_floating_point())
+    return sc->to_int();
   throw_type("int");
 }
 
@@ -53,20 +54,34 @@ std::string IValue::type_name() const {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "None";
-        else if constexpr (std::is_same_v<T, Tensor>) return "Tensor";
-        else if constexpr (std::is_same_v<T, int64_t>) return "int";
-        else if constexpr (std::is_same_v<T, double>) return "float";
-        else if constexpr (std::is_same_v<T, bool>) return "bool";
-        else if constexpr (std::is_same_v<T, Scalar>) return "Scalar";
-        else if constexpr (std::is_same_v<T, std::string>) return "str";
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return "int[]";
-        else if constexpr (std::is_same_v<T, std::vector<SymInt>>) return "SymInt[]";
-        else if constexpr (std::is_same_v<T, std::vector<Tensor>>) return "Tensor[]";
-        else if constexpr (std::is_same_v<T, DType>) return "ScalarType";
-        else if constexpr (std::is_same_v<T, Device>) return "Device";
-        else if constexpr (std::is_same_v<T, SymInt>) return "SymInt";
-        else return "float[]";
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "None";
+        else if constexpr (std::is_same_v<T, Tensor>)
+          return "Tensor";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return "int";
+        else if constexpr (std::is_same_v<T, double>)
+          return "float";
+        else if constexpr (std::is_same_v<T, bool>)
+          return "bool";
+        else if constexpr (std::is_same_v<T, Scalar>)
+          return "Scalar";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "str";
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          return "int[]";
+        else if constexpr (std::is_same_v<T, std::vector<SymInt>>)
+          return "SymInt[]";
+        else if constexpr (std::is_same_v<T, std::vector<Tensor>>)
+          return "Tensor[]";
+        else if constexpr (std::is_same_v<T, DType>)
+          return "ScalarType";
+        else if constexpr (std::is_same_v<T, Device>)
+          return "Device";
+        else if constexpr (std::is_same_v<T, SymInt>)
+          return "SymInt";
+        else
+          return "float[]";
       },
       v_);
 }
@@ -87,14 +102,22 @@ std::string IValue::repr() const {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "None";
-        else if constexpr (std::is_same_v<T, Tensor>) return tensor_repr(x);
-        else if constexpr (std::is_same_v<T, bool>) return x ? "True" : "False";
-        else if constexpr (std::is_same_v<T, Scalar>) return x.str();
-        else if constexpr (std::is_same_v<T, std::string>) return "'" + x + "'";
-        else if constexpr (std::is_same_v<T, DType>) return "kiln." + std::string(dtype_name(x));
-        else if constexpr (std::is_same_v<T, Device>) return x.str();
-        else if constexpr (std::is_same_v<T, SymInt>) return x.str();
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "None";
+        else if constexpr (std::is_same_v<T, Tensor>)
+          return tensor_repr(x);
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "True" : "False";
+        else if constexpr (std::is_same_v<T, Scalar>)
+          return x.str();
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "'" + x + "'";
+        else if constexpr (std::is_same_v<T, DType>)
+          return "kiln." + std::string(dtype_name(x));
+        else if constexpr (std::is_same_v<T, Device>)
+          return x.str();
+        else if constexpr (std::is_same_v<T, SymInt>)
+          return x.str();
         else if constexpr (std::is_same_v<T, std::vector<SymInt>>) {
           std::string s = "[";
           for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + x[i].str();
@@ -114,8 +137,8 @@ std::string IValue::repr() const {
 }
 
 void IValue::throw_type(const char* expected) const {
-  throw TypeError(fmt::format("expected an argument of type {}, got {} ({})", expected,
-                              type_name(), repr()));
+  throw TypeError(
+      fmt::format("expected an argument of type {}, got {} ({})", expected, type_name(), repr()));
 }
 
 }  // namespace kiln::ops

@@ -109,8 +109,10 @@ std::vector<const OpDef*> OpRegistry::all() const {
 bool OpDef::has_kernel(DeviceType d) const {
   switch (kind) {
     case OpKind::Composite:
-    case OpKind::View: return true;
-    case OpKind::Custom: return static_cast<bool>(custom[static_cast<size_t>(d)]);
+    case OpKind::View:
+      return true;
+    case OpKind::Custom:
+      return static_cast<bool>(custom[static_cast<size_t>(d)]);
     case OpKind::Structured: {
       const OpDef& f = functional ? *functional : *this;
       return d == DeviceType::Meta || static_cast<bool>(f.impl[static_cast<size_t>(d)]);
@@ -187,9 +189,13 @@ const OpDef& OpBuilder::finish() && {
     case OpKind::Structured:
       KILN_CHECK(def_.meta, "op '{}': a structured op needs a meta function", name);
       break;
-    case OpKind::View: KILN_CHECK(def_.meta, "op '{}': a view op needs a meta function", name); break;
-    case OpKind::Composite: break;
-    case OpKind::Custom: break;
+    case OpKind::View:
+      KILN_CHECK(def_.meta, "op '{}': a view op needs a meta function", name);
+      break;
+    case OpKind::Composite:
+      break;
+    case OpKind::Custom:
+      break;
   }
   KILN_CHECK(!((with_inplace_ || with_out_) && def_.kind != OpKind::Structured),
              "op '{}': in-place and out= variants are derived only for structured ops", name);
@@ -264,7 +270,8 @@ Device dispatch_device(const OpDef& op, const Stack& args) {
       if (!found || (found->is_cpu() && !t.device().is_cpu())) found = t.device();
     } else if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list()) {
-        if (t.defined() && (!found || (found->is_cpu() && !t.device().is_cpu()))) found = t.device();
+        if (t.defined() && (!found || (found->is_cpu() && !t.device().is_cpu())))
+          found = t.device();
       }
     }
   }
@@ -361,9 +368,7 @@ std::vector<Tensor> run_view(const OpDef& op, Stack& args) {
 
 }  // namespace
 
-DispatchModeGuard::DispatchModeGuard(DispatchMode* mode) : previous_(tls_mode) {
-  tls_mode = mode;
-}
+DispatchModeGuard::DispatchModeGuard(DispatchMode* mode) : previous_(tls_mode) { tls_mode = mode; }
 DispatchModeGuard::~DispatchModeGuard() { tls_mode = previous_; }
 
 void set_autograd_hook(AutogradHook hook) { autograd_hook.store(hook); }
@@ -371,8 +376,10 @@ void set_grad_mode_query(GradModeQuery query) { grad_mode_query.store(query); }
 
 std::vector<Tensor> call_kernel(const OpDef& op, Stack& args) {
   switch (op.kind) {
-    case OpKind::Composite: return op.composite(args);
-    case OpKind::View: return run_view(op, args);
+    case OpKind::Composite:
+      return op.composite(args);
+    case OpKind::View:
+      return run_view(op, args);
     case OpKind::Custom: {
       Device device = dispatch_device(op, args);
       const CustomFn& fn = op.custom[static_cast<size_t>(device.type())];
@@ -380,7 +387,8 @@ std::vector<Tensor> call_kernel(const OpDef& op, Stack& args) {
                  device.str());
       return fn(args);
     }
-    case OpKind::Structured: return run_structured(op, args);
+    case OpKind::Structured:
+      return run_structured(op, args);
   }
   return {};
 }

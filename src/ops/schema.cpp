@@ -158,7 +158,8 @@ class SchemaParser {
       if (a.type == ArgType::SymIntList) return std::vector<SymInt>(items.begin(), items.end());
       return items;
     }
-    if (auto dt = dtype_from_name(v.starts_with("kiln.") ? v.substr(5) : v); dt && a.type == ArgType::DType) {
+    if (auto dt = dtype_from_name(v.starts_with("kiln.") ? v.substr(5) : v);
+        dt && a.type == ArgType::DType) {
       return *dt;
     }
     bool is_float = v.find_first_of(".eE") != std::string::npos || v == "inf" || v == "-inf";
@@ -181,9 +182,8 @@ class SchemaParser {
   std::string identifier() {
     skip_ws();
     size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
-            text_[pos_] == '.')) {
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                   text_[pos_] == '_' || text_[pos_] == '.')) {
       ++pos_;
     }
     if (start == pos_) fail("expected an identifier");
@@ -210,22 +210,32 @@ bool matches(const Argument& a, const IValue& v) {
   if (v.is_none()) return a.optional;
   const auto& var = v.variant();
   switch (a.type) {
-    case ArgType::Tensor: return v.is_tensor();
-    case ArgType::TensorList: return v.is_tensor_list();
+    case ArgType::Tensor:
+      return v.is_tensor();
+    case ArgType::TensorList:
+      return v.is_tensor_list();
     case ArgType::Int:
       return v.is_int() || std::holds_alternative<SymInt>(var) || v.is_bool();
-    case ArgType::SymInt: return v.is_int() || std::holds_alternative<SymInt>(var);
+    case ArgType::SymInt:
+      return v.is_int() || std::holds_alternative<SymInt>(var);
     case ArgType::IntList:
     case ArgType::SymIntList:
       return std::holds_alternative<std::vector<int64_t>>(var) ||
              std::holds_alternative<std::vector<SymInt>>(var) || v.is_int();
-    case ArgType::Float: return v.is_double() || v.is_int() || v.is_scalar();
-    case ArgType::FloatList: return std::holds_alternative<std::vector<double>>(var);
-    case ArgType::Bool: return v.is_bool();
-    case ArgType::Scalar: return v.is_scalar() || v.is_double() || v.is_int() || v.is_bool();
-    case ArgType::String: return v.is_string();
-    case ArgType::DType: return std::holds_alternative<DType>(var);
-    case ArgType::Device: return std::holds_alternative<Device>(var);
+    case ArgType::Float:
+      return v.is_double() || v.is_int() || v.is_scalar();
+    case ArgType::FloatList:
+      return std::holds_alternative<std::vector<double>>(var);
+    case ArgType::Bool:
+      return v.is_bool();
+    case ArgType::Scalar:
+      return v.is_scalar() || v.is_double() || v.is_int() || v.is_bool();
+    case ArgType::String:
+      return v.is_string();
+    case ArgType::DType:
+      return std::holds_alternative<DType>(var);
+    case ArgType::Device:
+      return std::holds_alternative<Device>(var);
   }
   return false;
 }
@@ -279,9 +289,8 @@ std::string Schema::str() const {
 }
 
 void normalize_args(const Schema& schema, Stack& args) {
-  KILN_CHECK(args.size() <= schema.arguments.size(),
-             "{}: expected at most {} arguments, got {}", schema.full_name(),
-             schema.arguments.size(), args.size());
+  KILN_CHECK(args.size() <= schema.arguments.size(), "{}: expected at most {} arguments, got {}",
+             schema.full_name(), schema.arguments.size(), args.size());
   for (size_t i = 0; i < schema.arguments.size(); ++i) {
     const Argument& a = schema.arguments[i];
     if (i >= args.size()) {
@@ -291,9 +300,8 @@ void normalize_args(const Schema& schema, Stack& args) {
       continue;
     }
     if (!matches(a, args[i])) {
-      throw TypeError(fmt::format("{}: argument '{}' must be {}, got {} ({})",
-                                  schema.full_name(), a.name, a.type_str, args[i].type_name(),
-                                  args[i].repr()));
+      throw TypeError(fmt::format("{}: argument '{}' must be {}, got {} ({})", schema.full_name(),
+                                  a.name, a.type_str, args[i].type_name(), args[i].repr()));
     }
     if (a.type == ArgType::Tensor && !a.optional && !args[i].to_tensor().defined()) {
       KILN_FAIL("{}: argument '{}' is an undefined tensor", schema.full_name(), a.name);

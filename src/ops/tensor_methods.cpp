@@ -34,7 +34,9 @@ Tensor Tensor::view_as(const Tensor& other) const { return kiln::view(*this, oth
 Tensor Tensor::reshape(IntList size) const { return kiln::reshape(*this, size); }
 Tensor Tensor::reshape_as(const Tensor& other) const { return kiln::reshape(*this, other.sizes()); }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return kiln::flatten(*this, s, e); }
-Tensor Tensor::unflatten(int64_t d, IntList sizes) const { return kiln::unflatten(*this, d, sizes); }
+Tensor Tensor::unflatten(int64_t d, IntList sizes) const {
+  return kiln::unflatten(*this, d, sizes);
+}
 Tensor Tensor::permute(IntList dims) const { return kiln::permute(*this, dims); }
 Tensor Tensor::transpose(int64_t a, int64_t b) const { return kiln::transpose(*this, a, b); }
 Tensor Tensor::t() const { return kiln::t(*this); }
@@ -46,7 +48,9 @@ Tensor Tensor::unsqueeze(int64_t d) const { return kiln::unsqueeze(*this, d); }
 Tensor Tensor::expand(IntList size) const { return kiln::expand(*this, size); }
 Tensor Tensor::expand_as(const Tensor& o) const { return kiln::expand_as(*this, o); }
 Tensor Tensor::broadcast_to(IntList size) const { return kiln::broadcast_to(*this, size); }
-Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const { return kiln::narrow(*this, d, s, l); }
+Tensor Tensor::narrow(int64_t d, int64_t s, int64_t l) const {
+  return kiln::narrow(*this, d, s, l);
+}
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> s, std::optional<int64_t> e,
                      int64_t step) const {
   return kiln::slice(*this, d, s, e, step);
@@ -71,12 +75,12 @@ Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b) const {
 }
 
 // ---- unary ----
-#define KILN_UNARY_METHOD(name)                                             \
-  Tensor Tensor::name() const { return kiln::name(*this); }                 \
-  Tensor& Tensor::name##_() {                                               \
-    static const auto& op = ops::OpRegistry::instance().get(#name "_");     \
-    ops::call(op, {*this});                                                 \
-    return *this;                                                           \
+#define KILN_UNARY_METHOD(name)                                         \
+  Tensor Tensor::name() const { return kiln::name(*this); }             \
+  Tensor& Tensor::name##_() {                                           \
+    static const auto& op = ops::OpRegistry::instance().get(#name "_"); \
+    ops::call(op, {*this});                                             \
+    return *this;                                                       \
   }
 KILN_UNARY_METHOD(neg)
 KILN_UNARY_METHOD(abs)
@@ -142,13 +146,17 @@ Tensor& call_inplace(Tensor& self, const char* name, ops::Stack args) {
 }  // namespace
 Tensor Tensor::add(const Tensor& o, const Scalar& a) const { return kiln::add(*this, o, a); }
 Tensor Tensor::add(const Scalar& o, const Scalar& a) const { return kiln::add(*this, o, a); }
-Tensor& Tensor::add_(const Tensor& o, const Scalar& a) { return call_inplace(*this, "add_", {o, a}); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& a) {
+  return call_inplace(*this, "add_", {o, a});
+}
 Tensor& Tensor::add_(const Scalar& o, const Scalar& a) {
   return call_inplace(*this, "add_", {wrapped_scalar(o, device()), a});
 }
 Tensor Tensor::sub(const Tensor& o, const Scalar& a) const { return kiln::sub(*this, o, a); }
 Tensor Tensor::sub(const Scalar& o, const Scalar& a) const { return kiln::sub(*this, o, a); }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& a) { return call_inplace(*this, "sub_", {o, a}); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& a) {
+  return call_inplace(*this, "sub_", {o, a});
+}
 Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) {
   return call_inplace(*this, "sub_", {wrapped_scalar(o, device()), a});
 }
@@ -164,12 +172,12 @@ Tensor& Tensor::div_(const Tensor& o, std::optional<std::string_view> m) {
 Tensor& Tensor::div_(const Scalar& o, std::optional<std::string_view> m) {
   return call_inplace(*this, "div_", {wrapped_scalar(o, device()), m});
 }
-#define KILN_BINARY_METHOD(name)                                                        \
-  Tensor Tensor::name(const Tensor& o) const { return kiln::name(*this, o); }           \
-  Tensor Tensor::name(const Scalar& o) const { return kiln::name(*this, o); }           \
+#define KILN_BINARY_METHOD(name)                                                           \
+  Tensor Tensor::name(const Tensor& o) const { return kiln::name(*this, o); }              \
+  Tensor Tensor::name(const Scalar& o) const { return kiln::name(*this, o); }              \
   Tensor& Tensor::name##_(const Tensor& o) { return call_inplace(*this, #name "_", {o}); } \
-  Tensor& Tensor::name##_(const Scalar& o) {                                            \
-    return call_inplace(*this, #name "_", {wrapped_scalar(o, device())});               \
+  Tensor& Tensor::name##_(const Scalar& o) {                                               \
+    return call_inplace(*this, #name "_", {wrapped_scalar(o, device())});                  \
   }
 KILN_BINARY_METHOD(mul)
 KILN_BINARY_METHOD(floor_divide)
@@ -199,7 +207,9 @@ Tensor Tensor::where(const Tensor& c, const Scalar& o) const { return kiln::wher
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
   return kiln::clamp(*this, lo, hi);
 }
-Tensor Tensor::clamp(const Tensor& lo, const Tensor& hi) const { return kiln::clamp(*this, lo, hi); }
+Tensor Tensor::clamp(const Tensor& lo, const Tensor& hi) const {
+  return kiln::clamp(*this, lo, hi);
+}
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   return call_inplace(*this, "clamp_", {lo, hi});
 }
@@ -226,11 +236,11 @@ Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, const Scalar& v) {
 // ---- operators ----
 Tensor operator-(const Tensor& a) { return kiln::neg(a); }
 Tensor operator~(const Tensor& a) { return kiln::bitwise_not(a); }
-#define KILN_OPERATOR(op, fn)                                                             \
-  Tensor operator op(const Tensor& a, const Tensor& b) { return kiln::fn(a, b); }         \
-  Tensor operator op(const Tensor& a, const Scalar& b) { return kiln::fn(a, b); }         \
-  Tensor operator op(const Scalar& a, const Tensor& b) {                                   \
-    return kiln::fn(wrapped_scalar(a, b.device()), b);                                     \
+#define KILN_OPERATOR(op, fn)                                                     \
+  Tensor operator op(const Tensor& a, const Tensor& b) { return kiln::fn(a, b); } \
+  Tensor operator op(const Tensor& a, const Scalar& b) { return kiln::fn(a, b); } \
+  Tensor operator op(const Scalar& a, const Tensor& b) {                          \
+    return kiln::fn(wrapped_scalar(a, b.device()), b);                            \
   }
 KILN_OPERATOR(+, add)
 KILN_OPERATOR(-, sub)
@@ -295,7 +305,9 @@ Tensor Tensor::any() const { return kiln::any(*this); }
 Tensor Tensor::any(int64_t d, bool k) const { return kiln::any(*this, d, k); }
 Tensor Tensor::all() const { return kiln::all(*this); }
 Tensor Tensor::all(int64_t d, bool k) const { return kiln::all(*this, d, k); }
-Tensor Tensor::cumsum(int64_t d, std::optional<DType> dt) const { return kiln::cumsum(*this, d, dt); }
+Tensor Tensor::cumsum(int64_t d, std::optional<DType> dt) const {
+  return kiln::cumsum(*this, d, dt);
+}
 Tensor Tensor::cumprod(int64_t d, std::optional<DType> dt) const {
   return kiln::cumprod(*this, d, dt);
 }

@@ -32,7 +32,7 @@ class ArrayRef {
 #endif
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <size_t N>
-  ArrayRef(const SmallVector<T, N>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  ArrayRef(const SmallVector<T, N>& v) : data_(v.data()), size_(v.size()) {}      // NOLINT
   constexpr ArrayRef(std::span<const T> s) : data_(s.data()), size_(s.size()) {}  // NOLINT
   template <size_t N>
   constexpr ArrayRef(const T (&a)[N]) : data_(a), size_(N) {}  // NOLINT

@@ -35,30 +35,33 @@ inline constexpr DType kFloat16 = DType::Float16;
 inline constexpr DType kBFloat16 = DType::BFloat16;
 inline constexpr DType kFloat32 = DType::Float32;
 inline constexpr DType kFloat64 = DType::Float64;
-inline constexpr DType float32 = DType::Float32, float64 = DType::Float64,
-                       float16 = DType::Float16, bfloat16 = DType::BFloat16,
-                       int64 = DType::Int64, int32 = DType::Int32, int16 = DType::Int16,
-                       int8 = DType::Int8, uint8 = DType::UInt8, bool_ = DType::Bool;
+inline constexpr DType float32 = DType::Float32, float64 = DType::Float64, float16 = DType::Float16,
+                       bfloat16 = DType::BFloat16, int64 = DType::Int64, int32 = DType::Int32,
+                       int16 = DType::Int16, int8 = DType::Int8, uint8 = DType::UInt8,
+                       bool_ = DType::Bool;
 
 constexpr size_t itemsize(DType t) {
   switch (t) {
     case DType::Bool:
     case DType::UInt8:
-    case DType::Int8: return 1;
+    case DType::Int8:
+      return 1;
     case DType::Int16:
     case DType::Float16:
-    case DType::BFloat16: return 2;
+    case DType::BFloat16:
+      return 2;
     case DType::Int32:
-    case DType::Float32: return 4;
+    case DType::Float32:
+      return 4;
     case DType::Int64:
-    case DType::Float64: return 8;
+    case DType::Float64:
+      return 8;
   }
   return 0;
 }
 
 constexpr bool is_floating_point(DType t) {
-  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 ||
-         t == DType::Float64;
+  return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 // Integral in PyTorch's sense; bool counts only when include_bool.
 constexpr bool is_integral(DType t, bool include_bool = false) {
@@ -88,31 +91,91 @@ constexpr DType default_float_dtype() { return DType::Float32; }
 // C++ type <-> DType.
 template <typename T>
 struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = DType::Int8; };
-template <> struct dtype_of<int16_t> { static constexpr DType value = DType::Int16; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct dtype_of<Half> { static constexpr DType value = DType::Float16; };
-template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::BFloat16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct dtype_of<int16_t> {
+  static constexpr DType value = DType::Int16;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct dtype_of<Half> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct dtype_of<BFloat16> {
+  static constexpr DType value = DType::BFloat16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::Float64;
+};
 template <typename T>
 inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
 template <DType D>
 struct cpp_type_of;
-template <> struct cpp_type_of<DType::Bool> { using type = bool; };
-template <> struct cpp_type_of<DType::UInt8> { using type = uint8_t; };
-template <> struct cpp_type_of<DType::Int8> { using type = int8_t; };
-template <> struct cpp_type_of<DType::Int16> { using type = int16_t; };
-template <> struct cpp_type_of<DType::Int32> { using type = int32_t; };
-template <> struct cpp_type_of<DType::Int64> { using type = int64_t; };
-template <> struct cpp_type_of<DType::Float16> { using type = Half; };
-template <> struct cpp_type_of<DType::BFloat16> { using type = BFloat16; };
-template <> struct cpp_type_of<DType::Float32> { using type = float; };
-template <> struct cpp_type_of<DType::Float64> { using type = double; };
+template <>
+struct cpp_type_of<DType::Bool> {
+  using type = bool;
+};
+template <>
+struct cpp_type_of<DType::UInt8> {
+  using type = uint8_t;
+};
+template <>
+struct cpp_type_of<DType::Int8> {
+  using type = int8_t;
+};
+template <>
+struct cpp_type_of<DType::Int16> {
+  using type = int16_t;
+};
+template <>
+struct cpp_type_of<DType::Int32> {
+  using type = int32_t;
+};
+template <>
+struct cpp_type_of<DType::Int64> {
+  using type = int64_t;
+};
+template <>
+struct cpp_type_of<DType::Float16> {
+  using type = Half;
+};
+template <>
+struct cpp_type_of<DType::BFloat16> {
+  using type = BFloat16;
+};
+template <>
+struct cpp_type_of<DType::Float32> {
+  using type = float;
+};
+template <>
+struct cpp_type_of<DType::Float64> {
+  using type = double;
+};
 template <DType D>
 using cpp_type_t = typename cpp_type_of<D>::type;
 
@@ -121,8 +184,14 @@ template <typename T>
 struct opmath {
   using type = T;
 };
-template <> struct opmath<Half> { using type = float; };
-template <> struct opmath<BFloat16> { using type = float; };
+template <>
+struct opmath<Half> {
+  using type = float;
+};
+template <>
+struct opmath<BFloat16> {
+  using type = float;
+};
 template <typename T>
 using opmath_t = typename opmath<T>::type;
 
@@ -140,35 +209,39 @@ decltype(auto) call_typed(F&& f) {
 }  // namespace kiln::detail
 
 #define KILN_DTYPE_CASE(D, f) \
-  case D: return ::kiln::detail::call_typed<::kiln::cpp_type_t<D>>(f);
+  case D:                     \
+    return ::kiln::detail::call_typed<::kiln::cpp_type_t<D>>(f);
 
-#define KILN_DISPATCH_IMPL(dtype, op, expected, f, CASES) \
-  [&]() -> decltype(auto) {                               \
-    switch (dtype) {                                      \
-      CASES(f)                                            \
-      default: ::kiln::detail::unsupported_dtype(op, dtype, expected); \
-    }                                                     \
+#define KILN_DISPATCH_IMPL(dtype, op, expected, f, CASES)       \
+  [&]() -> decltype(auto) {                                     \
+    switch (dtype) {                                            \
+      CASES(f)                                                  \
+      default:                                                  \
+        ::kiln::detail::unsupported_dtype(op, dtype, expected); \
+    }                                                           \
   }()
 
-#define KILN_CASES_FLOATING(f)                \
-  KILN_DTYPE_CASE(::kiln::DType::Float32, f)  \
-  KILN_DTYPE_CASE(::kiln::DType::Float64, f)  \
-  KILN_DTYPE_CASE(::kiln::DType::Float16, f)  \
+#define KILN_CASES_FLOATING(f)               \
+  KILN_DTYPE_CASE(::kiln::DType::Float32, f) \
+  KILN_DTYPE_CASE(::kiln::DType::Float64, f) \
+  KILN_DTYPE_CASE(::kiln::DType::Float16, f) \
   KILN_DTYPE_CASE(::kiln::DType::BFloat16, f)
-#define KILN_CASES_INTEGRAL(f)              \
-  KILN_DTYPE_CASE(::kiln::DType::UInt8, f)  \
-  KILN_DTYPE_CASE(::kiln::DType::Int8, f)   \
-  KILN_DTYPE_CASE(::kiln::DType::Int16, f)  \
-  KILN_DTYPE_CASE(::kiln::DType::Int32, f)  \
+#define KILN_CASES_INTEGRAL(f)             \
+  KILN_DTYPE_CASE(::kiln::DType::UInt8, f) \
+  KILN_DTYPE_CASE(::kiln::DType::Int8, f)  \
+  KILN_DTYPE_CASE(::kiln::DType::Int16, f) \
+  KILN_DTYPE_CASE(::kiln::DType::Int32, f) \
   KILN_DTYPE_CASE(::kiln::DType::Int64, f)
-#define KILN_CASES_ALL(f) KILN_CASES_FLOATING(f) KILN_CASES_INTEGRAL(f) \
-  KILN_DTYPE_CASE(::kiln::DType::Bool, f)
+#define KILN_CASES_ALL(f) \
+  KILN_CASES_FLOATING(f) KILN_CASES_INTEGRAL(f) KILN_DTYPE_CASE(::kiln::DType::Bool, f)
 #define KILN_CASES_ALL_NO_BOOL(f) KILN_CASES_FLOATING(f) KILN_CASES_INTEGRAL(f)
-#define KILN_CASES_INTEGRAL_AND_BOOL(f) KILN_CASES_INTEGRAL(f) KILN_DTYPE_CASE(::kiln::DType::Bool, f)
+#define KILN_CASES_INTEGRAL_AND_BOOL(f) \
+  KILN_CASES_INTEGRAL(f) KILN_DTYPE_CASE(::kiln::DType::Bool, f)
 
 #define KILN_DISPATCH_FLOATING(dtype, op, f) \
   KILN_DISPATCH_IMPL(dtype, op, "a floating point dtype", f, KILN_CASES_FLOATING)
-#define KILN_DISPATCH_ALL(dtype, op, f) KILN_DISPATCH_IMPL(dtype, op, "any dtype", f, KILN_CASES_ALL)
+#define KILN_DISPATCH_ALL(dtype, op, f) \
+  KILN_DISPATCH_IMPL(dtype, op, "any dtype", f, KILN_CASES_ALL)
 #define KILN_DISPATCH_ALL_NO_BOOL(dtype, op, f) \
   KILN_DISPATCH_IMPL(dtype, op, "a numeric (non-bool) dtype", f, KILN_CASES_ALL_NO_BOOL)
 #define KILN_DISPATCH_INTEGRAL(dtype, op, f) \

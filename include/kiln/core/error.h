@@ -31,22 +31,24 @@ class TypeError : public Error {
 }  // namespace kiln
 
 // KILN_CHECK(cond, "fmt {}", args...) raises kiln::Error with the formatted message if cond fails.
-#define KILN_CHECK(cond, ...)                                               \
-  do {                                                                      \
-    if (!(cond)) [[unlikely]] ::kiln::throw_error(::fmt::format(__VA_ARGS__)); \
+#define KILN_CHECK(cond, ...)                          \
+  do {                                                 \
+    if (!(cond)) [[unlikely]]                          \
+      ::kiln::throw_error(::fmt::format(__VA_ARGS__)); \
   } while (0)
 
-#define KILN_CHECK_T(ErrorType, cond, ...)                                   \
-  do {                                                                       \
-    if (!(cond)) [[unlikely]] throw ErrorType(::fmt::format(__VA_ARGS__));   \
+#define KILN_CHECK_T(ErrorType, cond, ...)         \
+  do {                                             \
+    if (!(cond)) [[unlikely]]                      \
+      throw ErrorType(::fmt::format(__VA_ARGS__)); \
   } while (0)
 
 #define KILN_FAIL(...) ::kiln::throw_error(::fmt::format(__VA_ARGS__))
 
 // Internal invariant: a failure is a bug in kiln, not in the caller's input.
-#define KILN_INTERNAL_ASSERT(cond)                                                        \
-  do {                                                                                    \
-    if (!(cond)) [[unlikely]]                                                             \
-      ::kiln::throw_error(::fmt::format("internal error: {} at {}:{}", #cond, __FILE__, \
-                                        __LINE__));                                      \
+#define KILN_INTERNAL_ASSERT(cond)                                                  \
+  do {                                                                              \
+    if (!(cond)) [[unlikely]]                                                       \
+      ::kiln::throw_error(                                                          \
+          ::fmt::format("internal error: {} at {}:{}", #cond, __FILE__, __LINE__)); \
   } while (0)

@@ -18,7 +18,7 @@ constexpr uint16_t float_to_half_bits(float f) {
     return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
   }
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (abs < 0x38800000u) {  // subnormal half or zero
+  if (abs < 0x38800000u) {                                               // subnormal half or zero
     if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
     uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
     int shift = 126 - static_cast<int>(abs >> 23);  // 14..24

@@ -15,14 +15,14 @@ class Scalar {
   Scalar() : Scalar(int64_t{0}) {}
   Scalar(bool v) : kind_(Kind::Bool) { v_.i = v; }  // NOLINT: implicit, like a Python literal
   template <typename T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-  Scalar(T v) : kind_(Kind::Int) {  // NOLINT
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Scalar(T v)
+      : kind_(Kind::Int) {  // NOLINT
     v_.i = static_cast<int64_t>(v);
   }
   template <typename T>
-    requires(std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-             std::is_same_v<T, BFloat16>)
-  Scalar(T v) : kind_(Kind::Float) {  // NOLINT
+  requires(std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+      Scalar(T v)
+      : kind_(Kind::Float) {  // NOLINT
     if constexpr (std::is_floating_point_v<T>) {
       v_.d = static_cast<double>(v);
     } else {

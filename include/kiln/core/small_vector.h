@@ -134,5 +134,4 @@ class SmallVector {
 
 using DimVector = SmallVector<int64_t, 6>;
 
-
 }  // namespace kiln

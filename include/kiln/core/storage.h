@@ -14,8 +14,8 @@ class StorageImpl {
  public:
   StorageImpl(DataPtr data, size_t nbytes) : data_(std::move(data)), nbytes_(nbytes) {}
   // Metadata-only storage (the meta device): a size, no memory.
-  StorageImpl(size_t nbytes, Device device) : data_(nullptr, 0, device, nullptr, nullptr),
-                                              nbytes_(nbytes) {}
+  StorageImpl(size_t nbytes, Device device)
+      : data_(nullptr, 0, device, nullptr, nullptr), nbytes_(nbytes) {}
 
   void* data() const { return data_.get(); }
   size_t nbytes() const { return nbytes_; }

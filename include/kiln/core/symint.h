@@ -46,9 +46,11 @@ class SymNodeImpl {
 class SymInt {
  public:
   constexpr SymInt(int64_t v = 0) : data_(v) {}  // NOLINT: implicit from int
-  explicit SymInt(const SymNodeImpl* node);
+  // Wraps a symbolic expression (takes a reference).
+  static SymInt from_node(const SymNodeImpl* node);
   SymInt(const SymInt& o) : data_(o.data_) {
-    if (o.is_symbolic()) [[unlikely]] o.node()->incref();
+    if (o.is_symbolic()) [[unlikely]]
+      o.node()->incref();
   }
   SymInt(SymInt&& o) noexcept : data_(o.data_) { o.data_ = 0; }
   SymInt& operator=(const SymInt& o) {
@@ -63,7 +65,8 @@ class SymInt {
     return *this;
   }
   ~SymInt() {
-    if (is_symbolic()) [[unlikely]] node()->decref();
+    if (is_symbolic()) [[unlikely]]
+      node()->decref();
   }
 
   static constexpr bool is_symbolic_raw(int64_t raw) {
@@ -76,7 +79,8 @@ class SymInt {
 
   // The plain value; raises kiln::Error for a symbolic size (the caller needed a concrete one).
   int64_t expect_int() const {
-    if (is_symbolic()) [[unlikely]] throw_symbolic();
+    if (is_symbolic()) [[unlikely]]
+      throw_symbolic();
     return data_;
   }
   std::optional<int64_t> maybe_int() const {

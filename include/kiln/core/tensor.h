@@ -36,7 +36,7 @@ class Tensor {
   IntList sizes() const { return checked()->sizes(); }
   IntList strides() const { return checked()->strides(); }
   IntList shape() const { return sizes(); }
-  int64_t size(int64_t d) const;    // negative d counts from the end
+  int64_t size(int64_t d) const;  // negative d counts from the end
   int64_t stride(int64_t d) const;
   SymIntList sym_sizes() const { return checked()->sym_sizes(); }
   SymIntList sym_strides() const { return checked()->sym_strides(); }
@@ -192,10 +192,10 @@ class Tensor {
              std::optional<std::string_view> rounding_mode = std::nullopt) const;
   Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
   Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
-#define KILN_TENSOR_BINARY_METHOD(name)          \
-  Tensor name(const Tensor& other) const;        \
-  Tensor name(const Scalar& other) const;        \
-  Tensor& name##_(const Tensor& other);          \
+#define KILN_TENSOR_BINARY_METHOD(name)   \
+  Tensor name(const Tensor& other) const; \
+  Tensor name(const Scalar& other) const; \
+  Tensor& name##_(const Tensor& other);   \
   Tensor& name##_(const Scalar& other);
   KILN_TENSOR_BINARY_METHOD(mul)
   KILN_TENSOR_BINARY_METHOD(floor_divide)
@@ -271,7 +271,8 @@ class Tensor {
 
  private:
   TensorImpl* checked() const {
-    if (!impl_) [[unlikely]] throw_undefined();
+    if (!impl_) [[unlikely]]
+      throw_undefined();
     return impl_.get();
   }
   [[noreturn]] static void throw_undefined();
@@ -294,7 +295,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 // ---- operators, as in PyTorch ----
 Tensor operator-(const Tensor& a);
 Tensor operator~(const Tensor& a);
-#define KILN_TENSOR_OPERATOR(op)                      \
+#define KILN_TENSOR_OPERATOR(op)                        \
   Tensor operator op(const Tensor& a, const Tensor& b); \
   Tensor operator op(const Tensor& a, const Scalar& b); \
   Tensor operator op(const Scalar& a, const Tensor& b);

@@ -30,19 +30,23 @@ class TensorImpl {
 
   // Concrete sizes/strides/offset; raise kiln::Error if symbolic.
   IntList sizes() const {
-    if (has_symbolic_) [[unlikely]] throw_symbolic("sizes");
+    if (has_symbolic_) [[unlikely]]
+      throw_symbolic("sizes");
     return IntList(sizes_.data(), sizes_.size());
   }
   IntList strides() const {
-    if (has_symbolic_) [[unlikely]] throw_symbolic("strides");
+    if (has_symbolic_) [[unlikely]]
+      throw_symbolic("strides");
     return IntList(strides_.data(), strides_.size());
   }
   int64_t storage_offset() const {
-    if (has_symbolic_) [[unlikely]] throw_symbolic("storage_offset");
+    if (has_symbolic_) [[unlikely]]
+      throw_symbolic("storage_offset");
     return storage_offset_;
   }
   int64_t numel() const {
-    if (has_symbolic_) [[unlikely]] throw_symbolic("numel");
+    if (has_symbolic_) [[unlikely]]
+      throw_symbolic("numel");
     return numel_;
   }
   // Symbolic-aware views of the same fields. The encoding makes an int64_t array readable as
@@ -81,7 +85,8 @@ class TensorImpl {
   void bump_version() { storage_->bump_version(); }
 
   void* data() const {
-    return static_cast<char*>(storage_->data()) + storage_offset_ * static_cast<int64_t>(itemsize(dtype_));
+    return static_cast<char*>(storage_->data()) +
+           storage_offset_ * static_cast<int64_t>(itemsize(dtype_));
   }
 
  private:

@@ -11,8 +11,8 @@ namespace kiln {
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(DType d) : dtype_(d) {}    // NOLINT: implicit, as in libtorch
-  TensorOptions(Device d) : device_(d) {}  // NOLINT
+  TensorOptions(DType d) : dtype_(d) {}                // NOLINT: implicit, as in libtorch
+  TensorOptions(Device d) : device_(d) {}              // NOLINT
   TensorOptions(DeviceType t) : device_(Device(t)) {}  // NOLINT
 
   TensorOptions dtype(DType d) const {

@@ -12,20 +12,22 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
-Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);  // other - alpha*self
+Tensor rsub(const Tensor& self, const Scalar& other,
+            const Scalar& alpha = 1);  // other - alpha*self
 // rounding_mode: none (true division), "trunc" or "floor".
 Tensor div(const Tensor& self, const Tensor& other,
            std::optional<std::string_view> rounding_mode = std::nullopt);
 Tensor div(const Tensor& self, const Scalar& other,
            std::optional<std::string_view> rounding_mode = std::nullopt);
 
-#define KILN_BINARY_OPS(X)                                                                     \
-  X(mul) X(floor_divide) X(remainder) X(fmod) X(pow) X(atan2) X(maximum) X(minimum) X(eq)     \
-  X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and)    \
-  X(bitwise_or) X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
+#define KILN_BINARY_OPS(X)                                                                       \
+  X(mul)                                                                                         \
+  X(floor_divide) X(remainder) X(fmod) X(pow) X(atan2) X(maximum) X(minimum) X(eq) X(ne) X(lt)   \
+      X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) \
+          X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
 
-#define KILN_DECLARE_BINARY(name)                          \
-  Tensor name(const Tensor& self, const Tensor& other);    \
+#define KILN_DECLARE_BINARY(name)                       \
+  Tensor name(const Tensor& self, const Tensor& other); \
   Tensor name(const Tensor& self, const Scalar& other);
 KILN_BINARY_OPS(KILN_DECLARE_BINARY)
 #undef KILN_DECLARE_BINARY
@@ -35,7 +37,8 @@ Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
 Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
 Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);
 Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
-Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor clamp(const Tensor& self, std::optional<Scalar> min,
+             std::optional<Scalar> max = std::nullopt);
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
 Tensor clamp_max(const Tensor& self, const Scalar& max);

@@ -18,26 +18,26 @@ class IValue {
                                DType, Device, SymInt, std::vector<double>>;
 
   IValue() = default;
-  IValue(std::nullopt_t) {}  // NOLINT: implicit
-  IValue(Tensor t) : v_(std::move(t)) {}                           // NOLINT
-  IValue(int64_t v) : v_(v) {}                                     // NOLINT
-  IValue(int v) : v_(int64_t{v}) {}                                // NOLINT
-  IValue(double v) : v_(v) {}                                      // NOLINT
-  IValue(bool v) : v_(v) {}                                        // NOLINT
-  IValue(Scalar v) : v_(v) {}                                      // NOLINT
-  IValue(std::string v) : v_(std::move(v)) {}                      // NOLINT
-  IValue(const char* v) : v_(std::string(v)) {}                    // NOLINT
-  IValue(std::string_view v) : v_(std::string(v)) {}               // NOLINT
-  IValue(IntList v) : v_(v.vec()) {}                               // NOLINT
-  IValue(std::vector<int64_t> v) : v_(std::move(v)) {}             // NOLINT
-  IValue(SymIntList v) : v_(v.vec()) {}                            // NOLINT
-  IValue(std::vector<SymInt> v) : v_(std::move(v)) {}              // NOLINT
-  IValue(TensorList v) : v_(v.vec()) {}                            // NOLINT
-  IValue(std::vector<Tensor> v) : v_(std::move(v)) {}              // NOLINT
-  IValue(std::vector<double> v) : v_(std::move(v)) {}              // NOLINT
-  IValue(DType v) : v_(v) {}                                       // NOLINT
-  IValue(Device v) : v_(v) {}                                      // NOLINT
-  IValue(SymInt v) : v_(std::move(v)) {}                           // NOLINT
+  IValue(std::nullopt_t) {}                             // NOLINT: implicit
+  IValue(Tensor t) : v_(std::move(t)) {}                // NOLINT
+  IValue(int64_t v) : v_(v) {}                          // NOLINT
+  IValue(int v) : v_(int64_t{v}) {}                     // NOLINT
+  IValue(double v) : v_(v) {}                           // NOLINT
+  IValue(bool v) : v_(v) {}                             // NOLINT
+  IValue(Scalar v) : v_(v) {}                           // NOLINT
+  IValue(std::string v) : v_(std::move(v)) {}           // NOLINT
+  IValue(const char* v) : v_(std::string(v)) {}         // NOLINT
+  IValue(std::string_view v) : v_(std::string(v)) {}    // NOLINT
+  IValue(IntList v) : v_(v.vec()) {}                    // NOLINT
+  IValue(std::vector<int64_t> v) : v_(std::move(v)) {}  // NOLINT
+  IValue(SymIntList v) : v_(v.vec()) {}                 // NOLINT
+  IValue(std::vector<SymInt> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(TensorList v) : v_(v.vec()) {}                 // NOLINT
+  IValue(std::vector<Tensor> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(std::vector<double> v) : v_(std::move(v)) {}   // NOLINT
+  IValue(DType v) : v_(v) {}                            // NOLINT
+  IValue(Device v) : v_(v) {}                           // NOLINT
+  IValue(SymInt v) : v_(std::move(v)) {}                // NOLINT
   template <typename T>
   IValue(const std::optional<T>& v) {  // NOLINT
     if (v) *this = IValue(*v);
@@ -53,22 +53,18 @@ class IValue {
   bool is_string() const { return std::holds_alternative<std::string>(v_); }
 
   const Tensor& to_tensor() const { return get<Tensor>("Tensor"); }
-  const std::vector<Tensor>& to_tensor_list() const {
-    return get<std::vector<Tensor>>("Tensor[]");
-  }
-  int64_t to_int() const;        // accepts int and SymInt with a concrete value
-  SymInt to_sym_int() const;     // accepts int and SymInt
-  double to_double() const;      // accepts double, int and Scalar
+  const std::vector<Tensor>& to_tensor_list() const { return get<std::vector<Tensor>>("Tensor[]"); }
+  int64_t to_int() const;     // accepts int and SymInt with a concrete value
+  SymInt to_sym_int() const;  // accepts int and SymInt
+  double to_double() const;   // accepts double, int and Scalar
   bool to_bool() const { return get<bool>("bool"); }
-  Scalar to_scalar() const;      // accepts Scalar, double, int and bool
+  Scalar to_scalar() const;  // accepts Scalar, double, int and bool
   const std::string& to_string() const { return get<std::string>("str"); }
   DType to_dtype() const { return get<DType>("ScalarType"); }
   Device to_device() const { return get<Device>("Device"); }
-  std::vector<int64_t> to_int_list() const;   // accepts int[] and SymInt[] of concrete values
+  std::vector<int64_t> to_int_list() const;     // accepts int[] and SymInt[] of concrete values
   std::vector<SymInt> to_sym_int_list() const;  // accepts int[] and SymInt[]
-  const std::vector<double>& to_double_list() const {
-    return get<std::vector<double>>("float[]");
-  }
+  const std::vector<double>& to_double_list() const { return get<std::vector<double>>("float[]"); }
 
   std::optional<int64_t> to_optional_int() const {
     return is_none() ? std::nullopt : std::optional<int64_t>(to_int());

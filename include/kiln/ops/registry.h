@@ -70,10 +70,10 @@ struct OpDef {
   SampleFn samples;
   DerivativeFn derivative;
   DecompositionFn decomposition;
-  std::any lowering;  // the inductor's lowering for prims; its type is the inductor's own
-  bool is_random = false;        // draws from the Philox generator
-  bool differentiable = true;    // false for ops whose outputs carry no gradient (comparisons)
-  double sample_rtol = 1e-5;     // tolerances for the op-info tests (float32)
+  std::any lowering;           // the inductor's lowering for prims; its type is the inductor's own
+  bool is_random = false;      // draws from the Philox generator
+  bool differentiable = true;  // false for ops whose outputs carry no gradient (comparisons)
+  double sample_rtol = 1e-5;   // tolerances for the op-info tests (float32)
   double sample_atol = 1e-6;
   const OpDef* functional = nullptr;  // for in-place/out variants: the functional op
   const OpDef* inplace = nullptr;     // for functional ops with an in-place variant
@@ -148,15 +148,13 @@ inline const OpDef& declare(OpBuilder&& b) { return std::move(b).finish(); }
 #define KILN_CONCAT_INNER(a, b) a##b
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 // Declares one op at namespace scope (in a .cpp file).
-#define KILN_OP(schema)                                                                  \
-  [[maybe_unused]] static const ::kiln::ops::OpRegistration KILN_CONCAT(kiln_op_,       \
-                                                                        __COUNTER__) = \
+#define KILN_OP(schema)                                                                          \
+  [[maybe_unused]] static const ::kiln::ops::OpRegistration KILN_CONCAT(kiln_op_, __COUNTER__) = \
       ::kiln::ops::OpBuilder(schema)
 // Runs a block of op declarations (loops over op families) during static initialization.
-#define KILN_REGISTER_OPS(name)                                          \
-  static void kiln_register_##name();                                    \
-  [[maybe_unused]] static const bool kiln_registered_##name =            \
-      (kiln_register_##name(), true);                                    \
+#define KILN_REGISTER_OPS(name)                                                               \
+  static void kiln_register_##name();                                                         \
+  [[maybe_unused]] static const bool kiln_registered_##name = (kiln_register_##name(), true); \
   static void kiln_register_##name()
 
 // ---- calling ops ----

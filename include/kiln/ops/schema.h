@@ -31,12 +31,12 @@ enum class ArgType {
 struct Argument {
   std::string name;
   ArgType type;
-  bool optional = false;      // "Tensor?", "int?"
-  bool kwarg_only = false;    // after "*"
-  bool is_mutable = false;    // "Tensor(a!)": written in place
+  bool optional = false;                 // "Tensor?", "int?"
+  bool kwarg_only = false;               // after "*"
+  bool is_mutable = false;               // "Tensor(a!)": written in place
   std::optional<std::string> alias_set;  // "a" in "Tensor(a)" or "Tensor(a!)"
   std::optional<IValue> default_value;
-  std::string type_str;       // as written, for printing
+  std::string type_str;  // as written, for printing
 };
 
 struct Schema {

@@ -38,10 +38,10 @@ KILN_OP("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)")
               const Tensor& self = args[0].to_tensor();
               const Tensor& src = args[1].to_tensor();
               broadcast_shapes(self.sizes(), src.sizes(), "copy_");  // raises on mismatch
-              KILN_CHECK(broadcast_shapes(self.sizes(), src.sizes(), "copy_") ==
-                             DimVector(self.sizes()),
-                         "copy_: source of shape [{}] cannot be broadcast to [{}]",
-                         fmt::join(src.sizes(), ", "), fmt::join(self.sizes(), ", "));
+              KILN_CHECK(
+                  broadcast_shapes(self.sizes(), src.sizes(), "copy_") == DimVector(self.sizes()),
+                  "copy_: source of shape [{}] cannot be broadcast to [{}]",
+                  fmt::join(src.sizes(), ", "), fmt::join(self.sizes(), ", "));
               copy_impl(self, src);
               self.impl()->bump_version();
               return {self};
@@ -52,7 +52,8 @@ KILN_OP("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)")
       return std::vector<Sample>{
           {{make_sample({3, 4}, kFloat32), make_sample({3, 4}, kFloat64)}, "float64 into float32"},
           {{make_sample({3, 4}, kFloat32), make_sample({4}, kFloat32)}, "broadcast row"},
-          {{make_sample({4, 3}, kFloat32).t(), make_sample({3, 4}, kInt64)}, "int64 into transposed"},
+          {{make_sample({4, 3}, kFloat32).t(), make_sample({3, 4}, kInt64)},
+           "int64 into transposed"},
       };
     });
 

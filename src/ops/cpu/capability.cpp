@@ -28,9 +28,12 @@ Capability detected_capability() {
 
 const char* capability_name(Capability c) {
   switch (c) {
-    case Capability::DEFAULT: return "default";
-    case Capability::AVX2: return "avx2";
-    case Capability::AVX512: return "avx512";
+    case Capability::DEFAULT:
+      return "default";
+    case Capability::AVX2:
+      return "avx2";
+    case Capability::AVX512:
+      return "avx512";
   }
   return "?";
 }

@@ -41,8 +41,8 @@ class DispatchStub {
 #if defined(KILN_CPU_CAPABILITY)
 #define KILN_CAP_ENUM_INNER(c) ::kiln::cpu::Capability::c
 #define KILN_CAP_ENUM(c) KILN_CAP_ENUM_INNER(c)
-#define KILN_REGISTER_KERNEL(stub, fn)                                                  \
-  [[maybe_unused]] static const bool KILN_CONCAT(kiln_kernel_reg_, __COUNTER__) =       \
+#define KILN_REGISTER_KERNEL(stub, fn)                                            \
+  [[maybe_unused]] static const bool KILN_CONCAT(kiln_kernel_reg_, __COUNTER__) = \
       (stub.set(KILN_CAP_ENUM(KILN_CPU_CAPABILITY), fn), true)
 #define KILN_CAP_NAMESPACE_INNER(c) cap_##c
 #define KILN_CAP_NAMESPACE_EXPAND(c) KILN_CAP_NAMESPACE_INNER(c)

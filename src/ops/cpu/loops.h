@@ -33,8 +33,9 @@ inline void scalar_loop(char** data, const int64_t* strides, int64_t n, const Op
   using R = typename traits::result;
   char* out = data[0];
   const int64_t s_out = strides[0];
-  bool contiguous = s_out == static_cast<int64_t>(sizeof(R)) &&
-                    ((strides[I + 1] == static_cast<int64_t>(sizeof(typename traits::template arg<I>))) && ...);
+  bool contiguous =
+      s_out == static_cast<int64_t>(sizeof(R)) &&
+      ((strides[I + 1] == static_cast<int64_t>(sizeof(typename traits::template arg<I>))) && ...);
   if (contiguous) {
     R* o = reinterpret_cast<R*>(out);
     std::tuple<const typename traits::template arg<I>*...> in{
@@ -45,7 +46,7 @@ inline void scalar_loop(char** data, const int64_t* strides, int64_t n, const Op
   for (int64_t i = 0; i < n; ++i) {
     *reinterpret_cast<R*>(out + i * s_out) =
         op(*reinterpret_cast<const typename traits::template arg<I>*>(data[I + 1] +
-                                                                    i * strides[I + 1])...);
+                                                                      i * strides[I + 1])...);
   }
 }
 

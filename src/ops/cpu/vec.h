@@ -31,9 +31,9 @@ inline constexpr bool kVectorizable =
 // The raw vector type per element type (a dependent typedef would lose the attribute).
 template <typename T>
 struct VecType;
-#define KILN_VEC_TYPE(T) \
-  template <>            \
-  struct VecType<T> {    \
+#define KILN_VEC_TYPE(T)                                    \
+  template <>                                               \
+  struct VecType<T> {                                       \
     typedef T type __attribute__((vector_size(kVecBytes))); \
   };
 KILN_VEC_TYPE(float)
@@ -56,7 +56,7 @@ struct Vec {
   V v;
 
   Vec() = default;
-  Vec(V x) : v(x) {}  // NOLINT: implicit from the raw vector
+  Vec(V x) : v(x) {}        // NOLINT: implicit from the raw vector
   Vec(T x) : v(V{} + x) {}  // NOLINT: broadcast
 
   static Vec loadu(const void* p) {
@@ -127,8 +127,8 @@ inline T reduce_add(Vec<T> a) {
 #define KILN_SLEEF_D(fn, ulp) Sleef_##fn##d2_##ulp##sse2
 #endif
 
-#define KILN_VEC_UNARY_MATH(fn, ulp)                                             \
-  inline Vec<float> fn(Vec<float> a) { return KILN_SLEEF_F(fn, ulp)(a.v); }      \
+#define KILN_VEC_UNARY_MATH(fn, ulp)                                        \
+  inline Vec<float> fn(Vec<float> a) { return KILN_SLEEF_F(fn, ulp)(a.v); } \
   inline Vec<double> fn(Vec<double> a) { return KILN_SLEEF_D(fn, ulp)(a.v); }
 KILN_VEC_UNARY_MATH(exp, u10)
 KILN_VEC_UNARY_MATH(exp2, u10)

@@ -158,8 +158,8 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
                  op_name_, o.dim(), in.dim());
       for (int64_t d = 0; d < in.dim(); ++d) {
         KILN_CHECK(o.size(d) == in.size(d) || o.size(d) == 1,
-                   "{}: reduction output size {} at dim {} must be 1 or {}", op_name_, o.size(d),
-                   d, in.size(d));
+                   "{}: reduction output size {} at dim {} must be 1 or {}", op_name_, o.size(d), d,
+                   in.size(d));
       }
     }
     return;
@@ -262,7 +262,8 @@ bool TensorIterator::is_contiguous() const {
   if (shape_.size() > 1) return false;
   if (shape_.empty()) return true;
   for (int i = 0; i < ntensors(); ++i) {
-    if (strides_[static_cast<size_t>(i)][0] != static_cast<int64_t>(operands_[static_cast<size_t>(i)].itemsize())) {
+    if (strides_[static_cast<size_t>(i)][0] !=
+        static_cast<int64_t>(operands_[static_cast<size_t>(i)].itemsize())) {
       return false;
     }
   }

@@ -18,8 +18,8 @@ namespace kiln::ops {
 
 // loop(data, strides, size0, size1): data[i] points at operand i's first element; strides holds
 // ntensors inner (dim 0) byte strides followed by ntensors outer (dim 1) byte strides.
-using Loop2d = std::function<void(char** data, const int64_t* strides, int64_t size0,
-                                  int64_t size1)>;
+using Loop2d =
+    std::function<void(char** data, const int64_t* strides, int64_t size0, int64_t size1)>;
 
 class TensorIterator;
 
@@ -75,7 +75,7 @@ class TensorIterator {
   void compute_strides_and_reorder();
   void coalesce();
 
-  std::vector<Tensor> operands_;       // outputs first
+  std::vector<Tensor> operands_;          // outputs first
   std::vector<Tensor> original_outputs_;  // where temporaries are copied back (else undefined)
   std::vector<DimVector> strides_;
   std::vector<char*> data_;
