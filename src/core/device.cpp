@@ -28,7 +28,7 @@ Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(-1) {
 
 std::string Device::str() const {
   std::string s = type_ == DeviceType::CPU ? "cpu" : type_ == DeviceType::CUDA ? "cuda" : "meta";
-  if (index_ >= 0) s += ":" + std::to_string(index_);
+  if (index_ >= 0) s += fmt::format(":{}", index_);
   return s;
 }
 
