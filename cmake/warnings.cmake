@@ -1,5 +1,9 @@
 function(kiln_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra)
+  # GCC 12 reports -Wrestrict false positives inside libstdc++'s std::string (GCC bug 105329).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE -Wno-restrict)
+  endif()
   if(KILN_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
