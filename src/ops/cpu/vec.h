@@ -29,8 +29,12 @@ inline constexpr bool kVectorizable =
     std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, long double>;
 
 // The raw vector type per element type (a dependent typedef would lose the attribute).
+// Types without a SIMD path map to a placeholder so that naming Vec<T> in a discarded
+// `if constexpr` branch compiles; using one of its operations fails the static_assert in loadu.
 template <typename T>
-struct VecType;
+struct VecType {
+  typedef float type __attribute__((vector_size(kVecBytes)));
+};
 #define KILN_VEC_TYPE(T)                                    \
   template <>                                               \
   struct VecType<T> {                                       \
@@ -47,7 +51,6 @@ KILN_VEC_TYPE(int64_t)
 
 template <typename T>
 struct Vec {
-  static_assert(kVectorizable<T>);
   using V = typename VecType<T>::type;
   // The integer vector that comparisons produce.
   using Mask = decltype(V{} < V{});
@@ -60,6 +63,7 @@ struct Vec {
   Vec(T x) : v(V{} + x) {}  // NOLINT: broadcast
 
   static Vec loadu(const void* p) {
+    static_assert(kVectorizable<T>, "no SIMD path for this element type");
     Vec r;
     std::memcpy(&r.v, p, sizeof(V));
     return r;
