@@ -248,6 +248,11 @@ TEST(PrintDType, SuffixMovesToNextLineWhenTooLong) {
   EXPECT_EQ(make1d({1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5}, kFloat64).str(),
             "tensor([1.5000, 2.5000, 3.5000, 4.5000, 5.5000, 6.5000, 7.5000, 8.5000, 9.5000],\n"
             "       dtype=kiln.float64)");
+  EXPECT_EQ(make1d({1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5}, kFloat16).str(),
+            "tensor([1.5000, 2.5000, 3.5000, 4.5000, 5.5000, 6.5000, 7.5000, 8.5000],\n"
+            "       dtype=kiln.float16)");
+  EXPECT_EQ(make({1e-3, 1e5}, {1, 2}, kFloat64).str(),
+            "tensor([[1.0000e-03, 1.0000e+05]], dtype=kiln.float64)");
   EXPECT_EQ(make1d({123456.5, -1.25, 3.0, 4.0, 5.0, 6.0, 7.0}, kFloat64).str(),
             "tensor([ 1.2346e+05, -1.2500e+00,  3.0000e+00,  4.0000e+00,  5.0000e+00,\n"
             "         6.0000e+00,  7.0000e+00], dtype=kiln.float64)");
@@ -344,6 +349,22 @@ TEST(PrintOptionsTest, PrecisionSciModeThresholdLinewidthEdgeitems) {
               "        ...,\n"
               "        [ 8,  ..., 11]])");
   }
+}
+
+TEST(PrintOptionsTest, EdgeitemsZeroShowsOnlyEllipsisAndSize) {
+  PrintOptions o;
+  o.edgeitems = 0;
+  o.threshold = 5;
+  PrintOptionsGuard g(o);
+  EXPECT_EQ(ramp({3, 4}, 1, kInt64).str(), "tensor([...], size=(3, 4))");
+  EXPECT_EQ(ramp({10}).str(), "tensor([...], size=(10,))");
+}
+
+TEST(PrintOptionsTest, PrecisionZeroRoundsHalfToEven) {
+  PrintOptions o;
+  o.precision = 0;
+  PrintOptionsGuard g(o);
+  EXPECT_EQ(make1d({1.5, 2.25, -3.75}).str(), "tensor([ 2,  2, -4])");
 }
 
 TEST(PrintOptionsTest, RejectsNegativePrecision) {
