@@ -33,6 +33,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
 Tensor as_strided(const Tensor& self, IntList size, IntList stride,
                   std::optional<int64_t> storage_offset = std::nullopt);
 Tensor movedim(const Tensor& self, IntList source, IntList destination);
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
 Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
 Tensor contiguous(const Tensor& self);
