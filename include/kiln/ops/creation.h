@@ -2,6 +2,7 @@
 // Factory functions, as in PyTorch (`kiln::zeros({2, 3})`, `kiln::arange(10, kiln::kInt64)`).
 #include <kiln/core/tensor.h>
 
+#include <functional>
 #include <initializer_list>
 #include <vector>
 
