@@ -13,23 +13,33 @@ NestedList::NestedList(std::initializer_list<NestedList> items) : kind_(Scalar::
   if (first) {
     for (int64_t s : first->shape_) shape_.push_back(s);
   }
+  auto sequence = [](int64_t n) { return fmt::format("sequence of length {}", n); };
   for (const NestedList& item : items) {
-    if (item.shape_ != first->shape_) {
-      // Report the outermost dim where this item's nesting differs from the first item's.
+    if (ragged_dim_ < 0 && item.ragged_dim_ >= 0) {  // raggedness inside an item: one dim deeper
+      ragged_dim_ = item.ragged_dim_ + 1;
+      ragged_expected_ = item.ragged_expected_;
+      ragged_got_ = item.ragged_got_;
+    }
+    if (ragged_dim_ < 0 && item.shape_ != first->shape_) {
+      // The outermost dim where this item's nesting differs from the first item's.
       const DimVector& a = first->shape_;
       const DimVector& b = item.shape_;
       size_t k = 0;
       while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
-      KILN_CHECK(k < a.size(), "tensor: expected a number at dim {}, got a sequence of length {}",
-                 k + 1, b[k]);
-      KILN_CHECK(k < b.size(), "tensor: expected sequence of length {} at dim {}, got a number",
-                 a[k], k + 1);
-      KILN_FAIL("tensor: expected sequence of length {} at dim {}, got {}", a[k], k + 1, b[k]);
+      ragged_dim_ = static_cast<int64_t>(k) + 1;
+      ragged_expected_ = k < a.size() ? sequence(a[k]) : "a number";
+      ragged_got_ = k < b.size() ? (k < a.size() ? std::to_string(b[k]) : "a " + sequence(b[k]))
+                                 : "a number";
     }
     // bool < int < float: the widest kind of leaf decides the dtype.
     if (static_cast<int>(item.kind_) > static_cast<int>(kind_)) kind_ = item.kind_;
     values_.insert(values_.end(), item.values_.begin(), item.values_.end());
   }
+}
+
+void NestedList::check() const {
+  KILN_CHECK(ragged_dim_ < 0, "tensor: expected {} at dim {}, got {}", ragged_expected_,
+             ragged_dim_, ragged_got_);
 }
 
 DType NestedList::inferred_dtype() const {
@@ -42,6 +52,7 @@ DType NestedList::inferred_dtype() const {
 }
 
 Tensor tensor(const NestedList& data, TensorOptions options) {
+  data.check();
   const DType dtype = options.dtype_or(data.inferred_dtype());
   Tensor cpu = empty(data.shape(), dtype);
   const auto& values = data.values();
