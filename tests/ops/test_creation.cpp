@@ -35,7 +35,7 @@ TEST(CreationArange, LengthIsCeilOfSpanOverStep) {
   EXPECT_EQ(arange(0, 10, 3).tolist<int64_t>(), (std::vector<int64_t>{0, 3, 6, 9}));
   EXPECT_EQ(arange(10, -3, -4).tolist<int64_t>(), (std::vector<int64_t>{10, 6, 2, -2}));
   EXPECT_EQ(arange(1, 2.5, 0.5).numel(), 3);
-  EXPECT_EQ(arange(0, 1, 0.1).numel(), 10);  // ceil(1 / 0.1) = 10: 1.0 itself is excluded
+  EXPECT_EQ(arange(0, 1, 0.1).numel(), 10);      // ceil(1 / 0.1) = 10: 1.0 itself is excluded
   EXPECT_EQ(arange(-1.0, 1.0, 0.3).numel(), 7);  // ceil(6.67)
   EXPECT_EQ(arange(0).numel(), 0);
   EXPECT_EQ(arange(3, 3, -1).numel(), 0);
@@ -115,8 +115,7 @@ TEST(CreationLinspace, SymmetricHalvesMatchPyTorch) {
   // PyTorch: step = (end - start) / (steps - 1); i < steps/2 counts from start, else from end.
   Tensor t = linspace(0.0, 1.0, 7, kFloat64);
   const double step = 1.0 / 6.0;
-  std::vector<double> ref{0.0,        step,       2 * step,   1.0 - 3 * step,
-                          1.0 - 2 * step, 1.0 - step, 1.0};
+  std::vector<double> ref{0.0, step, 2 * step, 1.0 - 3 * step, 1.0 - 2 * step, 1.0 - step, 1.0};
   EXPECT_EQ(values(t), ref);
 }
 
@@ -259,10 +258,16 @@ TEST(CreationTensor, OptionsOverrideDtype) {
 }
 
 TEST(CreationTensor, RaggedListsRaise) {
-  EXPECT_TRUE(throws_error([] { tensor({{1, 2}, {3}}); },
-                           {"tensor", "expected sequence of length 2 at dim 1, got 1"}));
-  EXPECT_TRUE(throws_error([] { tensor({{{1, 2}, {3, 4}}, {{1, 2}, {3, 4, 5}}}); },
-                           {"expected sequence of length 2 at dim 2, got 3"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        tensor({{1, 2}, {3}});
+      },
+      {"tensor", "expected sequence of length 2 at dim 1, got 1"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        tensor({{{1, 2}, {3, 4}}, {{1, 2}, {3, 4, 5}}});
+      },
+      {"expected sequence of length 2 at dim 2, got 3"}));
   EXPECT_TRUE(throws_error([] { tensor({{1, 2}, 3}); }, {"dim 1", "got a number"}));
   EXPECT_TRUE(throws_error([] { tensor({1, {2, 3}}); }, {"dim 1", "expected a number"}));
 }
@@ -302,8 +307,11 @@ TEST(CreationFromVector, OptionsOverrideDtype) {
 }
 
 TEST(CreationFromVector, NumelMismatchRaises) {
-  EXPECT_TRUE(throws_error([] { from_vector<float>({1, 2, 3}, {2, 2}); },
-                           {"from_vector", "[2, 2]", "4 elements", "3 values"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        from_vector<float>({1, 2, 3}, {2, 2});
+      },
+      {"from_vector", "[2, 2]", "4 elements", "3 values"}));
   EXPECT_TRUE(throws_error([] { from_vector<float>({}, {-1}); }, {"negative dimension"}));
 }
 
@@ -333,6 +341,69 @@ TEST(CreationSizes, NegativeSizesRaise) {
   EXPECT_TRUE(throws_error([] { zeros({2, -1}); }, {"negative dimension -1"}));
   EXPECT_TRUE(throws_error([] { empty({-3}); }, {"negative dimension"}));
   EXPECT_TRUE(throws_error([] { rand({-2}); }, {"rand", "negative dimension"}));
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The op-info samples of this family's ops run eagerly, and on the meta device give the same
+// sizes, strides and dtypes without touching data.
+Tensor meta_like(const Tensor& t) {
+  return empty_strided(t.sizes(), t.strides(), TensorOptions(t.dtype()).device(Device::meta()));
+}
+
+TEST(CreationSamples, EagerMatchesMeta) {
+  const char* names[] = {"full",
+                         "arange",
+                         "arange.start",
+                         "arange.start_step",
+                         "linspace",
+                         "eye",
+                         "eye.m",
+                         "zeros_like",
+                         "ones_like",
+                         "full_like",
+                         "scalar_tensor",
+                         "rand",
+                         "randn",
+                         "randint",
+                         "randint.low",
+                         "normal.float_float",
+                         "normal.Tensor_Tensor",
+                         "normal.Tensor_float",
+                         "normal.float_Tensor",
+                         "bernoulli",
+                         "bernoulli.p",
+                         "randperm",
+                         "rand_like",
+                         "randn_like"};
+  for (const char* name : names) {
+    const auto& op = ops::OpRegistry::instance().get(name);
+    ASSERT_TRUE(static_cast<bool>(op.samples)) << name;
+    for (const ops::Sample& s : op.samples()) {
+      Tensor eager = ops::call1(op, s.args);
+      ops::Stack meta_args = s.args;
+      bool has_device_arg = false;
+      for (auto& a : meta_args) {
+        if (a.is_tensor()) a = meta_like(a.to_tensor());
+      }
+      // Factories take the device as their last argument.
+      const auto& schema_args = op.schema.arguments;
+      if (!schema_args.empty() && schema_args.back().name == "device") {
+        has_device_arg = true;
+        while (meta_args.size() < schema_args.size()) meta_args.emplace_back();
+        meta_args.back() = Device::meta();
+      }
+      Tensor meta = ops::call1(op, meta_args);
+      EXPECT_TRUE(meta.is_meta() || !has_device_arg) << name << ": " << s.description;
+      EXPECT_EQ(meta.sizes().vec(), eager.sizes().vec()) << name << ": " << s.description;
+      EXPECT_EQ(meta.strides().vec(), eager.strides().vec()) << name << ": " << s.description;
+      EXPECT_EQ(meta.dtype(), eager.dtype()) << name << ": " << s.description;
+    }
+  }
 }
 
 }  // namespace

@@ -9,9 +9,7 @@
 namespace kiln::ops {
 namespace {
 
-Device device_arg(const IValue& v) {
-  return v.is_none() ? Device::cpu() : v.to_device();
-}
+Device device_arg(const IValue& v) { return v.is_none() ? Device::cpu() : v.to_device(); }
 
 void check_sizes(SymIntList sizes, const char* op) {
   for (const SymInt& s : sizes) {
@@ -28,8 +26,7 @@ KILN_OP("empty(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) ->
       auto sizes = args[0].to_sym_int_list();
       check_sizes(sizes, "empty");
       return std::vector<TensorMeta>{TensorMeta::contiguous(
-          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()),
-          device_arg(args[2]))};
+          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), device_arg(args[2]))};
     })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
     .not_differentiable();
@@ -42,8 +39,8 @@ KILN_OP(
       m.sizes = args[0].to_sym_int_list();
       m.strides = args[1].to_sym_int_list();
       check_sizes(m.sizes, "empty_strided");
-      KILN_CHECK(m.sizes.size() == m.strides.size(),
-                 "empty_strided: got {} sizes but {} strides", m.sizes.size(), m.strides.size());
+      KILN_CHECK(m.sizes.size() == m.strides.size(), "empty_strided: got {} sizes but {} strides",
+                 m.sizes.size(), m.strides.size());
       m.dtype = args[2].to_optional_dtype().value_or(default_float_dtype());
       m.device = device_arg(args[3]);
       return std::vector<TensorMeta>{m};
@@ -119,9 +116,8 @@ Tensor wrapped_scalar(const Scalar& value, Device device) {
   auto impl = std::make_shared<TensorImpl>(std::move(storage), dtype, SymIntList{}, SymIntList{});
   impl->set_wrapped_number(true);
   if (!device.is_meta()) {
-    KILN_DISPATCH_ALL(dtype, "wrapped_scalar", [&]<typename T>() {
-      *static_cast<T*>(impl->data()) = value.to<T>();
-    });
+    KILN_DISPATCH_ALL(dtype, "wrapped_scalar",
+                      [&]<typename T>() { *static_cast<T*>(impl->data()) = value.to<T>(); });
   }
   return Tensor(std::move(impl));
 }
@@ -138,13 +134,13 @@ void delete_blob(void* ctx, void* ptr, size_t) {
 
 Tensor from_blob(void* data, IntList sizes, IntList strides, DType dtype,
                  std::function<void(void*)> deleter, Device device) {
-  KILN_CHECK(sizes.size() == strides.size(), "from_blob: got {} sizes but {} strides",
-             sizes.size(), strides.size());
+  KILN_CHECK(sizes.size() == strides.size(), "from_blob: got {} sizes but {} strides", sizes.size(),
+             strides.size());
   int64_t extent = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     KILN_CHECK(sizes[i] >= 0 && strides[i] >= 0,
-               "from_blob: sizes and strides must be non-negative, got size {} stride {}",
-               sizes[i], strides[i]);
+               "from_blob: sizes and strides must be non-negative, got size {} stride {}", sizes[i],
+               strides[i]);
     if (sizes[i] == 0) extent = 0;
     if (extent) extent += (sizes[i] - 1) * strides[i];
   }
@@ -152,8 +148,8 @@ Tensor from_blob(void* data, IntList sizes, IntList strides, DType dtype,
   auto ctx = std::make_unique<BlobContext>(BlobContext{std::move(deleter)});
   DataPtr ptr(data, nbytes, device, &delete_blob, ctx.release());
   auto storage = std::make_shared<StorageImpl>(std::move(ptr), nbytes);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, to_sym(sizes),
-                                             to_sym(strides)));
+  return Tensor(
+      std::make_shared<TensorImpl>(std::move(storage), dtype, to_sym(sizes), to_sym(strides)));
 }
 
 }  // namespace kiln

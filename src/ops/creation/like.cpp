@@ -2,7 +2,7 @@
 // input's memory layout (PyTorch's preserve_format); dtype and device follow the input unless
 // given.
 #include "ops/copy/copy_kernels.h"
-#include "ops/samples.h"
+#include "ops/creation/layout_samples.h"
 
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
@@ -17,8 +17,7 @@ TensorMeta like_meta(const Stack& args, size_t first_option) {
   m.sizes = self.sym_sizes().vec();
   m.strides = layout_following_strides(self.sym_sizes(), std::span<const Tensor>(&self, 1));
   m.dtype = args[first_option].to_optional_dtype().value_or(self.dtype());
-  m.device = args[first_option + 1].is_none() ? self.device()
-                                              : args[first_option + 1].to_device();
+  m.device = args[first_option + 1].is_none() ? self.device() : args[first_option + 1].to_device();
   return m;
 }
 
@@ -30,8 +29,8 @@ void fill_output(const Tensor& out, const Scalar& value) {
 
 std::vector<Sample> like_samples() {
   return {{{make_sample({3, 4}, kFloat32)}, "2-D"},
-          {{make_sample({6, 4}, kFloat64).t()}, "transposed keeps layout"},
-          {{make_noncontiguous_sample({3, 4}, kInt32)}, "non-contiguous int32"},
+          {{transposed_sample(4, 6, kFloat64)}, "transposed keeps layout"},
+          {{gapped_sample(3, 4, kInt32)}, "non-contiguous int32"},
           {{make_sample({}, kFloat32)}, "0-dim"},
           {{make_sample({0, 3}, kFloat32)}, "empty"},
           {{make_sample({2, 3}, kFloat32), kInt64}, "dtype override"}};
@@ -67,23 +66,22 @@ KILN_OP(
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({3, 4}, kFloat32), Scalar(2.5)}, "float"},
-          {{make_sample({4, 3}, kInt64).t(), Scalar(int64_t{-7})}, "transposed int"},
+          {{transposed_sample(3, 4, kInt64), Scalar(int64_t{-7})}, "transposed int"},
           {{make_sample({2, 2}, kFloat32), Scalar(true), kBool}, "bool override"}};
     });
 
 KILN_OP("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
     .meta([](const Stack& args) {
-      return std::vector<TensorMeta>{TensorMeta::contiguous(
-          {}, args[1].to_optional_dtype().value_or(default_float_dtype()),
-          args[2].is_none() ? Device::cpu() : args[2].to_device())};
+      return std::vector<TensorMeta>{
+          TensorMeta::contiguous({}, args[1].to_optional_dtype().value_or(default_float_dtype()),
+                                 args[2].is_none() ? Device::cpu() : args[2].to_device())};
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       fill_output(out[0], args[0].to_scalar());
     })
     .not_differentiable()
     .samples([] {
-      return std::vector<Sample>{{{Scalar(3.5)}, "float"},
-                                 {{Scalar(int64_t{4}), kInt32}, "int32"}};
+      return std::vector<Sample>{{{Scalar(3.5)}, "float"}, {{Scalar(int64_t{4}), kInt32}, "int32"}};
     });
 
 }  // namespace kiln::ops
@@ -116,8 +114,7 @@ Tensor ones_like(const Tensor& other, TensorOptions options) {
 
 Tensor full_like(const Tensor& other, const Scalar& fill_value, TensorOptions options) {
   static const auto& op = ops::OpRegistry::instance().get("full_like");
-  Tensor t = ops::call1(
-      op, {other, fill_value, options.dtype_opt(), like_device(other, options)});
+  Tensor t = ops::call1(op, {other, fill_value, options.dtype_opt(), like_device(other, options)});
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

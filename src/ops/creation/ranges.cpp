@@ -91,9 +91,8 @@ KILN_OP("arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> T
     .cpu([](const Stack&, const std::vector<Tensor>& out) { arange_impl(0, 1, out[0]); })
     .not_differentiable()
     .samples([] {
-      return std::vector<Sample>{{{Scalar(int64_t{5})}, "int"},
-                                 {{Scalar(3.5)}, "float"},
-                                 {{Scalar(int64_t{0})}, "empty"}};
+      return std::vector<Sample>{
+          {{Scalar(int64_t{5})}, "int"}, {{Scalar(3.5)}, "float"}, {{Scalar(int64_t{0})}, "empty"}};
     });
 
 KILN_OP(
@@ -148,12 +147,12 @@ KILN_OP(
     })
     .not_differentiable()
     .samples([] {
-      return std::vector<Sample>{{{Scalar(-1.0), Scalar(1.0), int64_t{7}}, "odd steps"},
-                                 {{Scalar(0.0), Scalar(10.0), int64_t{4}}, "even steps"},
-                                 {{Scalar(int64_t{0}), Scalar(int64_t{10}), int64_t{4}, kInt64},
-                                  "int64"},
-                                 {{Scalar(2.0), Scalar(5.0), int64_t{1}}, "one step"},
-                                 {{Scalar(2.0), Scalar(5.0), int64_t{0}}, "empty"}};
+      return std::vector<Sample>{
+          {{Scalar(-1.0), Scalar(1.0), int64_t{7}}, "odd steps"},
+          {{Scalar(0.0), Scalar(10.0), int64_t{4}}, "even steps"},
+          {{Scalar(int64_t{0}), Scalar(int64_t{10}), int64_t{4}, kInt64}, "int64"},
+          {{Scalar(2.0), Scalar(5.0), int64_t{1}}, "one step"},
+          {{Scalar(2.0), Scalar(5.0), int64_t{0}}, "empty"}};
     });
 
 KILN_OP("eye(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> Tensor")

@@ -62,8 +62,8 @@ void linspace_kernel(void* data, DType dtype, int64_t steps, const Scalar& start
     const int64_t halfway = steps / 2;
     parallel_for(0, steps, kGrainSize, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
-        const S v = i < halfway ? a + step * static_cast<S>(i)
-                                : b - step * static_cast<S>(steps - i - 1);
+        const S v =
+            i < halfway ? a + step * static_cast<S>(i) : b - step * static_cast<S>(steps - i - 1);
         out[i] = cast_to<T>(static_cast<double>(v));
       }
     });

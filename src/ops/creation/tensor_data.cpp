@@ -28,8 +28,8 @@ NestedList::NestedList(std::initializer_list<NestedList> items) : kind_(Scalar::
       while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
       ragged_dim_ = static_cast<int64_t>(k) + 1;
       ragged_expected_ = k < a.size() ? sequence(a[k]) : "a number";
-      ragged_got_ = k < b.size() ? (k < a.size() ? std::to_string(b[k]) : "a " + sequence(b[k]))
-                                 : "a number";
+      ragged_got_ =
+          k < b.size() ? (k < a.size() ? std::to_string(b[k]) : "a " + sequence(b[k])) : "a number";
     }
     // bool < int < float: the widest kind of leaf decides the dtype.
     if (static_cast<int>(item.kind_) > static_cast<int>(kind_)) kind_ = item.kind_;
@@ -44,9 +44,12 @@ void NestedList::check() const {
 
 DType NestedList::inferred_dtype() const {
   switch (kind_) {
-    case Scalar::Kind::Bool: return kBool;
-    case Scalar::Kind::Int: return kInt64;
-    case Scalar::Kind::Float: return default_float_dtype();
+    case Scalar::Kind::Bool:
+      return kBool;
+    case Scalar::Kind::Int:
+      return kInt64;
+    case Scalar::Kind::Float:
+      return default_float_dtype();
   }
   return default_float_dtype();
 }

@@ -55,10 +55,14 @@ uint64_t word64(const uint32_t* w) { return (static_cast<uint64_t>(w[0]) << 32) 
 // [0, 1) never rounds up to 1.
 template <typename T>
 constexpr int mantissa_digits() {
-  if constexpr (std::is_same_v<T, Half>) return 11;
-  else if constexpr (std::is_same_v<T, BFloat16>) return 8;
-  else if constexpr (std::is_same_v<T, double>) return 53;
-  else return 24;
+  if constexpr (std::is_same_v<T, Half>)
+    return 11;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return 8;
+  else if constexpr (std::is_same_v<T, double>)
+    return 53;
+  else
+    return 24;
 }
 
 // A uniform in [0, 1) from one word (at most 32 bits) or, for float64, two words (53 bits).
@@ -72,8 +76,7 @@ double unit_uniform(const uint32_t* w) {
   }
 }
 
-void uniform_fill(void* data, DType dtype, int64_t n, double from, double to,
-                  PhiloxStream stream) {
+void uniform_fill(void* data, DType dtype, int64_t n, double from, double to, PhiloxStream stream) {
   KILN_DISPATCH_FLOATING(dtype, "uniform_", [&]<typename T>() {
     T* out = static_cast<T*>(data);
     const double width = to - from;
@@ -83,8 +86,7 @@ void uniform_fill(void* data, DType dtype, int64_t n, double from, double to,
   });
 }
 
-void normal_fill(void* data, DType dtype, int64_t n, double mean, double std,
-                 PhiloxStream stream) {
+void normal_fill(void* data, DType dtype, int64_t n, double mean, double std, PhiloxStream stream) {
   KILN_DISPATCH_FLOATING(dtype, "normal_", [&]<typename T>() {
     T* out = static_cast<T*>(data);
     for_each_draw(n, ops::normal_words(dtype), stream, [&](int64_t i, const uint32_t* w) {
@@ -130,8 +132,8 @@ void randperm_fill(int64_t* data, int64_t n, PhiloxStream stream) {
       cached = word / 4;
       block = philox_block(stream.offset + cached, 0, stream.seed);
     }
-    const auto j = static_cast<int64_t>(word64(block.data() + word % 4) %
-                                        static_cast<uint64_t>(i + 1));
+    const auto j =
+        static_cast<int64_t>(word64(block.data() + word % 4) % static_cast<uint64_t>(i + 1));
     std::swap(data[i], data[j]);
   }
 }

@@ -1,9 +1,9 @@
 // Random ops: rand, randn, randint, normal, bernoulli, randperm, rand_like, randn_like and the
 // in-place uniform_, normal_, bernoulli_. Each draw reserves its Philox counters from the current
 // generator (generator_scope.h) when it runs, so a seed fixes every number drawn after it.
+#include "ops/creation/layout_samples.h"
 #include "ops/random/generator_scope.h"
 #include "ops/random/random_kernels.h"
-#include "ops/samples.h"
 
 #include <kiln/ops/creation.h>
 #include <kiln/ops/random.h>
@@ -41,8 +41,8 @@ void check_sizes(SymIntList sizes, const char* op) {
 }
 
 void check_floating(DType dtype, const char* op) {
-  KILN_CHECK_T(TypeError, is_floating_point(dtype),
-               "{}: expected a floating point dtype, got {}", op, dtype_name(dtype));
+  KILN_CHECK_T(TypeError, is_floating_point(dtype), "{}: expected a floating point dtype, got {}",
+               op, dtype_name(dtype));
 }
 
 // A factory's output: contiguous, with the dtype argument or `fallback`.
@@ -116,16 +116,26 @@ void check_probability(double p, const char* op) {
 // The largest integer n such that every integer in [0, n] is exact in dtype.
 double exact_integer_limit(DType dtype) {
   switch (dtype) {
-    case DType::Bool: return 1;
-    case DType::UInt8: return 255;
-    case DType::Int8: return 127;
-    case DType::Int16: return 32767;
-    case DType::Int32: return 2147483647.0;
-    case DType::Int64: return 9.2233720368547758e18;
-    case DType::Float16: return 2048;
-    case DType::BFloat16: return 256;
-    case DType::Float32: return 16777216.0;
-    case DType::Float64: return 9007199254740992.0;
+    case DType::Bool:
+      return 1;
+    case DType::UInt8:
+      return 255;
+    case DType::Int8:
+      return 127;
+    case DType::Int16:
+      return 32767;
+    case DType::Int32:
+      return 2147483647.0;
+    case DType::Int64:
+      return 9.2233720368547758e18;
+    case DType::Float16:
+      return 2048;
+    case DType::BFloat16:
+      return 256;
+    case DType::Float32:
+      return 16777216.0;
+    case DType::Float64:
+      return 9007199254740992.0;
   }
   return 0;
 }
@@ -141,8 +151,7 @@ void check_randint(int64_t low, int64_t high, DType dtype) {
   KILN_CHECK_T(TypeError, dtype != DType::Bool, "randint: bool is not supported");
   KILN_CHECK(static_cast<double>(low) >= lowest_value(dtype) &&
                  static_cast<double>(high - 1) <= exact_integer_limit(dtype),
-             "randint: range [{}, {}) is out of bounds for dtype {}", low, high,
-             dtype_name(dtype));
+             "randint: range [{}, {}) is out of bounds for dtype {}", low, high, dtype_name(dtype));
 }
 
 // The mean/std operands of normal: tensors, or numbers made 0-dim float64 wrapped scalars.
@@ -194,7 +203,7 @@ std::vector<Sample> size_samples() {
 
 std::vector<Sample> like_samples() {
   return {{{make_sample({3, 4}, kFloat32)}, "2-D"},
-          {{make_sample({6, 4}, kFloat64).t()}, "transposed"},
+          {{transposed_sample(4, 6, kFloat64)}, "transposed"},
           {{make_sample({}, kFloat32)}, "0-dim"},
           {{make_sample({0, 3}, kFloat32)}, "empty"}};
 }
@@ -301,7 +310,9 @@ KILN_OP("normal.Tensor_float(Tensor mean, float std=1) -> Tensor")
     })
     .cpu(normal_tensor_impl)
     .random()
-    .samples([] { return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 2.0}, "2-D"}}; });
+    .samples([] {
+      return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 2.0}, "2-D"}};
+    });
 
 KILN_OP("normal.float_Tensor(float mean, Tensor std) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{normal_tensor_meta(args)}; })
@@ -331,7 +342,7 @@ KILN_OP("bernoulli(Tensor self) -> Tensor")
     .random()
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32, 0.0, 1.0)}, "2-D"},
-                                 {{make_sample({6, 4}, kFloat64, 0.0, 1.0).t()}, "transposed"},
+                                 {{transposed_sample(4, 6, kFloat64, 0.0, 1.0)}, "transposed"},
                                  {{make_sample({0}, kFloat32, 0.0, 1.0)}, "empty"}};
     });
 
@@ -364,7 +375,7 @@ KILN_OP("bernoulli_.float(Tensor(a!) self, float p=0.5) -> Tensor(a!)")
     .random()
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 0.25}, "2-D"},
-                                 {{make_noncontiguous_sample({3, 4}, kFloat32), 0.5}, "strided"}};
+                                 {{gapped_sample(3, 4, kFloat32), 0.5}, "strided"}};
     });
 
 KILN_OP("uniform_(Tensor(a!) self, float from=0, float to=1) -> Tensor(a!)")
@@ -385,8 +396,7 @@ KILN_OP("uniform_(Tensor(a!) self, float from=0, float to=1) -> Tensor(a!)")
     .random()
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), -2.0, 3.0}, "2-D"},
-                                 {{make_noncontiguous_sample({3, 4}, kFloat64), 0.0, 1.0},
-                                  "strided"}};
+                                 {{gapped_sample(3, 4, kFloat64), 0.0, 1.0}, "strided"}};
     });
 
 KILN_OP("normal_(Tensor(a!) self, float mean=0, float std=1) -> Tensor(a!)")
@@ -404,7 +414,7 @@ KILN_OP("normal_(Tensor(a!) self, float mean=0, float std=1) -> Tensor(a!)")
     .random()
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 1.0, 2.0}, "2-D"},
-                                 {{make_sample({4, 3}, kFloat64).t(), 0.0, 1.0}, "transposed"}};
+                                 {{transposed_sample(3, 4, kFloat64), 0.0, 1.0}, "transposed"}};
     });
 
 KILN_OP("randperm(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
@@ -505,20 +515,22 @@ Tensor randint(int64_t high, IntList size, TensorOptions options, Generator* gen
 Tensor rand_like(const Tensor& other, TensorOptions options, Generator* gen) {
   static const auto& op = op_named("rand_like");
   GeneratorScope scope(gen);
-  return finish_factory(ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}), options);
+  return finish_factory(ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}),
+                        options);
 }
 
 Tensor randn_like(const Tensor& other, TensorOptions options, Generator* gen) {
   static const auto& op = op_named("randn_like");
   GeneratorScope scope(gen);
-  return finish_factory(ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}), options);
+  return finish_factory(ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}),
+                        options);
 }
 
 Tensor normal(double mean, double std, IntList size, TensorOptions options, Generator* gen) {
   static const auto& op = op_named("normal.float_float");
   GeneratorScope scope(gen);
-  return finish_factory(
-      ops::call1(op, {mean, std, size, options.dtype_opt(), options.device()}), options);
+  return finish_factory(ops::call1(op, {mean, std, size, options.dtype_opt(), options.device()}),
+                        options);
 }
 
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
