@@ -2,7 +2,9 @@
 // Factory functions, as in PyTorch (`kiln::zeros({2, 3})`, `kiln::arange(10, kiln::kInt64)`).
 #include <kiln/core/tensor.h>
 
+#include <functional>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -44,8 +46,11 @@ class NestedList {
   NestedList(int v) : kind_(Scalar::Kind::Int), values_{Scalar(v)} {}       // NOLINT
   NestedList(int64_t v) : kind_(Scalar::Kind::Int), values_{Scalar(v)} {}   // NOLINT
   NestedList(bool v) : kind_(Scalar::Kind::Bool), values_{Scalar(v)} {}     // NOLINT
-  // Raises kiln::Error for ragged lists ("tensor: expected sequence of length 2 at dim 1, got 3").
+  // A ragged list is recorded, not raised at once (an inner list does not know its depth);
+  // check() and tensor() raise kiln::Error for it, naming the dim from the outermost list:
+  // "tensor: expected sequence of length 2 at dim 1, got 3".
   NestedList(std::initializer_list<NestedList> items);  // NOLINT: nesting
+  void check() const;
 
   const std::vector<Scalar>& values() const { return values_; }
   const DimVector& shape() const { return shape_; }
@@ -56,6 +61,9 @@ class NestedList {
   Scalar::Kind kind_;
   std::vector<Scalar> values_;
   DimVector shape_;
+  // The first raggedness found: at which dim, what was expected there and what was found.
+  int64_t ragged_dim_ = -1;
+  std::string ragged_expected_, ragged_got_;
 };
 
 Tensor tensor(const NestedList& data, TensorOptions options = {});

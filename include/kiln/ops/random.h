@@ -3,6 +3,7 @@
 // determines every draw, so eager and compiled code can produce the same numbers.
 #include <kiln/core/tensor.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
