@@ -1,0 +1,247 @@
+// Arithmetic binary ops: add, sub, rsub, mul, div, floor_divide, remainder, fmod, pow, atan2,
+// maximum, minimum, with PyTorch's type promotion and dtype rules.
+#include "ops/binary/binary_samples.h"
+#include "ops/binary/elementwise_common.h"
+
+#include <kiln/ops/binary.h>
+#include <kiln/ops/creation.h>
+
+namespace kiln::ops {
+namespace {
+
+BinaryPlan promoted(BinaryOp kind, const Stack& args) {
+  const Tensor& a = args[0].to_tensor();
+  const Tensor& b = args[1].to_tensor();
+  DType d = result_type(a, b);
+  return {kind, a, b, d, d};
+}
+
+// PyTorch's alpha_check.
+void check_alpha(const char* op, DType result, const Scalar& alpha) {
+  KILN_CHECK(!alpha.is_bool() || result == DType::Bool,
+             "{}: Boolean alpha only supported for Boolean results.", op);
+  KILN_CHECK(is_floating_point(result) || !alpha.is_floating_point(),
+             "{}: For integral input tensors, argument alpha must not be a floating point number.",
+             op);
+}
+
+// PyTorch's sub_check.
+void check_sub(const char* op, const Tensor& a, const Tensor& b) {
+  bool ab = a.dtype() == DType::Bool, bb = b.dtype() == DType::Bool;
+  KILN_CHECK_T(TypeError, !(ab && bb),
+               "{}: Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+               "the `^` or `logical_xor()` operator instead.",
+               op);
+  KILN_CHECK_T(TypeError, !ab && !bb,
+               "{}: Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+               "are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+               op);
+}
+
+Scalar negated(const Scalar& s) {
+  return s.is_floating_point() ? Scalar(-s.to_double()) : Scalar(-s.to_int());
+}
+
+BinaryPlan add_plan(const Stack& args) {
+  BinaryPlan p = promoted(BinaryOp::Add, args);
+  p.alpha = args[2].to_scalar();
+  check_alpha("add", p.result, p.alpha);
+  return p;
+}
+
+// a - alpha * b is a + (-alpha) * b.
+BinaryPlan subtract(const char* op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  check_sub(op, a, b);
+  DType d = result_type(a, b);
+  check_alpha(op, d, alpha);
+  return {BinaryOp::Add, a, b, d, d, negated(alpha)};
+}
+BinaryPlan sub_plan(const Stack& args) {
+  return subtract("sub", args[0].to_tensor(), args[1].to_tensor(), args[2].to_scalar());
+}
+// rsub(self, other, alpha) = other - alpha * self.
+BinaryPlan rsub_plan(const Stack& args) {
+  return subtract("rsub", args[1].to_tensor(), args[0].to_tensor(), args[2].to_scalar());
+}
+
+BinaryPlan mul_plan(const Stack& args) { return promoted(BinaryOp::Mul, args); }
+
+// Integral (and bool) inputs divide in the default float dtype.
+BinaryPlan true_divide(BinaryOp kind, const Stack& args) {
+  BinaryPlan p = promoted(kind, args);
+  if (!is_floating_point(p.compute)) p.compute = p.result = default_float_dtype();
+  return p;
+}
+
+BinaryPlan no_bool(BinaryOp kind, const Stack& args, const char* op) {
+  BinaryPlan p = promoted(kind, args);
+  if (p.compute == DType::Bool) unsupported(op, p.compute);
+  return p;
+}
+
+BinaryPlan div_plan(const Stack& args) {
+  std::optional<std::string> mode = args[2].to_optional_string();
+  if (!mode) return true_divide(BinaryOp::Div, args);
+  KILN_CHECK(*mode == "trunc" || *mode == "floor",
+             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'",
+             *mode);
+  return no_bool(*mode == "trunc" ? BinaryOp::DivTrunc : BinaryOp::DivFloor, args, "div");
+}
+BinaryPlan floor_divide_plan(const Stack& args) {
+  return no_bool(BinaryOp::DivFloor, args, "floor_divide");
+}
+BinaryPlan remainder_plan(const Stack& args) {
+  return no_bool(BinaryOp::Remainder, args, "remainder");
+}
+BinaryPlan fmod_plan(const Stack& args) { return no_bool(BinaryOp::Fmod, args, "fmod"); }
+
+BinaryPlan pow_plan(const Stack& args) {
+  BinaryPlan p = no_bool(BinaryOp::Pow, args, "pow");
+  // A negative integer Python-number exponent is rejected (a tensor exponent truncates instead).
+  const Tensor& e = p.b;
+  if (is_integral(p.result) && e.impl()->is_wrapped_number() && !e.device().is_meta()) {
+    KILN_CHECK(e.item().to_int() >= 0, "pow: Integers to negative integer powers are not allowed.");
+  }
+  return p;
+}
+BinaryPlan pow_scalar_exponent_plan(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  return pow_plan({self, wrapped_scalar(args[1].to_scalar(), self.device())});
+}
+BinaryPlan pow_scalar_base_plan(const Stack& args) {
+  const Tensor& exponent = args[1].to_tensor();
+  return pow_plan({wrapped_scalar(args[0].to_scalar(), exponent.device()), exponent});
+}
+
+BinaryPlan atan2_plan(const Stack& args) { return true_divide(BinaryOp::Atan2, args); }
+BinaryPlan maximum_plan(const Stack& args) { return promoted(BinaryOp::Maximum, args); }
+BinaryPlan minimum_plan(const Stack& args) { return promoted(BinaryOp::Minimum, args); }
+
+std::vector<Sample> arithmetic_samples(const Stack& extra = {}) {
+  return concat({promoting_samples(kFloat32, -3, 3, Scalar(2.5), kFloat64, extra),
+                 promoting_samples(kInt64, -5, 5, Scalar(3), kInt32, extra),
+                 binary_samples(kFloat64, -3, 3, extra)});
+}
+
+}  // namespace
+
+KILN_REGISTER_OPS(binary_arithmetic) {
+  declare_binary({"add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", add_plan, true,
+                  true, true, [] {
+                    return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)}),
+                                   binary_samples(kBool)});
+                  }});
+  declare_binary({"sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", sub_plan, true,
+                  true, true, [] {
+                    return concat({arithmetic_samples(), arithmetic_samples({Scalar(-3)})});
+                  }});
+  declare_binary({"rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_plan,
+                  false, false, true, [] {
+                    return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)})});
+                  }});
+  declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true, [] {
+                    return concat({arithmetic_samples(), binary_samples(kBool)});
+                  }});
+  declare_binary({"div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor",
+                  div_plan, true, true, true, [] {
+                    return concat({division_samples(kFloat32), division_samples(kInt64),
+                                   division_samples(kFloat32, {"trunc"}),
+                                   division_samples(kFloat32, {"floor"}),
+                                   division_samples(kInt32, {"trunc"}),
+                                   division_samples(kInt64, {"floor"})});
+                  }});
+  declare_binary({"floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_plan, true,
+                  true, false,
+                  [] { return concat({division_samples(kFloat32), division_samples(kInt64)}); }});
+  declare_binary({"remainder(Tensor self, Tensor other) -> Tensor", remainder_plan, true, true,
+                  true,
+                  [] { return concat({division_samples(kFloat32), division_samples(kInt32)}); }});
+  declare_binary({"fmod(Tensor self, Tensor other) -> Tensor", fmod_plan, true, true, true,
+                  [] { return concat({division_samples(kFloat32), division_samples(kInt64)}); }});
+  // aten's pow.Tensor_Tensor; the Tensor/Scalar forms below share its plan.
+  declare_binary({"pow(Tensor self, Tensor exponent) -> Tensor", pow_plan, true, true, true, [] {
+                    return concat({binary_samples(kFloat32, 0.5, 3.0),
+                                   binary_samples(kInt64, 0.0, 4.0)});
+                  }});
+  declare_binary({"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+                  pow_scalar_exponent_plan, true, false, true, [] {
+                    return std::vector<Sample>{
+                        {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(2.5)}, "float ** 2.5"},
+                        {{make_sample({3, 4}, kInt64, -3, 3), Scalar(3)}, "int ** 3"},
+                        {{make_sample({3, 4}, kInt32, 0, 3), Scalar(0.5)}, "int ** 0.5"}};
+                  }});
+  declare_binary({"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_base_plan,
+                  false, false, true, [] {
+                    return std::vector<Sample>{
+                        {{Scalar(2.0), make_sample({3, 4}, kFloat32)}, "2.0 ** float"},
+                        {{Scalar(3), make_sample({3, 4}, kInt64, 0, 4)}, "3 ** int"}};
+                  }});
+  declare_binary({"atan2(Tensor self, Tensor other) -> Tensor", atan2_plan, true, true, true,
+                  [] { return concat({arithmetic_samples(), binary_samples(kInt32)}); }});
+  declare_binary({"maximum(Tensor self, Tensor other) -> Tensor", maximum_plan, false, true,
+                  true, [] { return concat({arithmetic_samples(), binary_samples(kBool)}); }});
+  declare_binary({"minimum(Tensor self, Tensor other) -> Tensor", minimum_plan, false, true,
+                  true, [] { return concat({arithmetic_samples(), binary_samples(kBool)}); }});
+}
+
+}  // namespace kiln::ops
+
+namespace kiln {
+namespace {
+const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
+Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
+std::optional<std::string> mode_arg(std::optional<std::string_view> m) {
+  return m ? std::optional<std::string>(std::string(*m)) : std::nullopt;
+}
+}  // namespace
+
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  static const auto& o = op("add");
+  return ops::call1(o, {self, other, alpha});
+}
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return add(self, wrap(other, self), alpha);
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  static const auto& o = op("sub");
+  return ops::call1(o, {self, other, alpha});
+}
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  return sub(self, wrap(other, self), alpha);
+}
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  static const auto& o = op("rsub");
+  return ops::call1(o, {self, wrap(other, self), alpha});
+}
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
+  static const auto& o = op("div");
+  return ops::call1(o, {self, other, mode_arg(rounding_mode)});
+}
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode) {
+  return div(self, wrap(other, self), rounding_mode);
+}
+Tensor pow(const Scalar& self, const Tensor& exponent) {
+  static const auto& o = op("pow.Scalar");
+  return ops::call1(o, {self, exponent});
+}
+
+// The two-argument ops (declared with KILN_BINARY_OPS in binary.h); Scalar operands are
+// wrapped numbers.
+#define KILN_DEFINE_BINARY(name)                                   \
+  Tensor name(const Tensor& self, const Tensor& other) {           \
+    static const auto& o = op(#name);                              \
+    return ops::call1(o, {self, other});                           \
+  }                                                                \
+  Tensor name(const Tensor& self, const Scalar& other) {           \
+    return name(self, wrap(other, self));                          \
+  }
+KILN_BINARY_OPS(KILN_DEFINE_BINARY)
+#undef KILN_DEFINE_BINARY
+
+}  // namespace kiln
+
+namespace kiln::ops {
+cpu::DispatchStub<BinaryKernel> binary_stub;
+cpu::DispatchStub<TernaryKernel> ternary_stub;
+cpu::DispatchStub<ClampScalarKernel> clamp_scalar_stub;
+}  // namespace kiln::ops
