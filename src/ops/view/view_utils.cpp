@@ -8,6 +8,8 @@ std::string shape_str(SymIntList s) {
   return out + "]";
 }
 
+std::string ints_str(IntList v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+
 TensorMeta make_view_meta(const Tensor& self, SymDimVector sizes, SymDimVector strides,
                           SymInt storage_offset) {
   TensorMeta m;

@@ -8,8 +8,9 @@
 
 namespace kiln::ops::view_detail {
 
-// "[3, 5]": how sizes appear in error messages.
+// "[3, 5]": how sizes and dim lists appear in error messages.
 std::string shape_str(SymIntList s);
+std::string ints_str(IntList v);
 
 // The output description of a view of `self` with the given geometry (same dtype and device).
 TensorMeta make_view_meta(const Tensor& self, SymDimVector sizes, SymDimVector strides,
