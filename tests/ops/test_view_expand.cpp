@@ -21,6 +21,7 @@ TEST(ViewExpand, Geometry) {
   EXPECT_GEOMETRY(iota({1, 3}).expand({2, -1, -1}), ({2, 1, 3}), ({0, 3, 1}), 0);
   EXPECT_GEOMETRY(iota({2, 3}).expand({2, 3}), ({2, 3}), ({3, 1}), 0);
   EXPECT_GEOMETRY(iota({}).expand({2, 2}), ({2, 2}), ({0, 0}), 0);
+  EXPECT_GEOMETRY(iota({}).expand({1, 1}), ({1, 1}), ({0, 0}), 0);
   EXPECT_EQ(iota({}).expand(IntList{}).dim(), 0);
   EXPECT_GEOMETRY(iota({1, 3}).expand({0, 3}), ({0, 3}), ({0, 1}), 0);
   Tensor b = iota({2, 1}, kBool).expand({2, 3});

@@ -100,6 +100,22 @@ TEST(ViewSymbolic, ViewsKeepSymbolsAndHints) {
   EXPECT_EQ(hints(e.sym_strides()), (std::vector<int64_t>{0, 1}));
 }
 
+TEST(ViewSymbolic, OutputCountsSpecializeToTheHint) {
+  SymInt s0 = HintedSym::make("s0", 3);
+  Tensor x = meta_tensor({s0, SymInt(int64_t{4})});
+  std::vector<Tensor> rows = x.unbind();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(hint_of(rows[2].impl()->sym_storage_offset()), 8);
+  std::vector<Tensor> pieces = x.split(2);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(hints(pieces[1].sym_sizes()), (std::vector<int64_t>{1, 4}));
+  std::vector<Tensor> chunks = x.chunk(3);
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(hints(chunks[0].sym_sizes()), (std::vector<int64_t>{1, 4}));
+  std::vector<Tensor> cols = x.split({1, 3}, 1);
+  EXPECT_EQ(cols[1].sym_sizes()[0].str(), "s0");
+}
+
 TEST(ViewSymbolic, ErrorsStillRaise) {
   SymInt s0 = HintedSym::make("s0", 3);
   Tensor x = meta_tensor({s0, SymInt(int64_t{4})});

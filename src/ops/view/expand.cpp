@@ -23,7 +23,8 @@ std::vector<TensorMeta> expand_meta(const Stack& args) {
              "dimensions in the tensor ({}). Target sizes: {}. Tensor sizes: {}",
              ndim, self_ndim, shape_str(target), shape_str(sizes));
   SymDimVector out_sizes(target.size()), out_strides(target.size());
-  // From the innermost dim out; new leading dims behave like existing size-1 dims.
+  // From the innermost dim out; new leading dims behave like existing size-1 dims. A 0-dim
+  // input gets all-zero strides (PyTorch's rule), hence the 0 seed for its innermost dim.
   for (int64_t i = ndim - 1; i >= 0; --i) {
     const auto ui = static_cast<size_t>(i);
     const int64_t d = self_ndim - (ndim - i);
@@ -31,7 +32,7 @@ std::vector<TensorMeta> expand_meta(const Stack& args) {
     SymInt size = d >= 0 ? sizes[ud] : SymInt(int64_t{1});
     SymInt stride =
         d >= 0 ? strides[ud]
-               : (i + 1 < ndim ? out_sizes[ui + 1] * out_strides[ui + 1] : SymInt(int64_t{1}));
+               : (i + 1 < ndim ? out_sizes[ui + 1] * out_strides[ui + 1] : SymInt(int64_t{0}));
     SymInt want = target[ui];
     if (want == -1) {
       KILN_CHECK(d >= 0,

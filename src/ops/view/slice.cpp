@@ -78,7 +78,7 @@ std::vector<TensorMeta> select_op_meta(const Stack& args) {
 std::vector<TensorMeta> unbind_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const int64_t dim = sliced_dim(self, args[1].to_int(), "unbind");
-  const int64_t n = dim_size(self, dim).expect_int();  // the output count must be concrete
+  const int64_t n = guarded_int(dim_size(self, dim), "unbind");
   std::vector<TensorMeta> out;
   out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) out.push_back(select_meta(self, dim, i));
@@ -118,7 +118,7 @@ SymDimVector split_sizes_for(const SymInt& size, const SymInt& split_size) {
   // split_size 0 is allowed only for an empty dim: one empty piece, as PyTorch.
   int64_t count = 1;
   if (split_size != 0) {
-    count = std::max<int64_t>(((size + split_size - 1) / split_size).expect_int(), 1);
+    count = std::max<int64_t>(guarded_int((size + split_size - 1) / split_size, "split"), 1);
   }
   SymDimVector sizes(static_cast<size_t>(count), split_size);
   sizes.back() = size - split_size * (count - 1);

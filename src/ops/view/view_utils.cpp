@@ -8,6 +8,8 @@ std::string shape_str(SymIntList s) {
   return out + "]";
 }
 
+std::string ints_str(IntList v) { return fmt::format("[{}]", fmt::join(v, ", ")); }
+
 TensorMeta make_view_meta(const Tensor& self, SymDimVector sizes, SymDimVector strides,
                           SymInt storage_offset) {
   TensorMeta m;
@@ -99,6 +101,15 @@ std::optional<SymDimVector> compute_stride(SymIntList oldshape, SymIntList oldst
   }
   if (view_d != -1) return std::nullopt;
   return newstride;
+}
+
+int64_t guarded_int(const SymInt& s, const char* op) {
+  if (!s.is_symbolic()) return s.expect_int();
+  std::optional<int64_t> hint = s.maybe_int();
+  KILN_CHECK(hint.has_value(), "{}: the number of outputs depends on the symbolic size {}", op,
+             s.str());
+  KILN_CHECK(s == *hint, "{}: symbolic size {} disagrees with its hint {}", op, s.str(), *hint);
+  return *hint;
 }
 
 SymDimVector broadcast_sym_shapes(const std::vector<SymDimVector>& shapes, const char* op) {

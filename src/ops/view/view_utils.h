@@ -8,8 +8,9 @@
 
 namespace kiln::ops::view_detail {
 
-// "[3, 5]": how sizes appear in error messages.
+// "[3, 5]": how sizes and dim lists appear in error messages.
 std::string shape_str(SymIntList s);
+std::string ints_str(IntList v);
 
 // The output description of a view of `self` with the given geometry (same dtype and device).
 TensorMeta make_view_meta(const Tensor& self, SymDimVector sizes, SymDimVector strides,
@@ -27,6 +28,11 @@ SymDimVector infer_size(SymIntList shape, const SymInt& numel, const char* op);
 // when some new dim would span two non-contiguous chunks (PyTorch's computeStride).
 std::optional<SymDimVector> compute_stride(SymIntList oldshape, SymIntList oldstride,
                                            SymIntList newshape);
+
+// A size whose value decides how many outputs an op returns (unbind, split): concrete ints pass
+// through; a symbolic one is specialized to its hint, with an equality guard recorded so a
+// captured graph is only reused for that value. Raises kiln::Error if there is no hint.
+int64_t guarded_int(const SymInt& s, const char* op);
 
 // The common shape of several shapes under broadcasting; raises kiln::Error naming `op`.
 SymDimVector broadcast_sym_shapes(const std::vector<SymDimVector>& shapes, const char* op);
