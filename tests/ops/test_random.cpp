@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numbers>
 #include <numeric>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace kiln {
@@ -63,9 +65,29 @@ TEST(RandomGenerator, ReserveAdvancesOffsetAndSeedResetsIt) {
   EXPECT_EQ(g.offset(), 5u);
   g.set_offset(100);
   EXPECT_EQ(g.reserve(1), 100u);
+  EXPECT_EQ(g.seed_and_reserve(4), (std::pair<uint64_t, uint64_t>{5, 101}));
+  EXPECT_EQ(g.offset(), 105u);
   g.manual_seed(9);
   EXPECT_EQ(g.seed(), 9u);
   EXPECT_EQ(g.offset(), 0u);
+}
+
+TEST(RandomGenerator, ConcurrentReservationsNeverOverlap) {
+  Generator g(1);
+  constexpr int kThreads = 4, kEach = 2000;
+  std::vector<std::vector<uint64_t>> firsts(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) firsts[static_cast<size_t>(t)].push_back(g.reserve(3));
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::set<uint64_t> all;
+  for (const auto& f : firsts) all.insert(f.begin(), f.end());
+  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kEach));
+  EXPECT_EQ(g.offset(), static_cast<uint64_t>(3 * kThreads * kEach));
+  for (uint64_t first : all) EXPECT_EQ(first % 3, 0u);
 }
 
 TEST(RandomGenerator, ManualSeedReseedsDefault) {
@@ -103,7 +125,7 @@ TEST(RandomGenerator, NormalPairsFollowBoxMuller) {
     auto block = Philox4x32::draw(word / 4, 0, 31);
     const double u1 = static_cast<double>((block[word % 4] >> 8) + 1) * std::ldexp(1.0, -24);
     const double u2 = static_cast<double>(block[word % 4 + 1] >> 8) * std::ldexp(1.0, -24);
-    const double r = std::sqrt(-2.0 * std::log(u1)), theta = 2.0 * M_PI * u2;
+    const double r = std::sqrt(-2.0 * std::log(u1)), theta = 2.0 * std::numbers::pi * u2;
     const double ref = i % 2 == 0 ? r * std::cos(theta) : r * std::sin(theta);
     EXPECT_NEAR(v[i], ref, 1e-6 * std::max(1.0, std::abs(ref))) << "element " << i;
   }
