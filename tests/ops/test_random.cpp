@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numbers>
 #include <numeric>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace kiln {
@@ -63,9 +65,29 @@ TEST(RandomGenerator, ReserveAdvancesOffsetAndSeedResetsIt) {
   EXPECT_EQ(g.offset(), 5u);
   g.set_offset(100);
   EXPECT_EQ(g.reserve(1), 100u);
+  EXPECT_EQ(g.seed_and_reserve(4), (std::pair<uint64_t, uint64_t>{5, 101}));
+  EXPECT_EQ(g.offset(), 105u);
   g.manual_seed(9);
   EXPECT_EQ(g.seed(), 9u);
   EXPECT_EQ(g.offset(), 0u);
+}
+
+TEST(RandomGenerator, ConcurrentReservationsNeverOverlap) {
+  Generator g(1);
+  constexpr int kThreads = 4, kEach = 2000;
+  std::vector<std::vector<uint64_t>> firsts(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) firsts[static_cast<size_t>(t)].push_back(g.reserve(3));
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::set<uint64_t> all;
+  for (const auto& f : firsts) all.insert(f.begin(), f.end());
+  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kEach));
+  EXPECT_EQ(g.offset(), static_cast<uint64_t>(3 * kThreads * kEach));
+  for (uint64_t first : all) EXPECT_EQ(first % 3, 0u);
 }
 
 TEST(RandomGenerator, ManualSeedReseedsDefault) {
@@ -74,10 +96,10 @@ TEST(RandomGenerator, ManualSeedReseedsDefault) {
   EXPECT_EQ(default_generator().offset(), 0u);
   rand({10});  // 10 float32 uniforms use one word each: 3 counters
   EXPECT_EQ(default_generator().offset(), 3u);
-  randn({10});  // two words each: 5 counters
-  EXPECT_EQ(default_generator().offset(), 8u);
+  randn({10});  // Box-Muller pairs: two words per two elements, 3 counters
+  EXPECT_EQ(default_generator().offset(), 6u);
   rand({3}, kFloat64);  // two words each: 2 counters
-  EXPECT_EQ(default_generator().offset(), 10u);
+  EXPECT_EQ(default_generator().offset(), 8u);
 }
 
 TEST(RandomGenerator, ElementsFollowTheCounterMapping) {
@@ -90,6 +112,22 @@ TEST(RandomGenerator, ElementsFollowTheCounterMapping) {
     auto block = Philox4x32::draw(2 + i / 4, 0, 77);
     double ref = static_cast<double>(block[i % 4] >> 8) * std::ldexp(1.0, -24);
     EXPECT_EQ(v[i], ref) << "element " << i;
+  }
+}
+
+TEST(RandomGenerator, NormalPairsFollowBoxMuller) {
+  // Pair k = (2k, 2k+1) of a float32 normal draw takes words 2k, 2k+1 of the stream: u1 (shifted
+  // into (0, 1]) and u2, giving r cos(2 pi u2) and r sin(2 pi u2), r = sqrt(-2 log u1).
+  manual_seed(31);
+  auto v = values(randn({7}));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const size_t word = (i / 2) * 2;
+    auto block = Philox4x32::draw(word / 4, 0, 31);
+    const double u1 = static_cast<double>((block[word % 4] >> 8) + 1) * std::ldexp(1.0, -24);
+    const double u2 = static_cast<double>(block[word % 4 + 1] >> 8) * std::ldexp(1.0, -24);
+    const double r = std::sqrt(-2.0 * std::log(u1)), theta = 2.0 * std::numbers::pi * u2;
+    const double ref = i % 2 == 0 ? r * std::cos(theta) : r * std::sin(theta);
+    EXPECT_NEAR(v[i], ref, 1e-6 * std::max(1.0, std::abs(ref))) << "element " << i;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 namespace kiln {
 
@@ -18,6 +19,9 @@ class Generator {
   // Reserves `n` 128-bit Philox counters and returns the first; each call advances the offset
   // so later draws never reuse counters.
   uint64_t reserve(uint64_t n);
+  // The same, also returning the seed read under the same lock: {seed, first counter}, so a
+  // concurrent manual_seed cannot pair one seed with another seed's offset.
+  std::pair<uint64_t, uint64_t> seed_and_reserve(uint64_t n);
   uint64_t offset() const;
   void set_offset(uint64_t offset);
 

@@ -22,6 +22,13 @@ uint64_t Generator::reserve(uint64_t n) {
   return first;
 }
 
+std::pair<uint64_t, uint64_t> Generator::seed_and_reserve(uint64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t first = offset_;
+  offset_ += n;
+  return {seed_, first};
+}
+
 uint64_t Generator::offset() const {
   std::lock_guard<std::mutex> lock(mu_);
   return offset_;

@@ -86,20 +86,44 @@ void uniform_fill(void* data, DType dtype, int64_t n, double from, double to, Ph
   });
 }
 
+// Box-Muller turns the two uniforms of pair k (elements 2k and 2k+1) into r*cos(theta) for the
+// even element and r*sin(theta) for the odd one. Pair k reads the 2 * words_per_element words
+// starting at word 2k * words_per_element; each element is still a function of its index alone,
+// and a pair whose elements fall in two chunks is simply computed by both.
 void normal_fill(void* data, DType dtype, int64_t n, double mean, double std, PhiloxStream stream) {
   KILN_DISPATCH_FLOATING(dtype, "normal_", [&]<typename T>() {
     T* out = static_cast<T*>(data);
-    for_each_draw(n, ops::normal_words(dtype), stream, [&](int64_t i, const uint32_t* w) {
-      double u1, u2;  // u1 in (0, 1] so its log is finite
-      if constexpr (std::is_same_v<T, double>) {
-        u1 = static_cast<double>((word64(w) >> 11) + 1) * 0x1.0p-53;
-        u2 = static_cast<double>(word64(w + 2) >> 11) * 0x1.0p-53;
-      } else {
-        u1 = static_cast<double>((w[0] >> 8) + 1) * 0x1.0p-24;
-        u2 = static_cast<double>(w[1] >> 8) * 0x1.0p-24;
+    const uint64_t words = static_cast<uint64_t>(ops::normal_words(dtype));
+    parallel_for(0, n, kGrainSize, [&](int64_t begin, int64_t end) {
+      uint64_t cached = std::numeric_limits<uint64_t>::max();
+      PhiloxBlock block{};
+      for (int64_t i = begin; i < end;) {
+        const uint64_t pair = static_cast<uint64_t>(i) / 2;
+        const uint64_t word = pair * 2 * words;
+        if (word / 4 != cached) {
+          cached = word / 4;
+          block = philox_block(stream.offset + cached, 0, stream.seed);
+        }
+        const uint32_t* w = block.data() + word % 4;
+        double u1, u2;  // u1 in (0, 1] so its log is finite
+        if constexpr (std::is_same_v<T, double>) {
+          u1 = static_cast<double>((word64(w) >> 11) + 1) * 0x1.0p-53;
+          u2 = static_cast<double>(word64(w + 2) >> 11) * 0x1.0p-53;
+        } else {
+          u1 = static_cast<double>((w[0] >> 8) + 1) * 0x1.0p-24;
+          u2 = static_cast<double>(w[1] >> 8) * 0x1.0p-24;
+        }
+        const double r = std::sqrt(-2.0 * std::log(u1));
+        const double theta = 2.0 * std::numbers::pi * u2;
+        if (i % 2 == 0) {
+          out[i] = from_double<T>(mean + std * (r * std::cos(theta)));
+          ++i;
+        }
+        if (i < end) {
+          out[i] = from_double<T>(mean + std * (r * std::sin(theta)));
+          ++i;
+        }
       }
-      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-      out[i] = from_double<T>(mean + std * z);
     });
   });
 }

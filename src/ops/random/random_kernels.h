@@ -12,14 +12,15 @@ using random_detail::PhiloxStream;
 
 // 32-bit words per element each fill uses (so callers reserve philox_blocks(n, words) counters).
 inline int uniform_words(DType dtype) { return dtype == DType::Float64 ? 2 : 1; }
-inline int normal_words(DType dtype) { return dtype == DType::Float64 ? 4 : 2; }
+// normal: two uniforms per pair of elements (see normal_fill).
+inline int normal_words(DType dtype) { return dtype == DType::Float64 ? 2 : 1; }
 inline int randint_words(uint64_t range) { return range > (uint64_t{1} << 32) ? 2 : 1; }
 inline constexpr int kRandpermWords = 2;
 
 // Uniform in [from, to), with as many random bits as dtype's mantissa holds.
 using UniformFillKernel = void(void* data, DType dtype, int64_t n, double from, double to,
                                PhiloxStream stream);
-// mean + std * z, z standard normal by Box-Muller from two uniforms.
+// mean + std * z, z standard normal by Box-Muller: each pair of elements from two uniforms.
 using NormalFillKernel = void(void* data, DType dtype, int64_t n, double mean, double std,
                               PhiloxStream stream);
 // Integers in [low, low + range).

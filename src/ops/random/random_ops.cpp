@@ -26,8 +26,8 @@ using random_detail::current_generator;
 using random_detail::philox_blocks;
 
 PhiloxStream reserve_stream(int64_t n, int words) {
-  Generator& gen = current_generator();
-  return {gen.seed(), gen.reserve(philox_blocks(n, words))};
+  auto [seed, offset] = current_generator().seed_and_reserve(philox_blocks(n, words));
+  return {seed, offset};
 }
 
 Device device_arg(const IValue& v) { return v.is_none() ? Device::cpu() : v.to_device(); }
