@@ -36,12 +36,16 @@ TEST(BinaryComparison, ValuesAndDtype) {
 TEST(BinaryComparison, ReferencesWithBroadcastAndLayouts) {
   using Cmp = std::function<Tensor(const Tensor&, const Tensor&)>;
   std::vector<std::pair<Cmp, std::function<double(double, double)>>> ops = {
-      {[](auto& x, auto& y) { return eq(x, y); }, [](double x, double y) { return double(x == y); }},
-      {[](auto& x, auto& y) { return ne(x, y); }, [](double x, double y) { return double(x != y); }},
+      {[](auto& x, auto& y) { return eq(x, y); },
+       [](double x, double y) { return double(x == y); }},
+      {[](auto& x, auto& y) { return ne(x, y); },
+       [](double x, double y) { return double(x != y); }},
       {[](auto& x, auto& y) { return lt(x, y); }, [](double x, double y) { return double(x < y); }},
-      {[](auto& x, auto& y) { return le(x, y); }, [](double x, double y) { return double(x <= y); }},
+      {[](auto& x, auto& y) { return le(x, y); },
+       [](double x, double y) { return double(x <= y); }},
       {[](auto& x, auto& y) { return gt(x, y); }, [](double x, double y) { return double(x > y); }},
-      {[](auto& x, auto& y) { return ge(x, y); }, [](double x, double y) { return double(x >= y); }},
+      {[](auto& x, auto& y) { return ge(x, y); },
+       [](double x, double y) { return double(x >= y); }},
       {[](auto& x, auto& y) { return logical_and(x, y); },
        [](double x, double y) { return double(x != 0 && y != 0); }},
       {[](auto& x, auto& y) { return logical_or(x, y); },
@@ -58,7 +62,8 @@ TEST(BinaryComparison, ReferencesWithBroadcastAndLayouts) {
       EXPECT_EQ(r.dtype(), kBool);
       EXPECT_TRUE(all_close(r, reference(col, row, ref))) << dtype_name(d);
       EXPECT_TRUE(all_close(run(t, sq2), reference(t, sq2, ref))) << dtype_name(d);
-      EXPECT_TRUE(all_close(run(sq2, scalar_tensor(1, d)), reference(sq2, scalar_tensor(1, d), ref)));
+      EXPECT_TRUE(
+          all_close(run(sq2, scalar_tensor(1, d)), reference(sq2, scalar_tensor(1, d), ref)));
       EXPECT_EQ(run(zeros({0, 3}, d), zeros({3}, d)).sizes(), IntList({0, 3}));
     }
   }
@@ -119,7 +124,8 @@ TEST(BinaryBitwise, Shifts) {
   // [-8, 8, -8, 100] >> [-1, 9, 7, 2] = [-1, 0, -1, 25]; uint8 200 >> 200 = 0.
   Tensor a = make<int64_t>({1, 1, 1, -8}, {4}, kInt8), s = make<int64_t>({-1, 7, 8, 1}, {4}, kInt8);
   EXPECT_EQ(as_ints(bitwise_left_shift(a, s)), (std::vector<int64_t>{0, -128, 0, -16}));
-  Tensor c = make<int64_t>({-8, 8, -8, 100}, {4}, kInt8), r = make<int64_t>({-1, 9, 7, 2}, {4}, kInt8);
+  Tensor c = make<int64_t>({-8, 8, -8, 100}, {4}, kInt8),
+         r = make<int64_t>({-1, 9, 7, 2}, {4}, kInt8);
   EXPECT_EQ(as_ints(bitwise_right_shift(c, r)), (std::vector<int64_t>{-1, 0, -1, 25}));
   Tensor u = make<int64_t>({200}, {1}, kUInt8);
   EXPECT_EQ(as_ints(bitwise_right_shift(u, u)), (std::vector<int64_t>{0}));
@@ -138,8 +144,8 @@ TEST(BinaryBitwise, Errors) {
   EXPECT_THROW(bitwise_xor(f32({1}, {1}), i64({1}, {1})), TypeError);
   EXPECT_THROW(bitwise_left_shift(f32({1}, {1}), i64({1}, {1})), TypeError);
   EXPECT_THROW(bitwise_right_shift(bools({1}, {1}), bools({1}, {1})), TypeError);
-  EXPECT_TRUE(throws_error([] { bitwise_and(f32({1}, {1}), f32({1}, {1})); },
-                           {"bitwise_and", "float32"}));
+  EXPECT_TRUE(
+      throws_error([] { bitwise_and(f32({1}, {1}), f32({1}, {1})); }, {"bitwise_and", "float32"}));
   EXPECT_TRUE(throws_error([] { eq(ones({2, 3}), ones({4})); }, {"3", "4", "dimension 1"}));
   Tensor f = f32({1}, {1});
   EXPECT_TRUE(throws_error([&] { f.bitwise_and_(f); }, {"float32"}));

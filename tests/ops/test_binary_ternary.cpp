@@ -30,10 +30,10 @@ TEST(BinaryTernary, Where) {
   EXPECT_TRUE(all_close(r, f64({1, 2, 3, 6, 5, 4}, {2, 3})));
   // Non-contiguous, 0-dim, empty.
   Tensor t = testing::transposed(f32({1, 2, 3, 4, 5, 6}, {3, 2}));
-  EXPECT_TRUE(all_close(where(c, t, scalar_tensor(0.0, kFloat32)), f32({1, 0, 5, 0, 0, 6}, {2, 3})));
+  EXPECT_TRUE(
+      all_close(where(c, t, scalar_tensor(0.0, kFloat32)), f32({1, 0, 5, 0, 0, 6}, {2, 3})));
   EXPECT_EQ(where(scalar_tensor(true), scalar_tensor(1.0), scalar_tensor(2.0)).dim(), 0);
-  EXPECT_EQ(where(zeros({0, 3}, kBool), zeros({3}), zeros({3})).sizes(),
-            IntList({0, 3}));
+  EXPECT_EQ(where(zeros({0, 3}, kBool), zeros({3}), zeros({3})).sizes(), IntList({0, 3}));
   // The condition must be bool.
   EXPECT_TRUE(throws_error([&] { where(a, a, a); }, {"where", "boolean", "float32"}));
   static const auto& where_out = ops::OpRegistry::instance().get("where.out");
@@ -66,7 +66,8 @@ TEST(BinaryTernary, ClampScalar) {
   EXPECT_EQ(clamp(scalar_tensor(7.0), Scalar(0), Scalar(1)).item<double>(), 1.0);
   EXPECT_EQ(clamp(zeros({0}), Scalar(0)).numel(), 0);
   // Errors.
-  EXPECT_TRUE(throws_error([&] { clamp(x, std::nullopt, std::nullopt); }, {"At least one of 'min' or 'max'"}));
+  EXPECT_TRUE(throws_error([&] { clamp(x, std::nullopt, std::nullopt); },
+                           {"At least one of 'min' or 'max'"}));
   EXPECT_TRUE(throws_error([&] { n.clamp_(Scalar(0.5)); }, {"float32", "int64"}));
   EXPECT_THROW(clamp(bools({1}, {1}), Scalar(true)), TypeError);
 }
@@ -78,7 +79,8 @@ TEST(BinaryTernary, ClampTensor) {
   EXPECT_TRUE(all_close(clamp(x, lo, Tensor()), f32({-2, 0, 1, 1, 3, 5}, {2, 3})));
   EXPECT_TRUE(all_close(clamp(x, Tensor(), hi), f32({-3, -1, 0, 1, 3, 4}, {2, 3})));
   // A NaN bound gives NaN; min > max gives max (PyTorch).
-  EXPECT_TRUE(all_close(clamp(f32({1, 2}, {2}), f32({kNaN, 3}, {2}), f32({5, 2}, {2})), f32({kNaN, 2}, {2})));
+  EXPECT_TRUE(all_close(clamp(f32({1, 2}, {2}), f32({kNaN, 3}, {2}), f32({5, 2}, {2})),
+                        f32({kNaN, 2}, {2})));
   static const auto& cmin = ops::OpRegistry::instance().get("clamp_min.Tensor");
   EXPECT_TRUE(all_close(ops::call1(cmin, {x, lo}), f32({-2, 0, 1, 1, 3, 5}, {2, 3})));
   EXPECT_TRUE(throws_error([&] { clamp(x, Tensor(), Tensor()); }, {"At least one"}));
@@ -119,7 +121,11 @@ TEST(BinaryTernary, AddcmulAddcdiv) {
             (std::vector<int64_t>{31, 50}));
   EXPECT_TRUE(throws_error([] { addcdiv(i64({1}, {1}), i64({1}, {1}), i64({1}, {1})); },
                            {"Integer division with addcdiv"}));
-  EXPECT_TRUE(throws_error([&] { s.addcmul_(f32({1, 2}, {2, 1}), s); }, {"addcmul_", "[3]", "[2, 3]"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        s.addcmul_(f32({1, 2}, {2, 1}), s);
+      },
+      {"addcmul_", "[3]", "[2, 3]"}));
 }
 
 }  // namespace
