@@ -328,6 +328,29 @@ TEST(BinaryArith, MetaDevice) {
                            {"3", "5"}));
 }
 
+TEST(BinaryArith, ErrorsFromParallelLoops) {
+  // A zero divisor deep inside a tensor large enough to run on several threads still raises.
+  Tensor a = ramp({200000}, kInt64, 1, 100, 1);
+  Tensor b = ramp({200000}, kInt64, 1, 100, 2);
+  b.data_ptr<int64_t>()[150000] = 0;
+  EXPECT_TRUE(throws_error([&] { floor_divide(a, b); }, {"ZeroDivisionError"}));
+  EXPECT_TRUE(throws_error([&] { remainder(a, b); }, {"ZeroDivisionError"}));
+}
+
+TEST(BinaryArith, OutIntoNonContiguous) {
+  // out= into a transposed view writes through its strides.
+  Tensor base = zeros({3, 2});
+  Tensor out = testing::transposed(base);  // [2, 3] view of base
+  static const auto& mul_out = ops::OpRegistry::instance().get("mul.out");
+  ops::call(mul_out, {f32({1, 2, 3, 4, 5, 6}, {2, 3}), f32({10}, {1}), out});
+  EXPECT_TRUE(all_close(base, f32({10, 40, 20, 50, 30, 60}, {3, 2})));
+  // In place on a transposed view with a broadcast operand.
+  Tensor base2 = f32({1, 2, 3, 4, 5, 6}, {3, 2});
+  Tensor view = testing::transposed(base2);
+  view.add_(f32({100, 200, 300}, {3}));
+  EXPECT_TRUE(all_close(base2, f32({101, 102, 203, 204, 305, 306}, {3, 2})));
+}
+
 TEST(BinaryArith, LargeParallelAdd) {
   // Large enough to split across threads, with a broadcast row and a wrapped scalar.
   Tensor a = ramp({300, 1000}, kFloat32, -1, 1, 1), row = ramp({1000}, kFloat32, -1, 1, 2);
