@@ -173,15 +173,19 @@ TEST(BinaryArith, DivisionEdgeCases) {
   // Float division by zero follows IEEE.
   Tensor q = div(f32({1, -1, 0}, {3}), f32({0, 0, 0}, {3}));
   EXPECT_TRUE(all_close(q, f64({kInf, -kInf, kNaN}, {3})));
-  EXPECT_TRUE(all_close(div(i64({1, -1, 0}, {3}), i64({0, 0, 0}, {3})), f64({kInf, -kInf, kNaN}, {3})));
+  EXPECT_TRUE(
+      all_close(div(i64({1, -1, 0}, {3}), i64({0, 0, 0}, {3})), f64({kInf, -kInf, kNaN}, {3})));
   EXPECT_TRUE(all_close(div(f32({1, -1, 0}, {3}), f32({0, 0, 0}, {3}), "floor"),
                         f64({kInf, -kInf, kNaN}, {3})));
-  EXPECT_TRUE(all_close(div(f32({1, -1}, {2}), f32({0, 0}, {2}), "trunc"), f64({kInf, -kInf}, {2})));
+  EXPECT_TRUE(
+      all_close(div(f32({1, -1}, {2}), f32({0, 0}, {2}), "trunc"), f64({kInf, -kInf}, {2})));
   // PyTorch: floor(-0.5 / 2) = -1; -7 // 2 = -4 and 7 // -2 = -4 in float too.
   EXPECT_TRUE(all_close(div(f32({-0.5, -7, 7}, {3}), f32({2, 2, -2}, {3}), "floor"),
                         f64({-1, -4, -4}, {3})));
-  EXPECT_TRUE(all_close(remainder(f32({-3, 3, 5.5}, {3}), f32({2, -2, 2}, {3})), f64({1, -1, 1.5}, {3})));
-  EXPECT_TRUE(all_close(fmod(f32({-3, 3, 5.5}, {3}), f32({2, -2, 2}, {3})), f64({-1, 1, 1.5}, {3})));
+  EXPECT_TRUE(
+      all_close(remainder(f32({-3, 3, 5.5}, {3}), f32({2, -2, 2}, {3})), f64({1, -1, 1.5}, {3})));
+  EXPECT_TRUE(
+      all_close(fmod(f32({-3, 3, 5.5}, {3}), f32({2, -2, 2}, {3})), f64({-1, 1, 1.5}, {3})));
   EXPECT_TRUE(all_close(remainder(f32({1}, {1}), f32({0}, {1})), f64({kNaN}, {1})));
   // Integer division or modulo by zero raises, as PyTorch's "ZeroDivisionError".
   Tensor one = i64({1, 2}, {2}), zero = i64({1, 0}, {2});
@@ -214,9 +218,11 @@ TEST(BinaryArith, WrappedScalarsAndZeroDim) {
   // A float32 tensor + a Python-like float stays float32, on the SIMD path.
   Tensor r = add(a, Scalar(0.25));
   EXPECT_EQ(r.dtype(), kFloat32);
-  EXPECT_TRUE(all_close(r, reference(a, scalar_tensor(0.25, kFloat64), [](double x, double y) { return x + y; })));
-  EXPECT_TRUE(all_close(mul(Scalar(3) * a, Scalar(0.5)),
-                        reference(a, scalar_tensor(1.5, kFloat64), [](double x, double y) { return x * y; })));
+  EXPECT_TRUE(all_close(
+      r, reference(a, scalar_tensor(0.25, kFloat64), [](double x, double y) { return x + y; })));
+  EXPECT_TRUE(all_close(
+      mul(Scalar(3) * a, Scalar(0.5)),
+      reference(a, scalar_tensor(1.5, kFloat64), [](double x, double y) { return x * y; })));
   // 0-dim with 0-dim gives 0-dim; a 0-dim int64 doesn't raise an int32 tensor's dtype.
   Tensor z = add(scalar_tensor(2, kInt64), scalar_tensor(3, kInt64));
   EXPECT_EQ(z.dim(), 0);
@@ -268,13 +274,20 @@ TEST(BinaryArith, InPlaceAndOut) {
   EXPECT_TRUE(all_close(qout, f32({3, -4}, {2})));
   // out= of an integral dtype can't take a float result.
   Tensor iout = empty({2}, kInt64);
-  EXPECT_TRUE(throws_error([&] { ops::call(div_out, {i64({7, -7}, {2}), i64({2, 2}, {2}), std::nullopt, iout}); },
-                           {"float32", "int64"}));
+  EXPECT_TRUE(throws_error(
+      [&] {
+        ops::call(div_out, {i64({7, -7}, {2}), i64({2, 2}, {2}), std::nullopt, iout});
+      },
+      {"float32", "int64"}));
 }
 
 TEST(BinaryArith, Errors) {
   // Shapes that don't broadcast: the message names both sizes and the dim.
-  EXPECT_TRUE(throws_error([] { add(ones({2, 3}), ones({2, 4})); }, {"add", "3", "4", "dimension 1"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        add(ones({2, 3}), ones({2, 4}));
+      },
+      {"add", "3", "4", "dimension 1"}));
   EXPECT_TRUE(throws_error([] { mul(ones({5}), ones({3, 4})); }, {"5", "4", "dimension 1"}));
   // In place, self can't grow to the broadcast shape.
   Tensor small = ones({3});
@@ -309,8 +322,33 @@ TEST(BinaryArith, MetaDevice) {
   EXPECT_EQ(r.sizes(), IntList({4, 3}));
   EXPECT_EQ(r.dtype(), kFloat64);
   EXPECT_EQ(lt(a, Scalar(2.5)).dtype(), kBool);
-  EXPECT_TRUE(throws_error([&] { add(a, empty({5}, TensorOptions().device(Device::meta()))); }, {"3", "5"}) ||
-              throws_error([&] { add(b, empty({5}, TensorOptions().device(Device::meta()))); }, {"3", "5"}));
+  EXPECT_TRUE(throws_error([&] { add(a, empty({5}, TensorOptions().device(Device::meta()))); },
+                           {"3", "5"}) ||
+              throws_error([&] { add(b, empty({5}, TensorOptions().device(Device::meta()))); },
+                           {"3", "5"}));
+}
+
+TEST(BinaryArith, ErrorsFromParallelLoops) {
+  // A zero divisor deep inside a tensor large enough to run on several threads still raises.
+  Tensor a = ramp({200000}, kInt64, 1, 100, 1);
+  Tensor b = ramp({200000}, kInt64, 1, 100, 2);
+  b.data_ptr<int64_t>()[150000] = 0;
+  EXPECT_TRUE(throws_error([&] { floor_divide(a, b); }, {"ZeroDivisionError"}));
+  EXPECT_TRUE(throws_error([&] { remainder(a, b); }, {"ZeroDivisionError"}));
+}
+
+TEST(BinaryArith, OutIntoNonContiguous) {
+  // out= into a transposed view writes through its strides.
+  Tensor base = zeros({3, 2});
+  Tensor out = testing::transposed(base);  // [2, 3] view of base
+  static const auto& mul_out = ops::OpRegistry::instance().get("mul.out");
+  ops::call(mul_out, {f32({1, 2, 3, 4, 5, 6}, {2, 3}), f32({10}, {1}), out});
+  EXPECT_TRUE(all_close(base, f32({10, 40, 20, 50, 30, 60}, {3, 2})));
+  // In place on a transposed view with a broadcast operand.
+  Tensor base2 = f32({1, 2, 3, 4, 5, 6}, {3, 2});
+  Tensor view = testing::transposed(base2);
+  view.add_(f32({100, 200, 300}, {3}));
+  EXPECT_TRUE(all_close(base2, f32({101, 102, 203, 204, 305, 306}, {3, 2})));
 }
 
 TEST(BinaryArith, LargeParallelAdd) {
@@ -318,8 +356,8 @@ TEST(BinaryArith, LargeParallelAdd) {
   Tensor a = ramp({300, 1000}, kFloat32, -1, 1, 1), row = ramp({1000}, kFloat32, -1, 1, 2);
   auto plus = [](double x, double y) { return x + y; };
   EXPECT_TRUE(all_close(add(a, row), reference(a, row, plus)));
-  EXPECT_TRUE(all_close(mul(a, Scalar(2.0)),
-                        reference(a, scalar_tensor(2.0, kFloat64), [](double x, double y) { return x * y; })));
+  EXPECT_TRUE(all_close(mul(a, Scalar(2.0)), reference(a, scalar_tensor(2.0, kFloat64),
+                                                       [](double x, double y) { return x * y; })));
 }
 
 }  // namespace

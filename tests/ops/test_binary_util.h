@@ -28,9 +28,9 @@ inline Tensor bools(std::vector<int64_t> v, IntList shape) {
 
 // A view of base's storage with the given geometry (element strides).
 inline Tensor strided(const Tensor& base, IntList sizes, IntList strides, int64_t offset = 0) {
-  return Tensor(std::make_shared<TensorImpl>(base.storage(), base.dtype(), SymDimVector(sizes.begin(), sizes.end()),
-                                             SymDimVector(strides.begin(), strides.end()),
-                                             SymInt(offset)));
+  return Tensor(std::make_shared<TensorImpl>(
+      base.storage(), base.dtype(), SymDimVector(sizes.begin(), sizes.end()),
+      SymDimVector(strides.begin(), strides.end()), SymInt(offset)));
 }
 // The transpose of a contiguous 2-D tensor, as a strided view.
 inline Tensor transposed(const Tensor& t) {
@@ -38,7 +38,8 @@ inline Tensor transposed(const Tensor& t) {
 }
 
 // f over a and b broadcast NumPy-style, in float64, from their values alone.
-inline Tensor reference(const Tensor& a, const Tensor& b, const std::function<double(double, double)>& f) {
+inline Tensor reference(const Tensor& a, const Tensor& b,
+                        const std::function<double(double, double)>& f) {
   std::vector<double> va = values(a), vb = values(b);
   size_t nd = std::max(a.dim(), b.dim());
   DimVector shape(nd);

@@ -1,4 +1,5 @@
-// torch.result_type's rules; the expected dtypes are PyTorch 2.x's (looked up with torch.result_type).
+// torch.result_type's rules; the expected dtypes are PyTorch 2.x's (looked up with
+// torch.result_type).
 #include "test_util.h"
 
 namespace kiln {
@@ -77,7 +78,8 @@ TEST(BinaryTypePromotion, OpsUsePromotedDtype) {
   EXPECT_EQ(where(zeros({2}, kBool), Scalar(1.0), Scalar(0.0)).dtype(), kFloat32);
   EXPECT_EQ(clamp(dim_tensor(kInt64), Scalar(2.5)).dtype(), kFloat32);
   EXPECT_EQ(clamp(dim_tensor(kBool), Scalar(0)).dtype(), kInt64);
-  EXPECT_EQ(addcmul(dim_tensor(kInt32), dim_tensor(kFloat32), dim_tensor(kInt32)).dtype(), kFloat32);
+  EXPECT_EQ(addcmul(dim_tensor(kInt32), dim_tensor(kFloat32), dim_tensor(kInt32)).dtype(),
+            kFloat32);
 }
 
 }  // namespace

@@ -14,8 +14,8 @@ using ops::TensorIterator;
 using ops::TernaryOp;
 
 template <typename T>
-inline constexpr bool kFloating = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                                  std::is_same_v<T, BFloat16>;
+inline constexpr bool kFloating =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // PyTorch's message for integer division or modulo by zero.
 [[noreturn]] void zero_division() { KILN_FAIL("ZeroDivisionError"); }
@@ -154,17 +154,16 @@ C lerp(C a, C b, C w) {
 template <typename T, typename F>
 void scalar_binary(TensorIterator& iter, F f) {
   using O = opmath_t<T>;
-  cpu_kernel(iter, [f](T a, T b) -> T {
-    return static_cast<T>(f(static_cast<O>(a), static_cast<O>(b)));
-  });
+  cpu_kernel(
+      iter, [f](T a, T b) -> T { return static_cast<T>(f(static_cast<O>(a), static_cast<O>(b))); });
 }
 
 // f is generic: called with T scalars and with Vec<T>. Types without SIMD take the scalar path.
 template <typename T, typename F>
 void vec_binary(TensorIterator& iter, F f) {
   if constexpr (kVectorizable<T>) {
-    cpu_kernel_vec(iter, [f](T a, T b) -> T { return f(a, b); },
-                   [f](Vec<T> a, Vec<T> b) { return f(a, b); });
+    cpu_kernel_vec(
+        iter, [f](T a, T b) -> T { return f(a, b); }, [f](Vec<T> a, Vec<T> b) { return f(a, b); });
   } else {
     scalar_binary<T>(iter, f);
   }
@@ -241,8 +240,9 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Atan2:
       if constexpr (floating) {
         if constexpr (kVectorizable<T>) {
-          return cpu_kernel_vec(iter, [](T a, T b) -> T { return std::atan2(a, b); },
-                                [](Vec<T> a, Vec<T> b) { return atan2(a, b); });
+          return cpu_kernel_vec(
+              iter, [](T a, T b) -> T { return std::atan2(a, b); },
+              [](Vec<T> a, Vec<T> b) { return atan2(a, b); });
         } else {
           return scalar_binary<T>(iter, [](O a, O b) { return std::atan2(a, b); });
         }
@@ -250,15 +250,17 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
       break;
     case BinaryOp::Maximum:
       if constexpr (kVectorizable<T>) {
-        return cpu_kernel_vec(iter, [](T a, T b) -> T { return max_propagate_nan(a, b); },
-                              [](Vec<T> a, Vec<T> b) { return maximum(a, b); });
+        return cpu_kernel_vec(
+            iter, [](T a, T b) -> T { return max_propagate_nan(a, b); },
+            [](Vec<T> a, Vec<T> b) { return maximum(a, b); });
       } else {
         return scalar_binary<T>(iter, [](O a, O b) { return max_propagate_nan(a, b); });
       }
     case BinaryOp::Minimum:
       if constexpr (kVectorizable<T>) {
-        return cpu_kernel_vec(iter, [](T a, T b) -> T { return min_propagate_nan(a, b); },
-                              [](Vec<T> a, Vec<T> b) { return minimum(a, b); });
+        return cpu_kernel_vec(
+            iter, [](T a, T b) -> T { return min_propagate_nan(a, b); },
+            [](Vec<T> a, Vec<T> b) { return minimum(a, b); });
       } else {
         return scalar_binary<T>(iter, [](O a, O b) { return min_propagate_nan(a, b); });
       }
@@ -287,12 +289,18 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
         return cpu_kernel(iter, [](T a, T b) { return right_shift(a, b); });
       }
       break;
-    case BinaryOp::Eq: return compare<T>(iter, [](O a, O b) { return a == b; });
-    case BinaryOp::Ne: return compare<T>(iter, [](O a, O b) { return a != b; });
-    case BinaryOp::Lt: return compare<T>(iter, [](O a, O b) { return a < b; });
-    case BinaryOp::Le: return compare<T>(iter, [](O a, O b) { return a <= b; });
-    case BinaryOp::Gt: return compare<T>(iter, [](O a, O b) { return a > b; });
-    case BinaryOp::Ge: return compare<T>(iter, [](O a, O b) { return a >= b; });
+    case BinaryOp::Eq:
+      return compare<T>(iter, [](O a, O b) { return a == b; });
+    case BinaryOp::Ne:
+      return compare<T>(iter, [](O a, O b) { return a != b; });
+    case BinaryOp::Lt:
+      return compare<T>(iter, [](O a, O b) { return a < b; });
+    case BinaryOp::Le:
+      return compare<T>(iter, [](O a, O b) { return a <= b; });
+    case BinaryOp::Gt:
+      return compare<T>(iter, [](O a, O b) { return a > b; });
+    case BinaryOp::Ge:
+      return compare<T>(iter, [](O a, O b) { return a >= b; });
     case BinaryOp::LogicalAnd:
       return compare<T>(iter, [](O a, O b) { return a != O(0) && b != O(0); });
     case BinaryOp::LogicalOr:
@@ -306,7 +314,8 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
 }
 
 void binary_kernel(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
-  KILN_DISPATCH_ALL(iter.dtype(1), "binary", [&]<typename T>() { binary_typed<T>(iter, op, alpha); });
+  KILN_DISPATCH_ALL(iter.dtype(1), "binary",
+                    [&]<typename T>() { binary_typed<T>(iter, op, alpha); });
 }
 
 template <typename T>
@@ -326,9 +335,8 @@ void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& alpha) {
       });
     case TernaryOp::Lerp:
       if constexpr (kFloating<T>) {
-        return cpu_kernel(iter, [](T a, T b, T w) -> T {
-          return static_cast<T>(lerp<O>(a, b, w));
-        });
+        return cpu_kernel(iter,
+                          [](T a, T b, T w) -> T { return static_cast<T>(lerp<O>(a, b, w)); });
       }
       break;
     case TernaryOp::Addcmul: {
@@ -363,9 +371,8 @@ void clamp_scalar_kernel(TensorIterator& iter, const std::optional<Scalar>& lo,
     const O h = hi ? hi->to<O>() : std::numeric_limits<O>::max();
     if constexpr (std::is_floating_point_v<O>) {
       if (l != l || h != h) {  // a NaN bound makes every element NaN, as in PyTorch
-        return cpu_kernel(iter, [](T) -> T {
-          return static_cast<T>(std::numeric_limits<O>::quiet_NaN());
-        });
+        return cpu_kernel(
+            iter, [](T) -> T { return static_cast<T>(std::numeric_limits<O>::quiet_NaN()); });
       }
     }
     cpu_kernel(iter, [l, h](T a) -> T {

@@ -12,9 +12,9 @@ namespace kiln::ops {
 enum class BinaryOp {
   Add,  // a + alpha * b (sub is add with -alpha)
   Mul,
-  Div,       // true division (floating compute dtype)
-  DivTrunc,  // rounding_mode="trunc"
-  DivFloor,  // rounding_mode="floor", floor_divide
+  Div,        // true division (floating compute dtype)
+  DivTrunc,   // rounding_mode="trunc"
+  DivFloor,   // rounding_mode="floor", floor_divide
   Remainder,  // sign follows the divisor (Python's %)
   Fmod,       // sign follows the dividend (C's fmod)
   Pow,

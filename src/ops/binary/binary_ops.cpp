@@ -135,15 +135,15 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                   true, true, [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(-3)})});
                   }});
-  declare_binary({"rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_plan,
-                  false, false, true, [] {
+  declare_binary({"rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_plan, false,
+                  false, true, [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)})});
                   }});
   declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true, [] {
                     return concat({arithmetic_samples(), binary_samples(kBool)});
                   }});
-  declare_binary({"div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor",
-                  div_plan, true, true, true, [] {
+  declare_binary({"div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", div_plan,
+                  true, true, true, [] {
                     return concat({division_samples(kFloat32), division_samples(kInt64),
                                    division_samples(kFloat32, {"trunc"}),
                                    division_samples(kFloat32, {"floor"}),
@@ -151,18 +151,21 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                                    division_samples(kInt64, {"floor"})});
                   }});
   declare_binary({"floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_plan, true,
-                  true, false,
-                  [] { return concat({division_samples(kFloat32), division_samples(kInt64)}); }});
-  declare_binary({"remainder(Tensor self, Tensor other) -> Tensor", remainder_plan, true, true,
-                  true,
-                  [] { return concat({division_samples(kFloat32), division_samples(kInt32)}); }});
-  declare_binary({"fmod(Tensor self, Tensor other) -> Tensor", fmod_plan, true, true, true,
-                  [] { return concat({division_samples(kFloat32), division_samples(kInt64)}); }});
-  // aten's pow.Tensor_Tensor; the Tensor/Scalar forms below share its plan.
-  declare_binary({"pow(Tensor self, Tensor exponent) -> Tensor", pow_plan, true, true, true, [] {
-                    return concat({binary_samples(kFloat32, 0.5, 3.0),
-                                   binary_samples(kInt64, 0.0, 4.0)});
+                  true, false, [] {
+                    return concat({division_samples(kFloat32), division_samples(kInt64)});
                   }});
+  declare_binary(
+      {"remainder(Tensor self, Tensor other) -> Tensor", remainder_plan, true, true, true, [] {
+         return concat({division_samples(kFloat32), division_samples(kInt32)});
+       }});
+  declare_binary({"fmod(Tensor self, Tensor other) -> Tensor", fmod_plan, true, true, true, [] {
+                    return concat({division_samples(kFloat32), division_samples(kInt64)});
+                  }});
+  // aten's pow.Tensor_Tensor; the Tensor/Scalar forms below share its plan.
+  declare_binary(
+      {"pow(Tensor self, Tensor exponent) -> Tensor", pow_plan, true, true, true, [] {
+         return concat({binary_samples(kFloat32, 0.5, 3.0), binary_samples(kInt64, 0.0, 4.0)});
+       }});
   declare_binary({"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
                   pow_scalar_exponent_plan, true, false, true, [] {
                     return std::vector<Sample>{
@@ -170,18 +173,23 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                         {{make_sample({3, 4}, kInt64, -3, 3), Scalar(3)}, "int ** 3"},
                         {{make_sample({3, 4}, kInt32, 0, 3), Scalar(0.5)}, "int ** 0.5"}};
                   }});
-  declare_binary({"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_base_plan,
-                  false, false, true, [] {
+  declare_binary({"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_base_plan, false,
+                  false, true, [] {
                     return std::vector<Sample>{
                         {{Scalar(2.0), make_sample({3, 4}, kFloat32)}, "2.0 ** float"},
                         {{Scalar(3), make_sample({3, 4}, kInt64, 0, 4)}, "3 ** int"}};
                   }});
-  declare_binary({"atan2(Tensor self, Tensor other) -> Tensor", atan2_plan, true, true, true,
-                  [] { return concat({arithmetic_samples(), binary_samples(kInt32)}); }});
-  declare_binary({"maximum(Tensor self, Tensor other) -> Tensor", maximum_plan, false, true,
-                  true, [] { return concat({arithmetic_samples(), binary_samples(kBool)}); }});
-  declare_binary({"minimum(Tensor self, Tensor other) -> Tensor", minimum_plan, false, true,
-                  true, [] { return concat({arithmetic_samples(), binary_samples(kBool)}); }});
+  declare_binary({"atan2(Tensor self, Tensor other) -> Tensor", atan2_plan, true, true, true, [] {
+                    return concat({arithmetic_samples(), binary_samples(kInt32)});
+                  }});
+  declare_binary(
+      {"maximum(Tensor self, Tensor other) -> Tensor", maximum_plan, false, true, true, [] {
+         return concat({arithmetic_samples(), binary_samples(kBool)});
+       }});
+  declare_binary(
+      {"minimum(Tensor self, Tensor other) -> Tensor", minimum_plan, false, true, true, [] {
+         return concat({arithmetic_samples(), binary_samples(kBool)});
+       }});
 }
 
 }  // namespace kiln::ops
@@ -227,14 +235,12 @@ Tensor pow(const Scalar& self, const Tensor& exponent) {
 
 // The two-argument ops (declared with KILN_BINARY_OPS in binary.h); Scalar operands are
 // wrapped numbers.
-#define KILN_DEFINE_BINARY(name)                                   \
-  Tensor name(const Tensor& self, const Tensor& other) {           \
-    static const auto& o = op(#name);                              \
-    return ops::call1(o, {self, other});                           \
-  }                                                                \
-  Tensor name(const Tensor& self, const Scalar& other) {           \
-    return name(self, wrap(other, self));                          \
-  }
+#define KILN_DEFINE_BINARY(name)                         \
+  Tensor name(const Tensor& self, const Tensor& other) { \
+    static const auto& o = op(#name);                    \
+    return ops::call1(o, {self, other});                 \
+  }                                                      \
+  Tensor name(const Tensor& self, const Scalar& other) { return name(self, wrap(other, self)); }
 KILN_BINARY_OPS(KILN_DEFINE_BINARY)
 #undef KILN_DEFINE_BINARY
 

@@ -38,9 +38,9 @@ BinaryPlan bitwise_plan(const Stack& args) {
 }
 
 std::vector<Sample> comparison_samples() {
-  std::vector<Sample> s = concat({promoting_samples(kFloat32, -2, 2, Scalar(0.5), kInt64),
-                                  promoting_samples(kInt32, -3, 3, Scalar(1), kInt64),
-                                  binary_samples(kBool)});
+  std::vector<Sample> s =
+      concat({promoting_samples(kFloat32, -2, 2, Scalar(0.5), kInt64),
+              promoting_samples(kInt32, -3, 3, Scalar(1), kInt64), binary_samples(kBool)});
   // Equal elements, so eq/le/ge see true results.
   Tensor t = make_sample({4, 5}, kFloat32, -2, 2, 41);
   s.push_back({{t, t}, "identical operands"});
@@ -53,8 +53,8 @@ std::vector<Sample> bitwise_samples() {
 }
 
 std::vector<Sample> shift_samples() {
-  return concat({binary_samples(kInt32, 0, 8), binary_samples(kInt64, 0, 40),
-                 binary_samples(kUInt8, 0, 8)});
+  return concat(
+      {binary_samples(kInt32, 0, 8), binary_samples(kInt64, 0, 40), binary_samples(kUInt8, 0, 8)});
 }
 
 struct Named {

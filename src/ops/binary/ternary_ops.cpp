@@ -144,8 +144,8 @@ void check_lerp(const Tensor& self, const Tensor& end, const Tensor* weight) {
                dtype_name(end.dtype()));
   if (weight && !weight->impl()->is_wrapped_number()) {
     KILN_CHECK_T(TypeError, self.dtype() == weight->dtype(),
-                 "lerp: expected dtype {} for `weight` but got dtype {}",
-                 dtype_name(self.dtype()), dtype_name(weight->dtype()));
+                 "lerp: expected dtype {} for `weight` but got dtype {}", dtype_name(self.dtype()),
+                 dtype_name(weight->dtype()));
   }
   if (!is_floating_point(self.dtype())) unsupported("lerp", self.dtype());
 }
@@ -162,7 +162,7 @@ TernaryPlan lerp_scalar_plan(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const Tensor& end = args[1].to_tensor();
   check_lerp(self, end, nullptr);
-  return {TernaryOp::Lerp,          self, end, {}, self.dtype(), self.dtype(),
+  return {TernaryOp::Lerp,     self,          end, {}, self.dtype(), self.dtype(),
           args[2].to_scalar(), BinaryOp::Lerp};
 }
 
@@ -218,14 +218,15 @@ std::vector<Sample> ternary_samples(DType dtype, double low, double high, const 
 std::vector<Sample> where_samples() {
   std::vector<Sample> s;
   for (DType d : {kFloat32, kInt64}) {
-    s.push_back({{make_sample({4, 5}, kBool, 0, 1, 1), make_sample({4, 5}, d), make_sample({4, 5}, d)},
-                 "same shape"});
+    s.push_back(
+        {{make_sample({4, 5}, kBool, 0, 1, 1), make_sample({4, 5}, d), make_sample({4, 5}, d)},
+         "same shape"});
     s.push_back({{make_sample({4, 1}, kBool, 0, 1, 2), make_sample({5}, d), make_sample({4, 5}, d)},
                  "broadcast"});
     s.push_back({{make_sample({3, 4}, kBool, 0, 1, 3), make_sample({3, 4}, d), make_sample({}, d)},
                  "0-dim other"});
-    s.push_back({{make_sample({0, 3}, kBool), make_sample({3}, d), make_sample({0, 3}, d)},
-                 "empty"});
+    s.push_back(
+        {{make_sample({0, 3}, kBool), make_sample({3}, d), make_sample({0, 3}, d)}, "empty"});
   }
   s.push_back({{make_sample({3, 4}, kBool, 0, 1, 4), make_sample({3, 4}, kInt32),
                 make_sample({4}, kFloat64)},
@@ -260,23 +261,23 @@ KILN_REGISTER_OPS(binary_ternary) {
   declare_ternary("where(Tensor condition, Tensor self, Tensor other) -> Tensor", "where",
                   where_plan, false, true, where_samples);
 
-  declare_clamp_scalar("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-                       "clamp", true, true, clamp_scalar_samples);
+  declare_clamp_scalar("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", "clamp",
+                       true, true, clamp_scalar_samples);
   declare_clamp_scalar("clamp_min(Tensor self, Scalar min) -> Tensor", "clamp_min", true, false,
                        [] { return one_bound_samples(Scalar(-0.5)); });
   declare_clamp_scalar("clamp_max(Tensor self, Scalar max) -> Tensor", "clamp_max", false, true,
                        [] { return one_bound_samples(Scalar(0.5)); });
-  declare_ternary("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
-                  "clamp", clamp_tensor_plan, true, false, [] {
-                    std::vector<Sample> s = ternary_samples(kFloat32, -3, 3, {}, 0.0, 3.0);
-                    s.push_back({{make_sample({3, 4}, kFloat32), make_sample({4}, kFloat32),
-                                  std::nullopt},
-                                 "min only"});
-                    s.push_back({{make_sample({3, 4}, kInt64, -5, 5), std::nullopt,
-                                  make_sample({3, 1}, kInt64, -2, 2)},
-                                 "int64 max only"});
-                    return s;
-                  });
+  declare_ternary(
+      "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", "clamp",
+      clamp_tensor_plan, true, false, [] {
+        std::vector<Sample> s = ternary_samples(kFloat32, -3, 3, {}, 0.0, 3.0);
+        s.push_back({{make_sample({3, 4}, kFloat32), make_sample({4}, kFloat32), std::nullopt},
+                     "min only"});
+        s.push_back(
+            {{make_sample({3, 4}, kInt64, -5, 5), std::nullopt, make_sample({3, 1}, kInt64, -2, 2)},
+             "int64 max only"});
+        return s;
+      });
   declare_ternary("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", "clamp_min",
                   clamp_bound_plan<BinaryOp::Maximum>, true, false,
                   [] { return binary_samples(kFloat32); });
@@ -296,19 +297,21 @@ KILN_REGISTER_OPS(binary_ternary) {
                     return s;
                   });
 
-  declare_ternary("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
-                  "Tensor",
-                  "addcmul", addcmul_plan, true, true, [] {
-                    return concat({ternary_samples(kFloat32, -3, 3),
-                                   ternary_samples(kFloat32, -3, 3, {Scalar(0.5)}),
-                                   ternary_samples(kInt64, -3, 3, {Scalar(2)})});
-                  });
-  declare_ternary("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
-                  "Tensor",
-                  "addcdiv", addcdiv_plan, true, true, [] {
-                    return concat({ternary_samples(kFloat32, -3, 3, {}, 1.0, 3.0),
-                                   ternary_samples(kFloat32, -3, 3, {Scalar(-0.5)}, 1.0, 3.0)});
-                  });
+  declare_ternary(
+      "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
+      "Tensor",
+      "addcmul", addcmul_plan, true, true, [] {
+        return concat({ternary_samples(kFloat32, -3, 3),
+                       ternary_samples(kFloat32, -3, 3, {Scalar(0.5)}),
+                       ternary_samples(kInt64, -3, 3, {Scalar(2)})});
+      });
+  declare_ternary(
+      "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
+      "Tensor",
+      "addcdiv", addcdiv_plan, true, true, [] {
+        return concat({ternary_samples(kFloat32, -3, 3, {}, 1.0, 3.0),
+                       ternary_samples(kFloat32, -3, 3, {Scalar(-0.5)}, 1.0, 3.0)});
+      });
 }
 
 }  // namespace kiln::ops

@@ -35,7 +35,8 @@ struct PromotionState {
     }
   }
   void add(const Scalar& s) {
-    wrapped = promote_skip_empty(wrapped, s.is_floating_point() ? default_float_dtype() : s.dtype());
+    wrapped =
+        promote_skip_empty(wrapped, s.is_floating_point() ? default_float_dtype() : s.dtype());
   }
   DType result(const char* op = "result_type") const {
     Slot r = combine(dim, combine(zero_dim, wrapped));
