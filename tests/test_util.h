@@ -7,6 +7,14 @@
 #include <string>
 #include <vector>
 
+namespace kiln {
+// Lets GoogleTest print sizes and strides readably in failure messages.
+template <typename T>
+void PrintTo(const ArrayRef<T>& a, std::ostream* os) {
+  *os << "[" << fmt::format("{}", fmt::join(a, ", ")) << "]";
+}
+}  // namespace kiln
+
 namespace kiln::testing {
 
 // The values of t in row-major order, as doubles.

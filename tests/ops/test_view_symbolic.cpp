@@ -16,7 +16,7 @@ class HintedSym : public SymNodeImpl {
   // The node is owned by the SymInts that reference it (intrusive refcount; the last one
   // deletes it), so it is created with new and handed straight to a SymInt.
   static SymInt make(std::string expr, int64_t hint) {
-    return SymInt(new HintedSym(std::move(expr), hint));
+    return SymInt::from_node(new HintedSym(std::move(expr), hint));
   }
   std::string str() const override { return expr_; }
   std::optional<int64_t> maybe_value() const override { return hint_; }

@@ -44,6 +44,7 @@ class Tensor {
   int64_t numel() const { return checked()->numel(); }
   SymInt sym_numel() const { return checked()->sym_numel(); }
   int64_t storage_offset() const { return checked()->storage_offset(); }
+  SymInt sym_storage_offset() const { return checked()->sym_storage_offset(); }
   DType dtype() const { return checked()->dtype(); }
   DType scalar_type() const { return dtype(); }
   Device device() const { return checked()->device(); }

@@ -7,6 +7,7 @@
 #include "ops/cpu/vec.h"
 #include "ops/iterator/tensor_iterator.h"
 
+#include <algorithm>
 #include <array>
 #include <tuple>
 #include <utility>
@@ -50,10 +51,12 @@ inline void scalar_loop(char** data, const int64_t* strides, int64_t n, const Op
   }
 }
 
-// SIMD loop where each input is contiguous or broadcast (stride 0).
+// SIMD loop where each input is contiguous or broadcast (stride 0). The tail goes through the
+// vector op too (partial loads), so every element is computed by the same code whatever the
+// length or alignment.
 template <typename Op, typename VOp, size_t... I>
-inline void vector_loop(char** data, const int64_t* strides, int64_t n, const Op& op,
-                        const VOp& vop, std::index_sequence<I...>) {
+inline void vector_loop(char** data, const int64_t* strides, int64_t n, const VOp& vop,
+                        std::index_sequence<I...>) {
   using traits = function_traits<Op>;
   using R = typename traits::result;
   using V = Vec<R>;
@@ -73,7 +76,30 @@ inline void vector_loop(char** data, const int64_t* strides, int64_t n, const Op
     r1.storeu(out + i + W);
   }
   for (; i + W <= n; i += W) vop(load(I, i)...).storeu(out + i);
-  for (; i < n; ++i) out[i] = op((bcast[I] ? *in[I] : in[I][i])...);
+  if (i < n) {
+    int rest = static_cast<int>(n - i);
+    vop((bcast[I] ? splat[I] : V::loadu(in[I] + i, rest))...).storeu(out + i, rest);
+  }
+}
+
+// Strided operands: gather a vector's worth of each input, apply the vector op, scatter.
+template <typename Op, typename VOp, size_t... I>
+inline void gather_loop(char** data, const int64_t* strides, int64_t n, const VOp& vop,
+                        std::index_sequence<I...>) {
+  using traits = function_traits<Op>;
+  using R = typename traits::result;
+  using V = Vec<R>;
+  constexpr int W = V::size;
+  R buf[sizeof...(I) + 1][W];
+  for (int64_t i = 0; i < n; i += W) {
+    int m = static_cast<int>(std::min<int64_t>(W, n - i));
+    for (int j = 0; j < m; ++j) {
+      ((buf[I][j] = *reinterpret_cast<const R*>(data[I + 1] + (i + j) * strides[I + 1])), ...);
+    }
+    R res[W];
+    vop(V::loadu(buf[I], m)...).storeu(res, m);
+    for (int j = 0; j < m; ++j) *reinterpret_cast<R*>(data[0] + (i + j) * strides[0]) = res[j];
+  }
 }
 
 }  // namespace detail
@@ -95,13 +121,15 @@ void cpu_kernel(ops::TensorIterator& iter, const Op& op, int64_t grain_size = kG
   iter.finish();
 }
 
-// op and vop compute the same function; all operands share one C++ type.
+// op and vop compute the same function; all operands share one C++ type. Every element goes
+// through vop (op gives the signature), so results do not depend on layout or length.
 template <typename Op, typename VOp>
 void cpu_kernel_vec(ops::TensorIterator& iter, const Op& op, const VOp& vop,
                     int64_t grain_size = kGrainSize) {
   using traits = function_traits<Op>;
   using R = typename traits::result;
   constexpr size_t N = traits::arity;
+  (void)op;  // only its signature is used
   const int nt = iter.ntensors();
   iter.for_each(
       [&](char** data, const int64_t* strides, int64_t n, int64_t rows) {
@@ -113,9 +141,9 @@ void cpu_kernel_vec(ops::TensorIterator& iter, const Op& op, const VOp& vop,
         for (int64_t r = 0; r < rows; ++r) {
           for (size_t k = 0; k <= N; ++k) ptrs[k] = data[k] + r * strides[nt + static_cast<int>(k)];
           if (simd) {
-            detail::vector_loop(ptrs.data(), strides, n, op, vop, std::make_index_sequence<N>{});
+            detail::vector_loop<Op>(ptrs.data(), strides, n, vop, std::make_index_sequence<N>{});
           } else {
-            detail::scalar_loop(ptrs.data(), strides, n, op, std::make_index_sequence<N>{});
+            detail::gather_loop<Op>(ptrs.data(), strides, n, vop, std::make_index_sequence<N>{});
           }
         }
       },

@@ -68,9 +68,10 @@ struct Vec {
     std::memcpy(&r.v, p, sizeof(V));
     return r;
   }
-  // Loads n < size elements, zero-filling the rest.
+  // Loads 0 < n <= size elements; the other lanes repeat element 0, so that an op on the
+  // padding sees a valid input (no integer division by a zero that was never there).
   static Vec loadu(const void* p, int n) {
-    Vec r(T(0));
+    Vec r(*static_cast<const T*>(p));
     std::memcpy(&r.v, p, static_cast<size_t>(n) * sizeof(T));
     return r;
   }

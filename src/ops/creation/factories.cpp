@@ -29,7 +29,11 @@ KILN_OP("empty(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) ->
           sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), device_arg(args[2]))};
     })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
-    .not_differentiable();
+    .not_differentiable()
+    .samples([] {
+      return std::vector<Sample>{{{std::vector<int64_t>{2, 3}}, "float32"},
+                                 {{std::vector<int64_t>{0, 4}, kInt64}, "empty int64"}};
+    });
 
 KILN_OP(
     "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Device? "
@@ -46,7 +50,12 @@ KILN_OP(
       return std::vector<TensorMeta>{m};
     })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
-    .not_differentiable();
+    .not_differentiable()
+    .samples([] {
+      return std::vector<Sample>{
+          {{std::vector<int64_t>{2, 3}, std::vector<int64_t>{1, 2}}, "column-major"},
+          {{std::vector<int64_t>{2, 3}, std::vector<int64_t>{0, 1}, kFloat64}, "overlapping"}};
+    });
 
 KILN_OP(
     "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> "

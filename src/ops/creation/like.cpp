@@ -41,7 +41,8 @@ std::vector<Sample> like_samples() {
 KILN_OP("empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{like_meta(args, 1)}; })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
-    .not_differentiable();
+    .not_differentiable()
+    .samples(like_samples);
 
 KILN_OP("zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{like_meta(args, 1)}; })

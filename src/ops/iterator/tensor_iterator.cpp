@@ -168,15 +168,22 @@ void TensorIterator::compute_shape(const TensorIteratorConfig& config) {
   for (size_t i = static_cast<size_t>(noutputs_); i < operands_.size(); ++i) {
     shape_ = broadcast_shapes(shape_, operands_[i].sizes(), op_name_);
   }
+  // Outputs are allocated by the caller: inputs broadcast to the output's shape, never the
+  // other way round.
   for (int i = 0; i < noutputs_; ++i) {
     const Tensor& o = operands_[static_cast<size_t>(i)];
     if (config.inputs_.empty()) {
       shape_ = DimVector(o.sizes());
       continue;
     }
-    KILN_CHECK(IntList(o.sizes()) == IntList(shape_),
-               "{}: output with shape [{}] doesn't match the broadcast shape [{}]", op_name_,
+    bool fits = o.dim() >= static_cast<int64_t>(shape_.size());
+    for (size_t k = 0; fits && k < shape_.size(); ++k) {
+      int64_t out_size = o.sizes()[o.sizes().size() - shape_.size() + k];
+      fits = shape_[k] == out_size || shape_[k] == 1;
+    }
+    KILN_CHECK(fits, "{}: output with shape [{}] doesn't match the broadcast shape [{}]", op_name_,
                fmt::join(o.sizes(), ", "), fmt::join(shape_, ", "));
+    shape_ = DimVector(o.sizes());
   }
 }
 
