@@ -1,6 +1,6 @@
 // sum/mean/prod, max/min, amax/amin, argmax/argmin against float64 loops and hand-computed
 // values: dim lists, keepdim, strides, dtype rules, empty inputs, NaN, errors.
-#include "reduction_reference.h"
+#include "test_reduction_util.h"
 
 #include <kiln/ops/reduction.h>
 

@@ -1,6 +1,6 @@
 // var/std/var_mean, linalg_vector_norm, logsumexp, any/all and cumsum/cumprod against float64
 // loops and hand-computed values.
-#include "reduction_reference.h"
+#include "test_reduction_util.h"
 
 #include <kiln/ops/reduction.h>
 

@@ -27,30 +27,55 @@ bool is_nan(T v) {
   }
 }
 
-// Sum of a contiguous run: several SIMD accumulators over blocks of kBlock elements, blocks
-// added pairwise, so float32 error grows with log(n) rather than n.
-template <typename T>
-T cascade_sum(const T* p, int64_t n) {
+// Sum of f(x) over a contiguous run: four SIMD accumulators over blocks of kBlock elements,
+// blocks added pairwise, so float32 error grows with log(n) rather than n.
+template <typename T, typename VF, typename SF>
+T cascade_map_sum(const T* p, int64_t n, const VF& vf, const SF& sf) {
   using V = Vec<T>;
   constexpr int64_t W = V::size;
   constexpr int64_t kBlock = 4 * W * 32;
   if (n > kBlock) {
     const int64_t half = (n / 2 + W - 1) / W * W;
-    return cascade_sum(p, half) + cascade_sum(p + half, n - half);
+    return cascade_map_sum(p, half, vf, sf) + cascade_map_sum(p + half, n - half, vf, sf);
   }
   V a0(T(0)), a1(T(0)), a2(T(0)), a3(T(0));
   int64_t i = 0;
   for (; i + 4 * W <= n; i += 4 * W) {
-    a0 = a0 + V::loadu(p + i);
-    a1 = a1 + V::loadu(p + i + W);
-    a2 = a2 + V::loadu(p + i + 2 * W);
-    a3 = a3 + V::loadu(p + i + 3 * W);
+    a0 = a0 + vf(V::loadu(p + i));
+    a1 = a1 + vf(V::loadu(p + i + W));
+    a2 = a2 + vf(V::loadu(p + i + 2 * W));
+    a3 = a3 + vf(V::loadu(p + i + 3 * W));
   }
-  for (; i + W <= n; i += W) a0 = a0 + V::loadu(p + i);
+  for (; i + W <= n; i += W) a0 = a0 + vf(V::loadu(p + i));
   T s = reduce_add<T>((a0 + a1) + (a2 + a3));
   T tail = T(0);
-  for (; i < n; ++i) tail += p[i];
+  for (; i < n; ++i) tail += sf(p[i]);
   return s + tail;
+}
+
+template <typename T>
+T cascade_sum(const T* p, int64_t n) {
+  return cascade_map_sum(
+      p, n, [](Vec<T> v) { return v; }, [](T x) { return x; });
+}
+
+// The maximum of a contiguous run of n >= 1 elements; NaN if any element is NaN.
+template <typename T>
+T simd_max(const T* p, int64_t n) {
+  using V = Vec<T>;
+  constexpr int64_t W = V::size;
+  int64_t i = 0;
+  T m = p[0];
+  if (n >= W) {
+    V v = V::loadu(p);
+    for (i = W; i + W <= n; i += W) v = maximum(v, V::loadu(p + i));
+    for (int k = 0; k < W; ++k) m = (v[k] != v[k] || v[k] > m) ? v[k] : m;
+  }
+  for (; i < n; ++i) {
+    if (m != m) break;
+    m = (p[i] != p[i] || p[i] > m) ? p[i] : m;
+  }
+  return m;
 }
 
 // ---- sum, mean, prod (T: float, double, int64) ----
@@ -92,7 +117,19 @@ struct ProdReducer {
   T* out;
   acc_t identity() const { return T(1); }
   void row(acc_t& a, const T* p, int64_t n, int64_t s, int64_t) const {
-    for (int64_t i = 0; i < n; ++i) a *= p[i * s];
+    int64_t i = 0;
+    if (s == 1) {
+      using V = Vec<T>;
+      constexpr int64_t W = V::size;
+      V p0(T(1)), p1(T(1));
+      for (; i + 2 * W <= n; i += 2 * W) {
+        p0 = p0 * V::loadu(p + i);
+        p1 = p1 * V::loadu(p + i + W);
+      }
+      const V v = p0 * p1;
+      for (int k = 0; k < W; ++k) a *= v[k];
+    }
+    for (; i < n; ++i) a *= p[i * s];
   }
   void merge(acc_t& a, const acc_t& b) const { a *= b; }
   void write(int64_t o, int64_t, const acc_t& a) const { out[o] = a; }
@@ -243,14 +280,29 @@ struct VarReducer {
     for (int64_t c = 0; c < n; c += kChunk) {
       const int64_t len = std::min(kChunk, n - c);
       const T* q = p + c * s;
-      double sum = 0;
-      for (int64_t i = 0; i < len; ++i) sum += static_cast<double>(q[i * s]);
       Moments m;
       m.n = len;
-      m.mean = sum / static_cast<double>(len);
-      for (int64_t i = 0; i < len; ++i) {
-        const double d = static_cast<double>(q[i * s]) - m.mean;
-        m.m2 += d * d;
+      if (s == 1) {
+        // Shift by the chunk's mean (rounded to T), then correct for the rounding exactly:
+        // M2 = sum(d^2) - sum(d)^2 / n with d = x - shift.
+        const T shift =
+            static_cast<T>(static_cast<double>(cascade_sum(q, len)) / static_cast<double>(len));
+        const Vec<T> vshift(shift);
+        const double s1 = cascade_map_sum(
+            q, len, [vshift](Vec<T> x) { return x - vshift; }, [shift](T x) { return x - shift; });
+        const double s2 = cascade_map_sum(
+            q, len, [vshift](Vec<T> x) { return (x - vshift) * (x - vshift); },
+            [shift](T x) { return (x - shift) * (x - shift); });
+        m.mean = static_cast<double>(shift) + s1 / static_cast<double>(len);
+        m.m2 = std::max(0.0, s2 - s1 * s1 / static_cast<double>(len));
+      } else {
+        double sum = 0;
+        for (int64_t i = 0; i < len; ++i) sum += static_cast<double>(q[i * s]);
+        m.mean = sum / static_cast<double>(len);
+        for (int64_t i = 0; i < len; ++i) {
+          const double d = static_cast<double>(q[i * s]) - m.mean;
+          m.m2 += d * d;
+        }
       }
       merge_moments(a, m);
     }
@@ -297,6 +349,19 @@ struct NormReducer {
     }
   }
   void row(acc_t& a, const T* p, int64_t n, int64_t s, int64_t) const {
+    if constexpr (Mode == NormMode::Two) {
+      if (s == 1) {
+        a += cascade_map_sum(
+            p, n, [](Vec<T> x) { return x * x; }, [](T x) { return x * x; });
+        return;
+      }
+    } else if constexpr (Mode == NormMode::One) {
+      if (s == 1) {
+        a += cascade_map_sum(
+            p, n, [](Vec<T> x) { return maximum(x, -x); }, [](T x) { return std::abs(x); });
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i) fold(a, static_cast<double>(p[i * s]));
   }
   void merge(acc_t& a, const acc_t& b) const {
@@ -342,6 +407,18 @@ struct LogSumExpReducer {
     }
   }
   void row(acc_t& a, const T* p, int64_t n, int64_t s, int64_t) const {
+    if (s == 1 && n >= Vec<T>::size) {
+      // Max first, then the sum of exp(x - max) with SIMD exp; rows with an infinite or NaN
+      // max take the careful element-wise path.
+      const T m = simd_max(p, n);
+      if (std::isfinite(m)) {
+        const Vec<T> vm(m);
+        const double sum = cascade_map_sum(
+            p, n, [vm](Vec<T> x) { return exp(x - vm); }, [m](T x) { return std::exp(x - m); });
+        merge(a, {static_cast<double>(m), sum});
+        return;
+      }
+    }
     for (int64_t i = 0; i < n; ++i) fold(a, static_cast<double>(p[i * s]));
   }
   void merge(acc_t& a, const acc_t& b) const {
