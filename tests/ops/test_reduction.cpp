@@ -237,7 +237,8 @@ TEST(Reduction, MaxMinFullAndDimWithIndices) {
   Tensor bools = make<bool>({0, 1, 1}, {3});
   EXPECT_EQ(max(bools).item<bool>(), true);
   EXPECT_EQ(min(bools).item<bool>(), false);
-  EXPECT_EQ(argmax(bools).item<int64_t>(), 1);
+  EXPECT_EQ(std::get<1>(max(bools, 0)).item<int64_t>(), 1);
+  EXPECT_TRUE(throws_error([&] { argmax(bools); }, {"argmax(): does not support bool input"}));
 }
 
 TEST(Reduction, MaxMinMatchLoopsOnLargerInputs) {
@@ -330,6 +331,7 @@ TEST(Reduction, Errors) {
   EXPECT_TRUE(throws_error([&] { amax(e); }, {"amax", "numel() == 0"}));
   EXPECT_TRUE(throws_error([&] { argmin(e); }, {"argmin", "numel() == 0"}));
   EXPECT_TRUE(throws_error([&] { max(e, 0); }, {"max", "reduction dim 0", "non-zero size"}));
+  EXPECT_THROW(max(e, 0), IndexError);
   EXPECT_TRUE(throws_error([&] { amin(e, {0}); }, {"amin", "dim 0", "non-zero size"}));
   EXPECT_TRUE(throws_error([&] { argmax(e, 0); }, {"argmax", "dim 0"}));
 }
@@ -341,11 +343,12 @@ TEST(Reduction, OutVariants) {
   ops::call(reg.get("sum.out"), {x, std::vector<int64_t>{1}, false, std::nullopt, out});
   EXPECT_EQ(out.sizes().vec(), (std::vector<int64_t>{4}));
   EXPECT_TRUE(all_close(out, reference_reduce(x, {1}, false, testing::ref_sum), 1e-5, 1e-5));
-  Tensor vals = empty({5}, kFloat32), idx = empty({5}, kInt64);
-  ops::call(reg.get("max.out"), {x, int64_t{0}, false, vals, idx});
-  auto [v, i] = max(x, 0);
-  EXPECT_TRUE(all_close(vals, v, 0, 0));
-  EXPECT_TRUE(all_close(idx, i, 0, 0));
+  Tensor amx = empty({5}, kFloat64);
+  ops::call(reg.get("amax.out"), {x, std::vector<int64_t>{0}, false, amx});
+  EXPECT_TRUE(all_close(amx, amax(x, {0}), 0, 0));
+  Tensor anyd = empty({4}, kBool);
+  ops::call(reg.get("any.out"), {x, int64_t{1}, false, anyd});
+  EXPECT_TRUE(all_close(anyd, any(x, 1), 0, 0));
   Tensor am = empty({0}, kInt64);
   ops::call(reg.get("argmax.out"), {x, int64_t{1}, true, am});
   EXPECT_TRUE(all_close(am, argmax(x, 1, true), 0, 0));

@@ -24,7 +24,7 @@ TEST(ReductionStats, VarStdMatchLoops) {
   for (DType dt : {kFloat32, kFloat64}) {
     Tensor x = random({3, 4, 5}, dt, 1);
     for (double corr : {1.0, 0.0, 2.0, 0.5}) {
-      for (std::vector<int64_t> dims : {std::vector<int64_t>{}, {1}, {0, 2}, {-1}}) {
+      for (std::vector<int64_t> dims : {std::vector<int64_t>{}, {1}, {0, 2}, {-1}, {0}}) {
         for (bool keep : {false, true}) {
           auto ref = [corr](const std::vector<double>& g) { return testing::ref_var(g, corr); };
           auto ref_std = [corr](const std::vector<double>& g) {

@@ -270,6 +270,8 @@ inline void merge_moments(Moments& a, const Moments& b) {
 template <typename T>
 struct VarReducer {
   using acc_t = Moments;
+  static constexpr bool kAcross = true;
+  static constexpr bool kCascade = false;
   T* var;
   T* mean;  // may be null
   double correction;
@@ -305,6 +307,19 @@ struct VarReducer {
         }
       }
       merge_moments(a, m);
+    }
+  }
+  // Welford's update of a block of outputs by one row; every output has seen the same number
+  // of rows, so the reciprocal is shared.
+  void across(acc_t* acc, const T* p, int64_t m) const {
+    const int64_t n = acc[0].n + 1;
+    const double inv = 1.0 / static_cast<double>(n);
+    for (int64_t k = 0; k < m; ++k) {
+      const double x = static_cast<double>(p[k]);
+      const double d = x - acc[k].mean;
+      acc[k].mean += d * inv;
+      acc[k].m2 += d * (x - acc[k].mean);
+      acc[k].n = n;
     }
   }
   void merge(acc_t& a, const acc_t& b) const { merge_moments(a, b); }

@@ -41,14 +41,14 @@ void check_nonempty_reduction(const Tensor& self, const std::vector<bool>& mask,
                               const char* op) {
   if (all_dims) {
     KILN_CHECK(self.sym_numel() != 0,
-               "{}: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+               "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
                "reduction dim with the 'dim' argument.",
                op);
     return;
   }
   for (size_t d = 0; d < mask.size(); ++d) {
-    KILN_CHECK(!mask[d] || self.sym_sizes()[d] != 0,
-               "{}: Expected reduction dim {} to have non-zero size.", op, d);
+    KILN_CHECK_T(IndexError, !mask[d] || self.sym_sizes()[d] != 0,
+                 "{}(): Expected reduction dim {} to have non-zero size.", op, d);
   }
 }
 

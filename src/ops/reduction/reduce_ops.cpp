@@ -316,6 +316,7 @@ KILN_REGISTER_OPS(extremes) {
   auto arg_meta = [](const char* op) {
     return [op](const Stack& a) {
       const Tensor& self = a[0].to_tensor();
+      KILN_CHECK_T(TypeError, self.dtype() != DType::Bool, "{}(): does not support bool input", op);
       auto mask = reduction_mask(self.dim(), a[1], op);
       check_nonempty_reduction(self, mask, a[1].is_none(), op);
       return Metas{reduction_meta(self, mask, a[2].to_bool(), DType::Int64)};
@@ -341,25 +342,25 @@ KILN_REGISTER_OPS(extremes) {
           "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
           .meta(dim_meta("max"))
           .cpu(extreme_dim_impl<true>)
-          .out_variant()
+
           .samples([] { return single_dim_samples(false, false); }));
   declare(
       OpBuilder(
           "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
           .meta(dim_meta("min"))
           .cpu(extreme_dim_impl<false>)
-          .out_variant()
+
           .samples([] { return single_dim_samples(false, false); }));
   declare(OpBuilder("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
               .meta(amax_meta("amax"))
               .cpu(amax_impl(ReduceKind::Max, "amax"))
               .out_variant()
-              .samples([] { return dim_list_samples(true, false); }));
+              .samples([] { return dim_list_samples(true, false, true); }));
   declare(OpBuilder("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
               .meta(amax_meta("amin"))
               .cpu(amax_impl(ReduceKind::Min, "amin"))
               .out_variant()
-              .samples([] { return dim_list_samples(true, false); }));
+              .samples([] { return dim_list_samples(true, false, true); }));
   declare(OpBuilder("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
               .meta(arg_meta("argmax"))
               .cpu(arg_impl(ReduceKind::ArgMax, "argmax"))
@@ -430,7 +431,7 @@ KILN_OP("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
     })
     .out_variant()
     .tolerance(1e-5, 1e-5)
-    .samples([] { return dim_list_samples(true, true); });
+    .samples([] { return dim_list_samples(true, true, /*allow_all_dims=*/false); });
 
 KILN_REGISTER_OPS(logical) {
   auto full_meta = [](const Stack& a) {

@@ -7,8 +7,9 @@ namespace kiln::ops {
 
 // (self, dim, keepdim, dtype) for sum/mean; floating_only leaves integer inputs to dtype=.
 std::vector<Sample> sum_samples(bool floating_only);
-// (self, dim, keepdim) with an int[1] dim. allow_empty: samples that reduce an empty dim.
-std::vector<Sample> dim_list_samples(bool with_int, bool allow_empty);
+// (self, dim, keepdim) with an int[1] dim. allow_empty: samples that reduce an empty dim;
+// allow_all_dims: samples with an empty dim list (PyTorch's logsumexp rejects those).
+std::vector<Sample> dim_list_samples(bool with_int, bool allow_empty, bool allow_all_dims);
 // (self): reductions over everything. small_values keeps products in range.
 std::vector<Sample> full_reduction_samples(bool allow_empty, bool small_values);
 // (self, dim, keepdim) with a single int dim.
