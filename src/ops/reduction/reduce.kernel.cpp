@@ -89,7 +89,7 @@ struct SumReducer {
   double divisor;  // 1 for sum, n for mean
   acc_t identity() const { return T(0); }
   void row(acc_t& a, const T* p, int64_t n, int64_t s, int64_t) const {
-    if (s == 1) {
+    if (s == 1 && n >= Vec<T>::size) {
       a += cascade_sum(p, n);
     } else {
       T t = T(0);
@@ -154,6 +154,15 @@ struct ExtremeReducer {
     }
   }
   static T pick(T a, T b) {
+    if constexpr (std::is_floating_point_v<T> || std::is_integral_v<T>) {
+      // Branch-free select (maxss/cmov); a data-dependent branch mispredicts on random data.
+      const T m = IsMax ? std::max(a, b) : std::min(a, b);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (a != a || b != b) [[unlikely]]
+          return a + b;  // NaN
+      }
+      return m;
+    }
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     if constexpr (IsMax) {

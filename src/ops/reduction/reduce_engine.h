@@ -62,18 +62,40 @@ struct Offsets {
   int64_t in = 0, out0 = 0, out1 = 0;
 };
 
-// Element offsets of output number o (linear over the plan's kept dims).
-inline Offsets offsets_of(const ReducePlan& p, int64_t o) {
-  Offsets r;
-  for (size_t d = 0; d < p.out_sizes.size(); ++d) {
-    const int64_t i = o % p.out_sizes[d];
-    o /= p.out_sizes[d];
-    r.in += i * p.out_in_strides[d];
-    r.out0 += i * p.out_strides[0][d];
-    r.out1 += i * p.out_strides[1][d];
+// Element offsets of consecutive outputs (linear over the plan's kept dims), advanced with a
+// counter rather than divisions.
+class OutputCursor {
+ public:
+  OutputCursor(const ReducePlan& p, int64_t o) : p_(p), index_(p.out_sizes.size(), 0) {
+    for (size_t d = 0; d < p.out_sizes.size(); ++d) {
+      index_[d] = o % p.out_sizes[d];
+      o /= p.out_sizes[d];
+      off_.in += index_[d] * p.out_in_strides[d];
+      off_.out0 += index_[d] * p.out_strides[0][d];
+      off_.out1 += index_[d] * p.out_strides[1][d];
+    }
   }
-  return r;
-}
+  const Offsets& operator*() const { return off_; }
+  void next() {
+    for (size_t d = 0; d < index_.size(); ++d) {
+      off_.in += p_.out_in_strides[d];
+      off_.out0 += p_.out_strides[0][d];
+      off_.out1 += p_.out_strides[1][d];
+      if (++index_[d] < p_.out_sizes[d]) return;
+      off_.in -= index_[d] * p_.out_in_strides[d];
+      off_.out0 -= index_[d] * p_.out_strides[0][d];
+      off_.out1 -= index_[d] * p_.out_strides[1][d];
+      index_[d] = 0;
+    }
+  }
+
+ private:
+  const ReducePlan& p_;
+  DimVector index_;
+  Offsets off_;
+};
+
+inline Offsets offsets_of(const ReducePlan& p, int64_t o) { return *OutputCursor(p, o); }
 
 template <typename R>
 concept HasAcross = R::kAcross;
@@ -94,7 +116,7 @@ void reduce_across(const ReducePlan& p, const T* in, const R& r, int64_t b, int6
     const int64_t m = std::min({kAcrossBlock, size0 - j, e - o});
     const Offsets off = offsets_of(p, o);
     const T* base = in + off.in;
-    for (auto& l : level) std::fill(l, l + m, r.identity());
+    for (int l = 0; l < (R::kCascade ? 3 : 1); ++l) std::fill(level[l], level[l] + m, r.identity());
     int64_t rows0 = 0, rows1 = 0;
     walk_reduced(p, base, 0, n_red, [&](const T* ptr, int64_t n, int64_t s, int64_t) {
       for (int64_t i = 0; i < n; ++i) {
@@ -114,12 +136,11 @@ void reduce_across(const ReducePlan& p, const T* in, const R& r, int64_t b, int6
       }
     });
     for (int64_t k = 0; k < m; ++k) {
-      acc_t a = level[2][k];
+      acc_t a = level[0][k];
       if constexpr (R::kCascade) {
+        a = level[2][k];
         r.merge(a, level[1][k]);
         r.merge(a, level[0][k]);
-      } else {
-        a = level[0][k];
       }
       r.write(off.out0 + k * p.out_strides[0][0], off.out1 + k * p.out_strides[1][0], a);
     }
@@ -171,9 +192,19 @@ void run(const ReducePlan& p, const R& r) {
         return;
       }
     }
-    for (int64_t o = b; o < e; ++o) {
-      const Offsets off = offsets_of(p, o);
-      r.write(off.out0, off.out1, fold(in + off.in, 0, n_red));
+    OutputCursor cursor(p, b);
+    if (p.red_sizes.size() == 1) {
+      // One reduced dim: each output is a single run.
+      const int64_t n0 = p.red_sizes[0], s0 = p.red_strides[0];
+      for (int64_t o = b; o < e; ++o, cursor.next()) {
+        acc_t a = r.identity();
+        r.row(a, in + (*cursor).in, n0, s0, 0);
+        r.write((*cursor).out0, (*cursor).out1, a);
+      }
+      return;
+    }
+    for (int64_t o = b; o < e; ++o, cursor.next()) {
+      r.write((*cursor).out0, (*cursor).out1, fold(in + (*cursor).in, 0, n_red));
     }
   });
 }
