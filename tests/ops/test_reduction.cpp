@@ -294,6 +294,12 @@ TEST(Reduction, NaNPropagatesInMaxMin) {
   auto cols = amax(make<float>(long_row, {50, 10}), {0}).tolist<double>();
   EXPECT_TRUE(std::isnan(cols[1]));
   EXPECT_EQ(cols[0], 1.0);
+  // Indices across outputs: the NaN's row in column 1, the first row of all-equal columns.
+  auto [col_values, col_indices] = max(make<float>(long_row, {50, 10}), 0);
+  EXPECT_EQ(col_indices.tolist<int64_t>()[1], 32);
+  EXPECT_EQ(col_indices.tolist<int64_t>()[0], 0);
+  EXPECT_TRUE(std::isnan(col_values.tolist<double>()[1]));
+  EXPECT_EQ(argmin(make<float>(long_row, {50, 10}), 0).tolist<int64_t>()[1], 32);
 }
 
 TEST(Reduction, ZeroDimInputs) {

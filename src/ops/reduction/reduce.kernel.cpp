@@ -97,7 +97,7 @@ struct SumReducer {
       a += t;
     }
   }
-  void across(acc_t* acc, const T* p, int64_t m) const {
+  void across(acc_t* acc, const T* p, int64_t m, int64_t) const {
     using V = Vec<T>;
     int64_t k = 0;
     for (; k + V::size <= m; k += V::size) {
@@ -198,7 +198,7 @@ struct ExtremeReducer {
     }
     for (; i < n; ++i) a = pick(a, p[i * s]);
   }
-  void across(acc_t* acc, const T* p, int64_t m) const {
+  void across(acc_t* acc, const T* p, int64_t m, int64_t) const {
     if constexpr (kVectorizable<T>) {
       using V = Vec<T>;
       int64_t k = 0;
@@ -223,6 +223,8 @@ struct ValueIndex {
 template <typename T, bool IsMax>
 struct ArgReducer {
   using acc_t = ValueIndex<T>;
+  static constexpr bool kAcross = true;
+  static constexpr bool kCascade = false;
   T* values;  // may be null
   int64_t* indices;
   acc_t identity() const { return {T{}, -1}; }
@@ -245,6 +247,12 @@ struct ArgReducer {
     for (; i < n; ++i) {
       const T x = p[i * s];
       if (beats(x, a.value)) a = {x, idx + i};
+    }
+  }
+  // Rows arrive in increasing index order, so a tie keeps the earlier row.
+  void across(acc_t* acc, const T* p, int64_t m, int64_t index) const {
+    for (int64_t k = 0; k < m; ++k) {
+      if (acc[k].index < 0 || beats(p[k], acc[k].value)) acc[k] = {p[k], index};
     }
   }
   void merge(acc_t& a, const acc_t& b) const {
@@ -320,7 +328,7 @@ struct VarReducer {
   }
   // Welford's update of a block of outputs by one row; every output has seen the same number
   // of rows, so the reciprocal is shared.
-  void across(acc_t* acc, const T* p, int64_t m) const {
+  void across(acc_t* acc, const T* p, int64_t m, int64_t) const {
     const int64_t n = acc[0].n + 1;
     const double inv = 1.0 / static_cast<double>(n);
     for (int64_t k = 0; k < m; ++k) {

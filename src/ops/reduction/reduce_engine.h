@@ -6,10 +6,11 @@
 //   void row(acc_t&, const T* p, int64_t n, int64_t stride, int64_t index) const;  a run of n
 //   void merge(acc_t& a, const acc_t& b) const;   b covers elements after a's
 //   void write(int64_t off0, int64_t off1, const acc_t&) const;  output element offsets
-// and optionally, when kAcross, folds one input row into a block of accumulators of
-// consecutive outputs (`across(acc, p, m)`, p contiguous), the vectorized path for reducing an
-// outer dim. kCascade asks the engine to add such rows in levels (pairwise-like), for float sums.
-// capability.h (through reduce_kernels.h) must come before vec.h: it defines the namespace.
+// and optionally, when kAcross, folds one input row (reduced index `index`) into a block of
+// accumulators of consecutive outputs (`across(acc, p, m, index)`, p contiguous), the
+// vectorized path for reducing an outer dim. kCascade asks the engine to add such rows in levels
+// (pairwise-like), for float sums. capability.h (through reduce_kernels.h) must come before vec.h:
+// it defines the namespace.
 #include "ops/reduction/reduce_kernels.h"
 //
 #include "ops/cpu/vec.h"
@@ -118,9 +119,9 @@ void reduce_across(const ReducePlan& p, const T* in, const R& r, int64_t b, int6
     const T* base = in + off.in;
     for (int l = 0; l < (R::kCascade ? 3 : 1); ++l) std::fill(level[l], level[l] + m, r.identity());
     int64_t rows0 = 0, rows1 = 0;
-    walk_reduced(p, base, 0, n_red, [&](const T* ptr, int64_t n, int64_t s, int64_t) {
+    walk_reduced(p, base, 0, n_red, [&](const T* ptr, int64_t n, int64_t s, int64_t idx) {
       for (int64_t i = 0; i < n; ++i) {
-        r.across(level[0], ptr + i * s, m);
+        r.across(level[0], ptr + i * s, m, idx + i);
         if constexpr (R::kCascade) {
           if (++rows0 == kCascadeRows) {
             for (int64_t k = 0; k < m; ++k) r.merge(level[1][k], level[0][k]);
