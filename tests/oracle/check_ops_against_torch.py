@@ -60,6 +60,22 @@ def build(a):
     return a["value"]
 
 
+def has_number(dumped_args, positional):
+    return any(a.get("wrapped") for a in dumped_args) and any(
+        isinstance(p, (bool, int, float)) for p in positional)
+
+
+def as_tensors(positional):
+    first = next((p for p in positional if isinstance(p, torch.Tensor)), None)
+    out = []
+    for p in positional:
+        if isinstance(p, (bool, int, float)) and first is not None:
+            out.append(torch.tensor(p, dtype=torch.result_type(first, p)))
+        else:
+            out.append(p)
+    return out
+
+
 def compare(kiln_out, torch_out, rtol, atol, values=True):
     dtype = DTYPES[kiln_out["dtype"]]
     if torch_out.dtype != dtype:
@@ -118,7 +134,14 @@ def main():
                 positional.append(value)
         where = f"{name}{'.' + r['overload'] if r['overload'] else ''} [{r['sample']}]"
         try:
-            out = packet(*positional, **kwargs)
+            try:
+                out = packet(*positional, **kwargs)
+            except RuntimeError as e:
+                # aten has no Scalar overload (maximum, atan2, logical_and, ...): pass each Python
+                # number as a 0-dim tensor of the dtype PyTorch's wrapped-number rules give it.
+                if "failed to match any schema" not in str(e) or not has_number(r["args"], positional):
+                    raise
+                out = packet(*as_tensors(positional), **kwargs)
         except Exception as e:  # noqa: BLE001 - any torch error counts as "torch raised"
             if "error" in r:
                 compared += 1
