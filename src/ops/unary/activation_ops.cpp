@@ -27,7 +27,6 @@ constexpr double kSeluScale = 1.0507009873554804934193349852946;
 struct ParamDecl {
   const char* schema;
   const char* name;
-  UnaryOpId id;
   UnaryDTypeRule rule;
   bool inplace;
   bool out;
@@ -90,8 +89,8 @@ std::vector<ParamDecl> param_decls() {
     return [id, p](const Stack&) { return std::pair{id, p}; };
   };
   return {
-      {"gelu(Tensor self, *, str approximate='none') -> Tensor", "gelu", U::GeluErf, R::FloatOnly,
-       true, true, gelu_params,
+      {"gelu(Tensor self, *, str approximate='none') -> Tensor", "gelu", R::FloatOnly, true, true,
+       gelu_params,
        [] {
          auto s = with_args(unary_samples(kFloat32), {"none"});
          auto t = with_args(unary_samples(kFloat32), {"tanh"});
@@ -99,7 +98,7 @@ std::vector<ParamDecl> param_decls() {
          return s;
        }},
       {"softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", "softplus",
-       U::Softplus, R::FloatOnly, false, true,
+       R::FloatOnly, false, true,
        [](const Stack& a) {
          return std::pair{U::Softplus, UnaryParams{a[1].to_double(), a[2].to_double(), 0}};
        },
@@ -110,7 +109,7 @@ std::vector<ParamDecl> param_decls() {
          return s;
        }},
       {"hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", "hardtanh",
-       U::Hardtanh, R::KeepNoBool, true, true, hardtanh_params,
+       R::KeepNoBool, true, true, hardtanh_params,
        [] {
          auto s = unary_samples(kFloat32);
          auto t = with_args(unary_samples(kFloat32), {Scalar(-0.5), Scalar(2.0)});
@@ -119,15 +118,15 @@ std::vector<ParamDecl> param_decls() {
                       "int64"});
          return s;
        }},
-      {"relu6(Tensor self) -> Tensor", "relu6", U::Hardtanh, R::KeepNoBool, true, false,
+      {"relu6(Tensor self) -> Tensor", "relu6", R::KeepNoBool, true, false,
        fixed(U::Hardtanh, {0.0, 6.0, 0}),
        [] {
          auto s = unary_samples(kFloat32, -3, 9);
          s.push_back({{make_sample({3, 4}, kInt64, -5, 10)}, "int64"});
          return s;
        }},
-      {"leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", "leaky_relu", U::LeakyRelu,
-       R::FloatOnly, true, true,
+      {"leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", "leaky_relu", R::FloatOnly,
+       true, true,
        [](const Stack& a) {
          return std::pair{U::LeakyRelu, UnaryParams{a[1].to_double(), 0, 0}};
        },
@@ -138,7 +137,7 @@ std::vector<ParamDecl> param_decls() {
          return s;
        }},
       {"elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", "elu",
-       U::Elu, R::FloatOnly, true, true,
+       R::FloatOnly, true, true,
        [](const Stack& a) {
          return std::pair{U::Elu,
                           UnaryParams{a[1].to_double(), a[2].to_double(), a[3].to_double()}};
@@ -149,10 +148,9 @@ std::vector<ParamDecl> param_decls() {
          s.insert(s.end(), t.begin(), t.end());
          return s;
        }},
-      {"selu(Tensor self) -> Tensor", "selu", U::Elu, R::FloatOnly, true, false,
+      {"selu(Tensor self) -> Tensor", "selu", R::FloatOnly, true, false,
        fixed(U::Elu, {kSeluAlpha, kSeluScale, 1.0}), [] { return unary_samples(kFloat32); }},
-      {"logit(Tensor self, float? eps=None) -> Tensor", "logit", U::Logit, R::FloatPromote, true,
-       true,
+      {"logit(Tensor self, float? eps=None) -> Tensor", "logit", R::FloatPromote, true, true,
        [](const Stack& a) {
          return std::pair{U::Logit, UnaryParams{a[1].to_optional_double().value_or(-1.0), 0, 0}};
        },
@@ -163,8 +161,7 @@ std::vector<ParamDecl> param_decls() {
          s.push_back({{make_sample({3, 4}, kInt64, 0, 2)}, "int64"});
          return s;
        }},
-      {"round.decimals(Tensor self, *, int decimals) -> Tensor", "round", U::RoundDecimals,
-       R::FloatOnly, true, false,
+      {"round.decimals(Tensor self, *, int decimals) -> Tensor", "round", R::FloatOnly, true, false,
        [](const Stack& a) {
          return std::pair{U::RoundDecimals, UnaryParams{static_cast<double>(a[1].to_int()), 0, 0}};
        },
@@ -176,7 +173,7 @@ std::vector<ParamDecl> param_decls() {
        }},
       {"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> "
        "Tensor",
-       "nan_to_num", U::NanToNum, R::Keep, true, true, nan_to_num_params,
+       "nan_to_num", R::Keep, true, true, nan_to_num_params,
        [] {
          const float values[] = {NAN, INFINITY, -INFINITY, 1.5f, -0.0f, 3e38f};
          Tensor special = empty({6}, kFloat32);
