@@ -209,6 +209,24 @@ TEST(UnaryOps, FloatAndDoubleMatchReference) {
   }
 }
 
+// float32 exp, tanh, erf, sigmoid, silu and gelu use approximations of their own (not SLEEF):
+// check them on a dense grid across every branch boundary.
+TEST(UnaryOps, Float32ApproximationsOnDenseGrid) {
+  const int64_t n = 240001;
+  std::vector<double> grid(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    grid[static_cast<size_t>(i)] = -12.0 + 24.0 * double(i) / double(n - 1);
+  Tensor x = vals(grid);
+  for (const FloatCase& c : float_cases()) {
+    const std::string name = c.name;
+    if (name != "exp" && name != "tanh" && name != "erf" && name != "sigmoid" && name != "silu" &&
+        name != "gelu" && name != "gelu_tanh") {
+      continue;
+    }
+    EXPECT_TRUE(all_close(c.fn(x), reference(x, c.ref).to(kFloat32), 1e-6, 1e-6)) << name;
+  }
+}
+
 // Results for NaN, infinities, signed zeros and magnitudes where exp overflows, through the SIMD
 // body and the scalar tail (the specials repeat past several vector widths).
 TEST(UnaryOps, SpecialValues) {
