@@ -122,8 +122,13 @@ KILN_UNARY_METHOD(bitwise_not)
 #undef KILN_UNARY_METHOD
 Tensor Tensor::round(int64_t decimals) const { return kiln::round(*this, decimals); }
 Tensor& Tensor::round_(int64_t decimals) {
-  static const auto& op = ops::OpRegistry::instance().get("round_");
-  ops::call(op, {*this, decimals});
+  static const auto& plain = ops::OpRegistry::instance().get("round_");
+  static const auto& with_decimals = ops::OpRegistry::instance().get("round_.decimals");
+  if (decimals == 0) {
+    ops::call(plain, {*this});
+  } else {
+    ops::call(with_decimals, {*this, decimals});
+  }
   return *this;
 }
 Tensor Tensor::logit(std::optional<double> eps) const { return kiln::logit(*this, eps); }
