@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <utility>
 
 namespace kiln::ops {
 namespace {
