@@ -258,6 +258,19 @@ bool Schema::is_mutating() const {
   return false;
 }
 
+namespace {
+// "Tensor(a!)" from a type and its alias annotation.
+std::string annotated_type(const Argument& a) {
+  std::string type = a.type_str;
+  if (a.alias_set) {
+    auto base_end = type.find_first_of("[?");
+    type.insert(base_end == std::string::npos ? type.size() : base_end,
+                fmt::format("({}{})", *a.alias_set, a.is_mutable ? "!" : ""));
+  }
+  return type;
+}
+}  // namespace
+
 std::string Schema::str() const {
   std::string s = full_name() + "(";
   bool kw = false;
@@ -268,21 +281,18 @@ std::string Schema::str() const {
       s += "*, ";
       kw = true;
     }
-    std::string type = a.type_str;
-    if (a.alias_set) {
-      auto base_end = type.find_first_of("[?");
-      std::string ann = fmt::format("({}{})", *a.alias_set, a.is_mutable ? "!" : "");
-      type.insert(base_end == std::string::npos ? type.size() : base_end, ann);
-    }
-    s += fmt::format("{} {}", type, a.name);
+    s += fmt::format("{} {}", annotated_type(a), a.name);
     if (a.default_value) s += fmt::format("={}", a.default_value->repr());
   }
   s += ") -> ";
+  auto ret = [](const Argument& r) {
+    return r.name.empty() ? annotated_type(r) : fmt::format("{} {}", annotated_type(r), r.name);
+  };
   if (returns.size() == 1) {
-    s += returns[0].type_str;
+    s += ret(returns[0]);
   } else {
     s += "(";
-    for (size_t i = 0; i < returns.size(); ++i) s += (i ? ", " : "") + returns[i].type_str;
+    for (size_t i = 0; i < returns.size(); ++i) s += (i ? ", " : "") + ret(returns[i]);
     s += ")";
   }
   return s;

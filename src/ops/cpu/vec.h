@@ -2,6 +2,8 @@
 // Vec<T>: a SIMD register of T for the capability this file is compiled for (16/32/64 bytes for
 // DEFAULT/AVX2/AVX512), over the compiler's vector extensions, with SLEEF for transcendental
 // functions. Only include from *.kernel.cpp files (they are compiled once per capability).
+#include "ops/cpu/capability.h"
+
 #include <sleef.h>
 
 #include <cmath>
