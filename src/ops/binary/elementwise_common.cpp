@@ -63,7 +63,7 @@ void declare_binary(const BinaryDecl& decl) {
 }
 
 void unsupported(const char* op, DType dtype) {
-  throw TypeError(fmt::format("{}: not implemented for '{}'", op, dtype_name(dtype)));
+  throw TypeError(fmt::format("{}: not supported for dtype {}", op, dtype_name(dtype)));
 }
 
 }  // namespace kiln::ops

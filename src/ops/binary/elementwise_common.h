@@ -46,7 +46,7 @@ void declare_binary(const BinaryDecl& decl);
 // Runs a plan into a preallocated output.
 void run_binary(const BinaryPlan& plan, const Tensor& out, const char* op);
 
-// kiln::TypeError "<op>: not implemented for '<dtype>'" (PyTorch's NotImplementedError).
+// kiln::TypeError "<op>: not supported for dtype <dtype>" (PyTorch's NotImplementedError).
 [[noreturn]] void unsupported(const char* op, DType dtype);
 
 }  // namespace kiln::ops

@@ -5,13 +5,6 @@
 #include <cstring>
 #include <type_traits>
 
-// No fused multiply-add contraction: values must not depend on which CPU capability's build runs.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-
 namespace kiln::cpu::KILN_CAP_NAMESPACE {
 namespace {
 
