@@ -20,6 +20,6 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
   -DCMAKE_C_COMPILER=clang -DKILN_SANITIZE=ON -DKILN_WERROR=ON -DKILN_BUILD_BENCH=OFF \
   -DKILN_PYTHON="$KILN_PYTHON" >/dev/null
 cmake --build build-asan -j "$jobs"
-# The oracle test runs in the Release build; under ASan it would load an uninstrumented Python.
+# The oracle runs in the Release build: under ASan it would load an uninstrumented Python.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs" -E torch_oracle)
