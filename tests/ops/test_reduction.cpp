@@ -18,7 +18,6 @@ using testing::throws_error;
 using testing::transposed;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
 
 struct DimCase {
   std::vector<int64_t> dims;

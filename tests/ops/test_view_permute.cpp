@@ -86,7 +86,7 @@ TEST(ViewSqueeze, AllAndDims) {
   EXPECT_GEOMETRY(iota({1, 1}).squeeze(), ({}), ({}), 0);
   EXPECT_EQ(iota({}).squeeze().dim(), 0);
   EXPECT_EQ(iota({}).squeeze(0).dim(), 0);
-  EXPECT_EQ(iota({}).squeeze({-1}).dim(), 0);
+  EXPECT_EQ(iota({}).squeeze(IntList{-1}).dim(), 0);
   EXPECT_GEOMETRY(iota({0, 1}).squeeze(), ({0}), ({1}), 0);
   // Transposed input with an offset.
   Tensor t = iota({4, 1, 3}).transpose(0, 2).select(1, 0);  // [3, 4], strides [1, 3]
@@ -141,7 +141,7 @@ TEST(ViewMovedim, IntAndLists) {
         x.movedim({0, 1}, {2, -2});
       },
       {"movedim", "repeated dim in `destination`"}));
-  EXPECT_THROW(x.movedim({4}, {0}), IndexError);
+  EXPECT_THROW(x.movedim(IntList{4}, IntList{0}), IndexError);
 }
 
 TEST(ViewDiagonal, OffsetsAndDims) {
