@@ -4,6 +4,7 @@
 // functions. Only include from *.kernel.cpp files (they are compiled once per capability).
 #include "ops/cpu/capability.h"
 
+#include <immintrin.h>
 #include <sleef.h>
 
 #include <cmath>
@@ -111,10 +112,28 @@ inline Vec<T> minimum(Vec<T> a, Vec<T> b) {
   if constexpr (std::is_floating_point_v<T>) r = select<T>(a.v != a.v, a, r);
   return r;
 }
+// a * b + c. Kernels compile with -ffp-contract=off (no fusing behind the code's back, so plain
+// arithmetic gives the same values on every capability); fmadd is the explicit fused form, one
+// rounding, where the CPU has FMA (AVX2, AVX-512) and a multiply then an add elsewhere.
 template <typename T>
 inline Vec<T> fmadd(Vec<T> a, Vec<T> b, Vec<T> c) {
   return a.v * b.v + c.v;
 }
+#if defined(KILN_CPU_CAPABILITY_AVX512)
+inline Vec<float> fmadd(Vec<float> a, Vec<float> b, Vec<float> c) {
+  return _mm512_fmadd_ps(a.v, b.v, c.v);
+}
+inline Vec<double> fmadd(Vec<double> a, Vec<double> b, Vec<double> c) {
+  return _mm512_fmadd_pd(a.v, b.v, c.v);
+}
+#elif defined(KILN_CPU_CAPABILITY_AVX2)
+inline Vec<float> fmadd(Vec<float> a, Vec<float> b, Vec<float> c) {
+  return _mm256_fmadd_ps(a.v, b.v, c.v);
+}
+inline Vec<double> fmadd(Vec<double> a, Vec<double> b, Vec<double> c) {
+  return _mm256_fmadd_pd(a.v, b.v, c.v);
+}
+#endif
 template <typename T>
 inline T reduce_add(Vec<T> a) {
   T s = T(0);
