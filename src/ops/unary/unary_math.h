@@ -90,38 +90,30 @@ inline Vec<float> fast_exp(Vec<float> x) {
 }
 inline Vec<double> fast_exp(Vec<double> x) { return exp(x); }
 
-// tanh: SLEEF's float tanh is several times slower than exp, so float uses an odd polynomial
-// near 0 (least-squares fit made for this file; relative error < 5e-9 for |x| < 0.625) and
-// sign(x) * (1 - 2 / (exp(2|x|) + 1)) elsewhere (< 3 ulp; saturates to +-1, NaN propagates).
+// tanh: SLEEF's float tanh is several times slower than exp, so float computes
+// tanh(a) = e / (e + 2) with e = expm1(2a), a = |x|, and restores the sign. expm1(2a) is
+// 2^n (1 + q) - 1 with n = round(2a / ln 2), r = 2a - n ln 2 and q = expm1(r) by its Taylor
+// series to degree 7; for |x| < ln(2) / 4, n = 0 and e = q exactly, so small inputs keep full
+// relative precision without a separate branch. 2a is capped at 40, where tanh is 1 in float.
+// Within 3 ulp; saturates to +-1, NaN propagates.
 inline Vec<float> vtanh(Vec<float> x) {
-  const Vec<float> a = vabs(x);
-  const Vec<float> t = x * x;
-  Vec<float> q(-0.005718891533767252f);
-  q = fmadd(q, t, Vec<float>(0.020653063925373066f));
-  q = fmadd(q, t, Vec<float>(-0.05374464034414643f));
-  q = fmadd(q, t, Vec<float>(0.13331512468518442f));
-  q = fmadd(q, t, Vec<float>(-0.33333285212934338f));
-  const Vec<float> small = fmadd(x * t, q, x);
-  // exp(2a) for 2a in [0, 40] (tanh rounds to 1 well before): no range handling needed, and
-  // degree 6 suffices since tanh damps the relative error of exp(2a) by 2e/(e+1)^2 <= 1/2.
   using IV = IntVecOf<float>;
-  const Vec<float> two_a = minimum(a + a, Vec<float>(40.0f));
-  const Vec<float> round_magic(12582912.0f);
+  const Vec<float> two_a = minimum(vabs(x) * Vec<float>(2.0f), Vec<float>(40.0f));
+  const Vec<float> round_magic(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
   const Vec<float> n = fmadd(two_a, Vec<float>(1.44269504088896341f), round_magic) - round_magic;
   Vec<float> r = fmadd(n, Vec<float>(-0.693359375f), two_a);
   r = fmadd(n, Vec<float>(2.12194440e-4f), r);
-  Vec<float> p(1.0f / 720);
+  Vec<float> p(1.0f / 5040);
+  p = fmadd(p, r, Vec<float>(1.0f / 720));
   p = fmadd(p, r, Vec<float>(1.0f / 120));
   p = fmadd(p, r, Vec<float>(1.0f / 24));
   p = fmadd(p, r, Vec<float>(1.0f / 6));
   p = fmadd(p, r, Vec<float>(0.5f));
-  p = fmadd(p, r, Vec<float>(1.0f));
-  p = fmadd(p, r, Vec<float>(1.0f));
+  const Vec<float> q = fmadd(p * r, r, r);  // expm1(r)
   const Vec<float> scale = (Vec<float>::V)((__builtin_convertvector(n.v, IV) + 127) << 23);
-  const Vec<float> one(1.0f);
-  Vec<float> large = one - Vec<float>(2.0f) / fmadd(p, scale, one);
-  large = select<float>(x < Vec<float>(0.0f), -large, large);
-  return select<float>(a < Vec<float>(0.625f), small, large);
+  const Vec<float> e = fmadd(scale, q, scale - Vec<float>(1.0f));
+  const Vec<float> t = e / (e + Vec<float>(2.0f));
+  return select<float>(x < Vec<float>(0.0f), -t, t);
 }
 inline Vec<double> vtanh(Vec<double> x) { return tanh(x); }
 
