@@ -1,0 +1,24 @@
+#pragma once
+// Linear algebra: matrix products (mm, bmm, addmm, baddbmm, dot, outer), PyTorch's matmul with
+// its broadcasting rules, linear, and einsum. Float32/float64 run through OpenBLAS; float16 and
+// bfloat16 compute in float32; integer dtypes use a plain loop.
+#include <kiln/core/tensor.h>
+
+#include <string_view>
+
+namespace kiln {
+
+Tensor mm(const Tensor& self, const Tensor& mat2);
+Tensor bmm(const Tensor& self, const Tensor& mat2);
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+               const Scalar& beta = 1, const Scalar& alpha = 1);
+Tensor dot(const Tensor& self, const Tensor& tensor);
+Tensor outer(const Tensor& self, const Tensor& vec2);
+Tensor matmul(const Tensor& self, const Tensor& other);
+// y = input @ weight^T + bias, with weight [out_features, in_features]; bias may be undefined.
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
+Tensor einsum(std::string_view equation, TensorList tensors);
+
+}  // namespace kiln

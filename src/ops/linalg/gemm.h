@@ -1,0 +1,16 @@
+#pragma once
+// The one GEMM entry point of the linalg ops: C = alpha * A @ B + beta * C on 2-D or batched
+// (3-D) tensors of any strides and dtype, through OpenBLAS for float32/float64.
+#include <kiln/core/tensor.h>
+
+namespace kiln::ops::linalg {
+
+// out [m, n] or [B, m, n] (any strides); a [.., m, k]; b [.., k, n], all of out's dtype.
+// When beta is zero out is only written (NaNs in it do not propagate), as in PyTorch.
+void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
+               const Scalar& beta);
+
+// Makes OpenBLAS use n threads (calls into OpenBLAS only when n changed).
+void set_blas_threads(int n);
+
+}  // namespace kiln::ops::linalg

@@ -1,0 +1,51 @@
+// The typed C++ API of the linalg ops: each forwards to its registry declaration.
+#include <kiln/ops/linalg.h>
+#include <kiln/ops/registry.h>
+
+#include <string>
+
+namespace kiln {
+namespace {
+const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
+}  // namespace
+
+Tensor mm(const Tensor& self, const Tensor& mat2) {
+  static const auto& def = op("mm");
+  return ops::call1(def, {self, mat2});
+}
+Tensor bmm(const Tensor& self, const Tensor& mat2) {
+  static const auto& def = op("bmm");
+  return ops::call1(def, {self, mat2});
+}
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+             const Scalar& alpha) {
+  static const auto& def = op("addmm");
+  return ops::call1(def, {self, mat1, mat2, beta, alpha});
+}
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
+               const Scalar& alpha) {
+  static const auto& def = op("baddbmm");
+  return ops::call1(def, {self, batch1, batch2, beta, alpha});
+}
+Tensor dot(const Tensor& self, const Tensor& tensor) {
+  static const auto& def = op("dot");
+  return ops::call1(def, {self, tensor});
+}
+Tensor outer(const Tensor& self, const Tensor& vec2) {
+  static const auto& def = op("outer");
+  return ops::call1(def, {self, vec2});
+}
+Tensor matmul(const Tensor& self, const Tensor& other) {
+  static const auto& def = op("matmul");
+  return ops::call1(def, {self, other});
+}
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  static const auto& def = op("linear");
+  return ops::call1(def, {input, weight, bias.defined() ? ops::IValue(bias) : ops::IValue()});
+}
+Tensor einsum(std::string_view equation, TensorList tensors) {
+  static const auto& def = op("einsum");
+  return ops::call1(def, {std::string(equation), tensors.vec(), std::nullopt});
+}
+
+}  // namespace kiln

@@ -1,0 +1,206 @@
+// matmul (PyTorch's dispatch on ranks, folding and batch broadcasting), linear and outer, all
+// composites over the registry's products and views.
+#include "ops/samples.h"
+
+#include <kiln/ops/binary.h>
+#include <kiln/ops/linalg.h>
+#include <kiln/ops/registry.h>
+#include <kiln/ops/view.h>
+
+#include <algorithm>
+#include <string>
+
+namespace kiln::ops {
+namespace {
+
+// The product of sizes, 1 for none.
+int64_t numel_of(IntList sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+// Broadcasts two batch shapes (PyTorch's infer_size), naming matmul in the error.
+std::vector<int64_t> broadcast_batch(IntList a, IntList b) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    KILN_CHECK(x == y || x == 1 || y == 1,
+               "matmul: the size of tensor a ({}) must match the size of tensor b ({}) at "
+               "non-singleton dimension {}",
+               x, y, i);
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// PyTorch's should_fold: fold the larger operand's batch into mm's rows when it is >= 3-D, the
+// other is 1-D or 2-D, and the fold is a view (or the operand is empty).
+bool should_fold(const Tensor& a, const Tensor& b) {
+  const bool a_larger = a.dim() >= b.dim();
+  const Tensor t1 = a_larger ? a : b.mT();
+  const int64_t dim_t2 = a_larger ? b.dim() : a.dim();
+  if (!(t1.dim() >= 3 && dim_t2 <= 2)) return false;
+  if (t1.requires_grad()) return true;
+  if (a.dim() == 2) return false;
+  if (t1.numel() == 0) return true;
+  for (int64_t i = 0; i + 2 < t1.dim(); ++i) {
+    if (t1.stride(i) != t1.stride(i + 1) * t1.size(i + 1)) return false;
+  }
+  return true;
+}
+
+Tensor matmul_impl(const Tensor& a, const Tensor& b) {
+  const int64_t da = a.dim(), db = b.dim();
+  KILN_CHECK(da > 0 && db > 0,
+             "matmul: both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+             da, db);
+  if (da == 1 && db == 1) return dot(a, b);
+  if (da == 2 && db == 1) return mm(a, b.unsqueeze(1)).squeeze(1);
+  if (da == 1 && db == 2) return mm(a.unsqueeze(0), b).squeeze(0);
+  if (da == 2 && db == 2) return mm(a, b);
+  if (should_fold(a, b)) {
+    // One mm over the larger operand's folded batch (transposed when it is the right one).
+    const bool transpose = db > da;
+    const Tensor t1 = transpose ? b.mT() : a;
+    const Tensor t2 = !transpose ? b : (da == 2 ? a.t() : a);
+    std::vector<int64_t> shape(t1.sizes().begin(), t1.sizes().end() - 1);
+    const int64_t folded = numel_of(shape);
+    const Tensor t1_folded = t1.reshape({folded, t1.size(-1)});
+    if (t2.dim() == 2) {
+      shape.push_back(t2.size(1));
+      Tensor out = mm(t1_folded, t2).view(shape);
+      return transpose ? out.mT().contiguous() : out;
+    }
+    return mm(t1_folded, t2.unsqueeze(1)).view(shape);
+  }
+  // Batched: broadcast the batch dims, flatten them into one, bmm.
+  const int64_t n = da > 1 ? a.size(-2) : 1;
+  const int64_t m1 = a.size(-1);
+  const IntList batch_a(a.sizes().data(), static_cast<size_t>(std::max<int64_t>(da - 2, 0)));
+  const int64_t m2 = db > 1 ? b.size(-2) : b.size(0);
+  const int64_t p = db > 1 ? b.size(-1) : 1;
+  const IntList batch_b(b.sizes().data(), static_cast<size_t>(std::max<int64_t>(db - 2, 0)));
+  std::vector<int64_t> shape = broadcast_batch(batch_a, batch_b);
+  const int64_t batch = numel_of(shape);
+
+  std::vector<int64_t> a_size = shape;
+  a_size.insert(a_size.end(), {n, m1});
+  const Tensor a3 = a.expand(a_size).reshape({batch, n, m1});
+  const bool vector_rhs = db == 1;
+  std::vector<int64_t> b_size = shape;
+  if (vector_rhs) {
+    b_size.push_back(m2);
+  } else {
+    b_size.insert(b_size.end(), {m2, p});
+  }
+  const Tensor b3 = vector_rhs ? b.expand(b_size).reshape({batch, m2}).unsqueeze(2)
+                               : b.expand(b_size).reshape({batch, m2, p});
+  if (da > 1) shape.push_back(n);
+  if (db > 1) shape.push_back(p);
+  Tensor out = bmm(a3, b3);
+  if (vector_rhs) out = out.squeeze(-1);
+  return out.view(shape);
+}
+
+Tensor linear_impl(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (input.dim() == 2 && bias.defined()) return addmm(bias, input, weight.t());
+  if (bias.defined() && input.dim() == 3 && input.is_contiguous()) {
+    // A contiguous 3-D input folds into one addmm.
+    const Tensor out =
+        addmm(bias, input.view({input.size(0) * input.size(1), input.size(2)}), weight.t());
+    return out.view({input.size(0), input.size(1), out.size(1)});
+  }
+  Tensor out = matmul(input, weight.t());
+  return bias.defined() ? add(out, bias) : out;
+}
+
+// ---- samples ----
+
+using Samples = std::vector<Sample>;
+Tensor s(IntList sizes, uint64_t seed, DType dt = kFloat32) {
+  return make_sample(sizes, dt, -3.0, 3.0, seed);
+}
+
+Samples matmul_samples() {
+  using V = std::vector<int64_t>;
+  const std::vector<std::pair<V, V>> shapes = {
+      {{4}, {4}},
+      {{3, 4}, {4}},
+      {{4}, {4, 2}},
+      {{3, 4}, {4, 2}},
+      {{2, 3, 4}, {4}},
+      {{2, 3, 4}, {4, 5}},
+      {{4}, {2, 4, 5}},
+      {{3, 4}, {2, 4, 5}},
+      {{2, 3, 4}, {2, 4, 5}},
+      {{2, 1, 3, 4}, {5, 4, 2}},
+      {{1, 3, 4}, {2, 2, 4, 5}},
+      {{2, 2, 3, 4}, {4}},
+      {{4}, {2, 2, 4, 3}},
+      {{0, 3, 4}, {4, 2}},
+      {{2, 3, 0}, {0, 4}},
+  };
+  Samples out;
+  uint64_t seed = 1;
+  for (const auto& [x, y] : shapes) {
+    out.push_back({{s(x, seed), s(y, seed + 1)}, "broadcast"});
+    seed += 2;
+  }
+  out.push_back({{s({2, 3, 4}, 40, kFloat64), s({4, 5}, 41, kFloat64).t().contiguous().t()},
+                 "float64 column-major rhs"});
+  out.push_back({{s({3, 2, 4}, 42).transpose(0, 1), s({4, 5}, 43)}, "non-foldable batch"});
+  out.push_back({{s({2, 3, 4}, 44, kInt64), s({4, 2}, 45, kInt64)}, "int64"});
+  out.push_back({{s({3, 4}, 46), s({5, 2}, 47)}, "size mismatch"});
+  out.push_back({{s({2, 3, 4}, 48), s({3, 4, 5}, 49)}, "batch mismatch"});
+  out.push_back({{s({}, 50), s({3}, 51)}, "0-dim"});
+  return out;
+}
+
+}  // namespace
+
+KILN_OP("matmul(Tensor self, Tensor other) -> Tensor")
+    .composite([](const Stack& args) {
+      return std::vector<Tensor>{matmul_impl(args[0].to_tensor(), args[1].to_tensor())};
+    })
+    .tolerance(1e-4, 1e-4)
+    .samples(matmul_samples);
+
+KILN_OP("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
+    .composite([](const Stack& args) {
+      return std::vector<Tensor>{
+          linear_impl(args[0].to_tensor(), args[1].to_tensor(), args[2].to_optional_tensor())};
+    })
+    .tolerance(1e-4, 1e-4)
+    .samples([] {
+      return Samples{
+          {{s({3, 4}, 1), s({5, 4}, 2), s({5}, 3)}, "2-D with bias"},
+          {{s({2, 3, 4}, 4), s({5, 4}, 5), s({5}, 6)}, "3-D with bias"},
+          {{s({2, 3, 4}, 7).transpose(0, 1), s({5, 4}, 8), s({5}, 9)}, "non-contiguous 3-D"},
+          {{s({4}, 10, kFloat64), s({5, 4}, 11, kFloat64), std::nullopt}, "1-D, no bias"},
+          {{s({2, 2, 3, 4}, 12), s({5, 4}, 13), std::nullopt}, "4-D, no bias"},
+          {{s({0, 4}, 14), s({5, 4}, 15), s({5}, 16)}, "empty batch"},
+          {{s({3, 4}, 17), s({5, 3}, 18), s({5}, 19)}, "size mismatch"},
+      };
+    });
+
+KILN_OP("outer(Tensor self, Tensor vec2) -> Tensor")
+    .composite([](const Stack& args) {
+      const Tensor& a = args[0].to_tensor();
+      const Tensor& b = args[1].to_tensor();
+      KILN_CHECK(a.dim() == 1 && b.dim() == 1, "outer: expected 1-D arguments, got {}-D and {}-D",
+                 a.dim(), b.dim());
+      return std::vector<Tensor>{mul(a.unsqueeze(1), b)};
+    })
+    .samples([] {
+      return Samples{
+          {{s({3}, 1), s({4}, 2)}, "float32"},
+          {{s({3}, 3, kFloat64), s({2}, 4, kInt64)}, "type promotion"},
+          {{make_noncontiguous_sample({3}, kFloat32, -3, 3, 5), s({0}, 6)}, "strided and empty"},
+          {{s({2, 2}, 7), s({3}, 8)}, "2-D"},
+      };
+    });
+
+}  // namespace kiln::ops
