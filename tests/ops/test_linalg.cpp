@@ -120,9 +120,9 @@ TEST(Linalg, AddmmBetaAlphaAndBroadcast) {
   Tensor a = randn({3, 4}, TensorOptions(kFloat64));
   Tensor b = randn({4, 2}, TensorOptions(kFloat64));
   const std::vector<double> p = values(ref_matmul(a, b));
-  for (Tensor self : {randn({3, 2}, TensorOptions(kFloat64)), randn({2}, TensorOptions(kFloat64)),
-                      randn({3, 1}, TensorOptions(kFloat64)),
-                      tensor(1.5, TensorOptions(kFloat64))}) {
+  for (Tensor self :
+       {randn({3, 2}, TensorOptions(kFloat64)), randn({2}, TensorOptions(kFloat64)),
+        randn({3, 1}, TensorOptions(kFloat64)), tensor(1.5, TensorOptions(kFloat64))}) {
     Tensor got = addmm(self, a, b, 0.5, 2.0);
     const std::vector<double> s = values(self.expand({3, 2}));
     std::vector<double> want(6);
@@ -154,6 +154,14 @@ TEST(Linalg, AddmmInPlace) {
   Tensor b = tensor({{5.0, 6.0}, {7.0, 8.0}});
   ops::call(op("addmm_"), {self, a, b, Scalar(2), Scalar(1)});
   EXPECT_TRUE(all_close(self, tensor({{7.0, 10.0}, {13.0, 16.0}})));
+  // In place, self must already have the product's shape.
+  Tensor row = tensor({1.0, 2.0});
+  EXPECT_THROW(ops::call(op("addmm_"), {row, a, b, Scalar(1), Scalar(1)}), Error);
+  // baddbmm_ on a column-major self.
+  Tensor batch_self =
+      tensor({{{1.0, 2.0}, {3.0, 4.0}}}).transpose(1, 2).contiguous().transpose(1, 2);
+  ops::call(op("baddbmm_"), {batch_self, a.unsqueeze(0), b.unsqueeze(0), Scalar(1), Scalar(2)});
+  EXPECT_TRUE(all_close(batch_self, tensor({{{11.0, 14.0}, {17.0, 20.0}}})));
 }
 
 TEST(Linalg, Baddbmm) {
