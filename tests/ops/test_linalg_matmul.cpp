@@ -52,6 +52,10 @@ TEST(LinalgMatmul, NonContiguousOperands) {
   Tensor a = randn({3, 2, 4}, o).transpose(0, 1);
   Tensor w = randn({5, 4}, o).t();
   EXPECT_TRUE(all_close(matmul(a, w), ref_matmul(a, w), 1e-12, 1e-12));
+  Tensor vec = randn({8}, o).slice(0, 0, 8, 2);
+  EXPECT_TRUE(all_close(matmul(a, vec), ref_matmul(a, vec), 1e-12, 1e-12));
+  EXPECT_TRUE(
+      all_close(matmul(vec, a.transpose(1, 2)), ref_matmul(vec, a.transpose(1, 2)), 1e-12, 1e-12));
   Tensor e = randn({1, 3, 4}, o).expand({6, 3, 4});
   Tensor rhs = randn({6, 4, 2}, o);
   EXPECT_TRUE(all_close(matmul(e, rhs), ref_matmul(e, rhs), 1e-12, 1e-12));
