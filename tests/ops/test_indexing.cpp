@@ -261,6 +261,48 @@ TEST(Embedding, Values) {
   EXPECT_TRUE(throws_error([] { embedding(ones({3}), idx({0})); }, {"2-D"}));
 }
 
+TEST(IndexingOut, OutVariantsKeepAtenNames) {
+  auto& reg = ops::OpRegistry::instance();
+  Tensor x = iota({2, 3});  // 0 1 2 / 3 4 5
+  // gather into a transposed out of a wider dtype.
+  Tensor base = zeros({2, 2}, kFloat64);
+  Tensor out_t = base.t();
+  ops::call(reg.get("gather.out"), {x.to(kFloat32), 1, idx({2, 0, 1, 1}, {2, 2}), false, out_t});
+  EXPECT_EQ(values(out_t), (V{2, 0, 4, 4}));
+  // Overloaded ops: aten's "<overload>_out" names.
+  Tensor s_out = empty({0});
+  ops::call(reg.get("scatter.src_out"),
+            {zeros({2, 2}), 0, idx({1, 0}, {1, 2}), ones({1, 2}), s_out});
+  EXPECT_EQ(values(s_out), (V{0, 1, 1, 0}));
+  Tensor v_out = empty({2, 2}, kInt64);
+  ops::call(reg.get("scatter.value_out"),
+            {zeros({2, 2}, kInt64), 1, idx({1}, {1, 1}), Scalar(int64_t{3}), v_out});
+  EXPECT_EQ(values(v_out), (V{0, 3, 0, 0}));
+  Tensor r_out = empty({0});
+  ops::call(reg.get("scatter.reduce_out"),
+            {ones({3}), 0, idx({2, 2}), full({2}, 2.0f), std::string("multiply"), r_out});
+  EXPECT_EQ(values(r_out), (V{1, 1, 4}));
+  Tensor m_out = empty({0});
+  ops::call(reg.get("masked_fill.Scalar_out"),
+            {x.to(kFloat32), tensor({true, false, false}), Scalar(-1.0), m_out});
+  EXPECT_EQ(values(m_out), (V{-1, 1, 2, -1, 4, 5}));
+  Tensor mt_out = empty({0});
+  ops::call(reg.get("masked_fill.Tensor_out"),
+            {x.to(kFloat32), tensor({false, false, true}), scalar_tensor(9.0f), mt_out});
+  EXPECT_EQ(values(mt_out), (V{0, 1, 9, 3, 4, 9}));
+  Tensor e_out = empty({0});
+  ops::call(reg.get("embedding.out"), {x, idx({1}), SymInt(int64_t{-1}), false, false, e_out});
+  EXPECT_EQ(values(e_out), (V{3, 4, 5}));
+  Tensor a_out = empty({0});
+  ops::call(reg.get("scatter_add.out"), {zeros({2}), 0, idx({1, 1}), ones({2}), a_out});
+  EXPECT_EQ(values(a_out), (V{0, 2}));
+  // An int out can't take a float result.
+  Tensor bad = empty({2, 2}, kInt64);
+  EXPECT_THROW(ops::call(reg.get("scatter.src_out"),
+                         {zeros({2, 2}), 0, idx({1, 0}, {1, 2}), ones({1, 2}), bad}),
+               TypeError);
+}
+
 TEST(IndexingMeta, ShapesWithoutData) {
   auto meta = [](IntList sizes, DType d = kFloat32) {
     return empty(sizes, TensorOptions().dtype(d).device(Device::meta()));

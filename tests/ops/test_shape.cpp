@@ -218,6 +218,21 @@ TEST(ShapeTriangle, InPlaceAndOut) {
   EXPECT_EQ(values(out), (V{0, 0, 2, 3}));
 }
 
+TEST(ShapeOut, FlipRollOut) {
+  auto& reg = ops::OpRegistry::instance();
+  Tensor x = iota({2, 3}, kFloat32);
+  Tensor base = zeros({3, 2}, kFloat64);
+  Tensor out_t = base.t();  // [2, 3], non-contiguous, wider dtype
+  ops::call(reg.get("flip.out"), {x, std::vector<int64_t>{1}, out_t});
+  EXPECT_EQ(values(out_t), (V{2, 1, 0, 5, 4, 3}));
+  Tensor r_out = empty({0}, kFloat32);
+  ops::call(reg.get("roll.out"), {x, std::vector<int64_t>{-1}, std::vector<int64_t>{}, r_out});
+  EXPECT_EQ(values(r_out), (V{1, 2, 3, 4, 5, 0}));
+  Tensor triu_out = empty({0}, kFloat32);
+  ops::call(reg.get("triu.out"), {x, 1, triu_out});
+  EXPECT_EQ(values(triu_out), (V{0, 1, 2, 0, 0, 5}));
+}
+
 TEST(ShapeMeta, ShapesWithoutData) {
   auto meta = [](IntList sizes, DType d = kFloat32) {
     return empty(sizes, TensorOptions().dtype(d).device(Device::meta()));
