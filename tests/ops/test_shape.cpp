@@ -137,6 +137,21 @@ TEST(ShapeFlip, Values) {
   EXPECT_THROW(flip(x, {2}), IndexError);
 }
 
+TEST(ShapeFlip, LargeInputsSplitAcrossThreads) {
+  // Big enough for several parallel chunks; every element checked against index arithmetic.
+  const int64_t rows = 300, cols = 401;
+  Tensor x = iota({rows, cols}, kFloat32);
+  std::vector<double> got = values(flip(x.t(), {1}));  // [cols, rows], reversed rows of x.t()
+  bool ok = true;
+  for (int64_t i = 0; i < cols && ok; ++i)
+    for (int64_t j = 0; j < rows && ok; ++j)
+      ok = got[static_cast<size_t>(i * rows + j)] == static_cast<double>((rows - 1 - j) * cols + i);
+  EXPECT_TRUE(ok);
+  std::vector<double> rep = values(repeat(x, {2, 1}));
+  EXPECT_EQ(rep[static_cast<size_t>(rows * cols + 5)], 5.0);
+  EXPECT_EQ(rep.back(), static_cast<double>(rows * cols - 1));
+}
+
 TEST(ShapeRoll, Values) {
   Tensor x = iota({2, 3});  // 0 1 2 / 3 4 5
   EXPECT_EQ(values(roll(x, {1}, {1})), (V{2, 0, 1, 5, 3, 4}));

@@ -1,5 +1,8 @@
 #include "ops/indexing/strided_loop.h"
 
+#include <kiln/core/parallel.h>
+
+#include <algorithm>
 #include <numeric>
 
 namespace kiln::ops::strided {
@@ -32,23 +35,35 @@ void remap_copy(const Tensor& dst, const Tensor& src, IntList src_strides,
   IntList sizes = dst.sizes();
   const int64_t inner = sizes[ndim - 1];
   const std::vector<int64_t>& inner_off = offsets[ndim - 1];
-  DimVector outer_sizes(sizes.begin(), sizes.end() - 1);
-  std::vector<int64_t> counter(ndim - 1, 0);
   const int64_t rows = dst.numel() / inner;
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t base = 0;
-    for (size_t d = 0; d + 1 < ndim; ++d) base += offsets[d][static_cast<size_t>(counter[d])];
-    const char* row_in = in + base;
-    for (int64_t j = 0; j < inner; ++j) {
-      copy_element(out, row_in + inner_off[static_cast<size_t>(j)], item);
-      out += item;
-    }
-    for (int64_t d = static_cast<int64_t>(ndim) - 2; d >= 0; --d) {
-      const auto ud = static_cast<size_t>(d);
-      if (++counter[ud] < outer_sizes[ud]) break;
-      counter[ud] = 0;
-    }
-  }
+  // Rows are independent: split them across threads, each chunk starting its own counter.
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(inner, 1)),
+               [&](int64_t first, int64_t last) {
+                 std::vector<int64_t> counter(ndim - 1, 0);
+                 int64_t rest = first;
+                 for (int64_t d = static_cast<int64_t>(ndim) - 2; d >= 0; --d) {
+                   const auto ud = static_cast<size_t>(d);
+                   counter[ud] = rest % sizes[ud];
+                   rest /= sizes[ud];
+                 }
+                 char* row_out = out + first * inner * static_cast<int64_t>(item);
+                 for (int64_t r = first; r < last; ++r) {
+                   int64_t base = 0;
+                   for (size_t d = 0; d + 1 < ndim; ++d) {
+                     base += offsets[d][static_cast<size_t>(counter[d])];
+                   }
+                   const char* row_in = in + base;
+                   for (int64_t j = 0; j < inner; ++j) {
+                     copy_element(row_out, row_in + inner_off[static_cast<size_t>(j)], item);
+                     row_out += item;
+                   }
+                   for (int64_t d = static_cast<int64_t>(ndim) - 2; d >= 0; --d) {
+                     const auto ud = static_cast<size_t>(d);
+                     if (++counter[ud] < sizes[ud]) break;
+                     counter[ud] = 0;
+                   }
+                 }
+               });
 }
 
 }  // namespace kiln::ops::strided
