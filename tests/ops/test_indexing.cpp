@@ -122,6 +122,11 @@ TEST(Scatter, ReduceAndInPlace) {
   EXPECT_EQ(values(scatter(self, 1, index, src, "add")), (V{8, 5, 2, 8, 2, 5}));
   EXPECT_EQ(values(scatter(self, 1, index, src, "multiply")), (V{18, 6, 2, 18, 2, 6}));
   EXPECT_TRUE(throws_error([&] { scatter(self, 1, index, src, "max"); }, {"add or multiply"}));
+  // The value overload with a reduction.
+  EXPECT_EQ(values(scatter(self, 1, index, Scalar(0.5), "add")), (V{3, 2.5, 2, 3, 2, 2.5}));
+  EXPECT_EQ(values(scatter(self, 1, index, Scalar(3.0), "multiply")), (V{18, 6, 2, 18, 2, 6}));
+  EXPECT_TRUE(
+      throws_error([&] { scatter(self, 1, index, Scalar(1.0), "mean"); }, {"add or multiply"}));
   Tensor x = zeros({2, 2});
   scatter_(x, 0, idx({1, 0}, {1, 2}), Scalar(5.0));
   EXPECT_EQ(values(x), (V{0, 5, 5, 0}));

@@ -15,6 +15,8 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scala
 // reduce is "add" or "multiply".
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                const std::string& reduce);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+               const std::string& reduce);
 Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);

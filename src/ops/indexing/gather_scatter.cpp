@@ -262,6 +262,32 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
           return s;
         })));
 
+[[maybe_unused]] static const OpDef& scatter_value_reduce_op = with_overload_out(declare(
+    OpBuilder("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str "
+              "reduce) -> Tensor")
+        .meta([](const Stack& a) {
+          parse_reduce(a[4].to_string());
+          return scatter_meta<false>(a, "scatter");
+        })
+        .cpu([](const Stack& a, const std::vector<Tensor>& outs) {
+          scatter_run(a, outs[0], Tensor(), a[3].to_scalar(), parse_reduce(a[4].to_string()),
+                      "scatter");
+        })
+        .inplace_variant()
+        .samples([] {
+          return std::vector<Sample>{
+              {{make_sample({4, 3}, kFloat32), 0, make_sample({5, 3}, kInt64, 0, 4), Scalar(1.5),
+                IValue("add")},
+               "add, duplicates"},
+              {{make_noncontiguous_sample({3, 4}, kFloat64), 1, make_sample({3, 2}, kInt64, 0, 4),
+                Scalar(-2.0), IValue("multiply")},
+               "multiply, non-contiguous"},
+              {{make_sample({5}, kInt64), 0, make_sample({3}, kInt64, 0, 5), Scalar(int64_t{3}),
+                IValue("add")},
+               "int64"},
+          };
+        })));
+
 KILN_OP("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
     .meta([](const Stack& a) { return scatter_meta<true>(a, "scatter_add"); })
     .cpu([](const Stack& a, const std::vector<Tensor>& outs) {
@@ -304,6 +330,11 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
                const std::string& reduce) {
   static const ops::OpDef& op = op_named("scatter.reduce");
   return ops::call1(op, {self, dim, index, src, reduce});
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+               const std::string& reduce) {
+  static const ops::OpDef& op = op_named("scatter.value_reduce");
+  return ops::call1(op, {self, dim, index, value, reduce});
 }
 Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   static const ops::OpDef& op = op_named("scatter_.src");
