@@ -70,6 +70,27 @@ TEST(Gather, Values) {
   EXPECT_EQ(values(b), (V{0, 1, 0}));
 }
 
+TEST(Gather, LargeInputsSplitAcrossThreads) {
+  // Several parallel chunks; a bad index deep inside still raises on the caller's thread.
+  const int64_t n = 200000;
+  Tensor x = iota({1, n}, kFloat32);
+  std::vector<int64_t> rev(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) rev[static_cast<size_t>(i)] = n - 1 - i;
+  Tensor index = from_vector(rev, {1, n});
+  std::vector<double> got = values(gather(x, 1, index));
+  EXPECT_EQ(got[0], static_cast<double>(n - 1));
+  EXPECT_EQ(got[static_cast<size_t>(n - 1)], 0.0);
+  EXPECT_EQ(got[150000], static_cast<double>(n - 1 - 150000));
+  index.data_ptr<int64_t>()[150000] = n;
+  EXPECT_TRUE(
+      throws_error([&] { gather(x, 1, index); }, {"gather(): index 200000 is out of bounds"}));
+  // masked_fill over the same size with a strided mask.
+  Tensor mask = repeat(tensor({true, false}), {n / 2}).view({1, n});
+  std::vector<double> filled = values(masked_fill(x, mask, Scalar(-1.0)));
+  EXPECT_EQ(filled[100000], -1.0);
+  EXPECT_EQ(filled[100001], 100001.0);
+}
+
 TEST(Gather, Errors) {
   Tensor x = iota({2, 3});
   EXPECT_TRUE(throws_error(

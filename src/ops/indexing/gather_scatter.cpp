@@ -55,14 +55,14 @@ void gather_impl(const Stack& args, const std::vector<Tensor>& outs) {
   const char* in = static_cast<const char*>(self.data_ptr());
   const int64_t* idx = index.data_ptr<int64_t>();
   const DimVector self_strides = strides_without(self, dim);
-  strided::for_each<3>(index.sizes(), {target1.strides(), index.strides(), self_strides},
-                       [&](const std::array<int64_t, 3>& off) {
-                         const int64_t v = idx[off[1]];
-                         check_in_bounds(v, dim, size, "gather");
-                         strided::copy_element(
-                             out + off[0] * static_cast<int64_t>(item),
-                             in + (off[2] + v * stride) * static_cast<int64_t>(item), item);
-                       });
+  strided::for_each_parallel<3>(
+      index.sizes(), {target1.strides(), index.strides(), self_strides},
+      [&](const std::array<int64_t, 3>& off) {
+        const int64_t v = idx[off[1]];
+        check_in_bounds(v, dim, size, "gather");
+        strided::copy_element(out + off[0] * static_cast<int64_t>(item),
+                              in + (off[2] + v * stride) * static_cast<int64_t>(item), item);
+      });
   strided::commit(outs[0], target);
 }
 

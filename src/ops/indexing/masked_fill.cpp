@@ -50,7 +50,7 @@ void masked_fill_impl(const Stack& args, const std::vector<Tensor>& outs) {
     const T fill = value.to<T>();
     T* out = target.data_ptr<T>();
     const T* in = self_b.data_ptr<T>();
-    strided::for_each<3>(
+    strided::for_each_parallel<3>(
         target.sizes(), {target.strides(), self_b.strides(), mask_b.strides()},
         [&](const std::array<int64_t, 3>& off) { out[off[0]] = m[off[2]] ? fill : in[off[1]]; });
   });

@@ -2,6 +2,7 @@
 // Plain strided loops for the data-movement ops (shape and indexing families): they visit every
 // element of a shape with per-operand element offsets, so that any layout (transposed, strided,
 // broadcast with stride 0) works without first making inputs contiguous.
+#include <kiln/core/parallel.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 
@@ -35,6 +36,40 @@ void for_each(IntList sizes, const std::array<IntList, N>& strides, F&& fn) {
     }
     if (d < 0) return;
   }
+}
+
+// The same for element-wise work whose iterations are independent (each writes its own
+// output element): the flat range is split across threads, each chunk starting its own counter.
+// An exception in any chunk is rethrown on the caller's thread.
+template <size_t N, typename F>
+void for_each_parallel(IntList sizes, const std::array<IntList, N>& strides, F&& fn) {
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0) return;
+  const auto ndim = static_cast<int64_t>(sizes.size());
+  parallel_for(0, numel, kGrainSize, [&](int64_t first, int64_t last) {
+    std::vector<int64_t> counter(sizes.size(), 0);
+    std::array<int64_t, N> off{};
+    int64_t rest = first;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      const auto ud = static_cast<size_t>(d);
+      counter[ud] = rest % sizes[ud];
+      rest /= sizes[ud];
+      for (size_t k = 0; k < N; ++k) off[k] += counter[ud] * strides[k][ud];
+    }
+    for (int64_t i = first; i < last; ++i) {
+      fn(off);
+      for (int64_t d = ndim - 1; d >= 0; --d) {
+        const auto ud = static_cast<size_t>(d);
+        if (++counter[ud] < sizes[ud]) {
+          for (size_t k = 0; k < N; ++k) off[k] += strides[k][ud];
+          break;
+        }
+        for (size_t k = 0; k < N; ++k) off[k] -= strides[k][ud] * (sizes[ud] - 1);
+        counter[ud] = 0;
+      }
+    }
+  });
 }
 
 // `out` itself when it is contiguous with the given dtype, else a contiguous temporary that
