@@ -8,10 +8,12 @@
 #include <kiln/core/tensor.h>
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/indexing.h>
 #include <kiln/ops/linalg.h>
 #include <kiln/ops/print.h>
 #include <kiln/ops/random.h>
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/shape.h>
 #include <kiln/ops/unary.h>
 #include <kiln/ops/view.h>

@@ -1,0 +1,103 @@
+// repeat and tile: copies of a tensor laid side by side along each dim.
+#include "ops/indexing/strided_loop.h"
+#include "ops/samples.h"
+
+#include <kiln/ops/registry.h>
+#include <kiln/ops/shape.h>
+
+namespace kiln::ops {
+namespace {
+
+std::vector<TensorMeta> repeat_meta(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  const std::vector<SymInt> repeats = args[1].to_sym_int_list();
+  const auto ndim = static_cast<int64_t>(repeats.size());
+  KILN_CHECK(ndim >= self.dim(),
+             "repeat: Number of dimensions of repeat dims ({}) can not be smaller than number of "
+             "dimensions of tensor ({})",
+             ndim, self.dim());
+  SymDimVector sizes(repeats.size());
+  const int64_t lead = ndim - self.dim();
+  for (int64_t d = 0; d < ndim; ++d) {
+    const auto ud = static_cast<size_t>(d);
+    KILN_CHECK(repeats[ud] >= 0, "repeat: Trying to create tensor with negative dimension {}",
+               repeats[ud].str());
+    sizes[ud] =
+        d < lead ? repeats[ud] : repeats[ud] * self.sym_sizes()[static_cast<size_t>(d - lead)];
+  }
+  return {TensorMeta::contiguous(std::move(sizes), self.dtype(), self.device())};
+}
+
+void repeat_impl(const Stack& args, const std::vector<Tensor>& outs) {
+  const Tensor& self = args[0].to_tensor();
+  if (outs[0].numel() == 0) return;
+  Tensor target = strided::dense_target(outs[0], self.dtype());
+  const int64_t ndim = target.dim();
+  const int64_t lead = ndim - self.dim();
+  std::vector<std::vector<int64_t>> maps;
+  DimVector src_strides;
+  for (int64_t d = 0; d < ndim; ++d) {
+    std::vector<int64_t> m(static_cast<size_t>(target.size(d)), 0);
+    if (d >= lead) {
+      const int64_t n = self.size(d - lead);
+      for (size_t j = 0; j < m.size(); ++j) m[j] = static_cast<int64_t>(j) % n;
+    }
+    maps.push_back(std::move(m));
+    src_strides.push_back(d >= lead ? self.stride(d - lead) : 0);
+  }
+  strided::remap_copy(target, self, src_strides, maps);
+  strided::commit(outs[0], target);
+}
+
+using IV = std::vector<int64_t>;
+
+}  // namespace
+
+KILN_OP("repeat(Tensor self, SymInt[] repeats) -> Tensor")
+    .meta(repeat_meta)
+    .cpu(repeat_impl)
+    .out_variant()
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({2, 3}, kFloat32), IV{2, 2}}, "2-D"},
+          {{make_sample({3}, kInt64), IV{2, 1, 2}}, "new leading dims"},
+          {{make_noncontiguous_sample({2, 3}, kFloat64), IV{1, 3}}, "non-contiguous"},
+          {{make_sample({}, kFloat32), IV{3}}, "0-dim"},
+          {{make_sample({2, 3}, kFloat32), IV{0, 2}}, "zero repeats"},
+          {{make_sample({0, 2}, kBool), IV{2, 2}}, "empty"},
+      };
+    });
+
+KILN_OP("tile(Tensor self, SymInt[] dims) -> Tensor")
+    .composite([](const Stack& args) {
+      const Tensor& self = args[0].to_tensor();
+      std::vector<SymInt> dims = args[1].to_sym_int_list();
+      // Fewer dims than the tensor's: leading dims are not repeated (repeat needs them all).
+      while (static_cast<int64_t>(dims.size()) < self.dim())
+        dims.insert(dims.begin(), SymInt(int64_t{1}));
+      static const OpDef& repeat_op = OpRegistry::instance().get("repeat");
+      return call(repeat_op, {self, dims});
+    })
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({2, 3}, kFloat32), IV{2}}, "fewer dims than tensor"},
+          {{make_sample({2, 3}, kInt32), IV{2, 1, 2}}, "more dims"},
+          {{make_sample({}, kFloat64), IV{}}, "0-dim, no dims"},
+      };
+    });
+
+}  // namespace kiln::ops
+
+namespace kiln {
+
+Tensor repeat(const Tensor& self, IntList repeats) {
+  static const ops::OpDef& op = ops::OpRegistry::instance().get("repeat");
+  return ops::call1(op, {self, to_sym(repeats)});
+}
+
+Tensor tile(const Tensor& self, IntList dims) {
+  static const ops::OpDef& op = ops::OpRegistry::instance().get("tile");
+  return ops::call1(op, {self, to_sym(dims)});
+}
+
+}  // namespace kiln
