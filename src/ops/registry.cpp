@@ -226,7 +226,8 @@ const OpDef& OpBuilder::finish() && {
   if (with_out_) {
     OpDef d;
     d.schema = base;
-    d.schema.overload = "out";
+    // aten's naming: "add.out", and "<overload>_out" for an overloaded op ("scatter.src_out").
+    d.schema.overload = base.overload.empty() ? "out" : base.overload + "_out";
     size_t nret = base.returns.size();
     d.schema.returns.clear();
     for (size_t i = 0; i < nret; ++i) {

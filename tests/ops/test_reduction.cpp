@@ -352,7 +352,7 @@ TEST(Reduction, OutVariants) {
   ops::call(reg.get("amax.out"), {x, std::vector<int64_t>{0}, false, amx});
   EXPECT_TRUE(all_close(amx, amax(x, {0}), 0, 0));
   Tensor anyd = empty({4}, kBool);
-  ops::call(reg.get("any.out"), {x, int64_t{1}, false, anyd});
+  ops::call(reg.get("any.dim_out"), {x, int64_t{1}, false, anyd});
   EXPECT_TRUE(all_close(anyd, any(x, 1), 0, 0));
   Tensor am = empty({0}, kInt64);
   ops::call(reg.get("argmax.out"), {x, int64_t{1}, true, am});

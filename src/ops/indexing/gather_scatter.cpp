@@ -2,7 +2,6 @@
 // where an index tensor of the same rank names, for each of its positions, the position along
 // `dim` to read from (gather) or write to (scatter).
 #include "ops/indexing/index_common.h"
-#include "ops/indexing/overload_out.h"
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
 
@@ -214,16 +213,17 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
       };
     });
 
-[[maybe_unused]] static const OpDef& scatter_src_op = with_overload_out(declare(
+[[maybe_unused]] static const OpDef& scatter_src_op = declare(
     OpBuilder("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
         .meta([](const Stack& a) { return scatter_meta<true>(a, "scatter"); })
         .cpu([](const Stack& a, const std::vector<Tensor>& outs) {
           scatter_run(a, outs[0], a[3].to_tensor(), Scalar(0), ScatterMode::Assign, "scatter");
         })
         .inplace_variant()
-        .samples([] { return scatter_src_samples(); })));
+        .samples([] { return scatter_src_samples(); })
+        .out_variant());
 
-[[maybe_unused]] static const OpDef& scatter_value_op = with_overload_out(declare(
+[[maybe_unused]] static const OpDef& scatter_value_op = declare(
     OpBuilder("scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor")
         .meta([](const Stack& a) { return scatter_meta<false>(a, "scatter"); })
         .cpu([](const Stack& a, const std::vector<Tensor>& outs) {
@@ -239,9 +239,10 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
                "int value, non-contiguous"},
               {{make_sample({}, kFloat64), 0, index_tensor({0}, {}), Scalar(2.0)}, "0-dim"},
           };
-        })));
+        })
+        .out_variant());
 
-[[maybe_unused]] static const OpDef& scatter_reduce_op = with_overload_out(declare(
+[[maybe_unused]] static const OpDef& scatter_reduce_op = declare(
     OpBuilder(
         "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor")
         .meta([](const Stack& a) {
@@ -260,9 +261,10 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
                         make_sample({2, 3}, kFloat64, -3, 3, 1), IValue("add")},
                        "duplicate indices, add"});
           return s;
-        })));
+        })
+        .out_variant());
 
-[[maybe_unused]] static const OpDef& scatter_value_reduce_op = with_overload_out(declare(
+[[maybe_unused]] static const OpDef& scatter_value_reduce_op = declare(
     OpBuilder("scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str "
               "reduce) -> Tensor")
         .meta([](const Stack& a) {
@@ -286,7 +288,8 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
                 IValue("add")},
                "int64"},
           };
-        })));
+        })
+        .out_variant());
 
 KILN_OP("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
     .meta([](const Stack& a) { return scatter_meta<true>(a, "scatter_add"); })

@@ -1,6 +1,5 @@
 // masked_fill (Scalar and 0-dim Tensor value): self with value wherever a boolean mask, which
 // broadcasts against self, is true.
-#include "ops/indexing/overload_out.h"
 #include "ops/indexing/strided_loop.h"
 #include "ops/iterator/tensor_iterator.h"
 #include "ops/reduction/reduce_meta.h"
@@ -61,7 +60,7 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
 
 }  // namespace
 
-[[maybe_unused]] static const OpDef& masked_fill_scalar_op = with_overload_out(declare(
+[[maybe_unused]] static const OpDef& masked_fill_scalar_op = declare(
     OpBuilder("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor")
         .meta(masked_fill_meta<false>)
         .cpu(masked_fill_impl<false>)
@@ -77,9 +76,10 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
               {{make_sample({0, 3}, kFloat32), bool_mask({3}, 5), Scalar(1.0)}, "empty"},
               {{make_sample({4}, kBool), bool_mask({4}, 6), Scalar(true)}, "bool"},
           };
-        })));
+        })
+        .out_variant());
 
-[[maybe_unused]] static const OpDef& masked_fill_tensor_op = with_overload_out(declare(
+[[maybe_unused]] static const OpDef& masked_fill_tensor_op = declare(
     OpBuilder("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor")
         .meta(masked_fill_meta<true>)
         .cpu(masked_fill_impl<true>)
@@ -94,7 +94,8 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
               {{make_sample({5}, kInt32), bool_mask({5}, 3), scalar_tensor(int64_t{4}, kInt32)},
                "int32"},
           };
-        })));
+        })
+        .out_variant());
 
 }  // namespace kiln::ops
 

@@ -163,7 +163,7 @@ std::vector<ParamDecl> param_decls() {
          s.push_back({{make_sample({3, 4}, kInt64, 0, 2)}, "int64"});
          return s;
        }},
-      {"round.decimals(Tensor self, *, int decimals) -> Tensor", "round", R::FloatOnly, true, false,
+      {"round.decimals(Tensor self, *, int decimals) -> Tensor", "round", R::FloatOnly, true, true,
        [](const Stack& a) {
          return std::pair{U::RoundDecimals, UnaryParams{static_cast<double>(a[1].to_int()), 0, 0}};
        },
@@ -210,22 +210,7 @@ KILN_REGISTER_OPS(activation_ops) {
         .samples(d.samples);
     if (d.inplace) std::move(b).inplace_variant();
     if (d.out) std::move(b).out_variant();
-    const OpDef& def = declare(std::move(b));
-
-    // round.decimals' out= variant is named "round.decimals_out" in PyTorch, which the
-    // builder's derived "<name>.out" cannot spell (plain round owns "round.out").
-    if (def.full_name() == "round.decimals") {
-      OpDef out;
-      out.schema = parse_schema(
-          "round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> "
-          "Tensor(a!)");
-      out.variant = Variant::Out;
-      out.kind = OpKind::Structured;
-      out.functional = &def;
-      out.differentiable = false;
-      const OpDef& added = OpRegistry::instance().add(std::move(out));
-      OpRegistry::instance().mutable_def("round.decimals").out = &added;
-    }
+    declare(std::move(b));
   }
 }
 
