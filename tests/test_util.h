@@ -25,8 +25,9 @@ inline std::vector<double> values(const Tensor& t) { return t.tolist<double>(); 
 inline ::testing::AssertionResult all_close(const Tensor& a, const Tensor& b, double rtol = 1e-5,
                                             double atol = 1e-8) {
   if (IntList(a.sizes()) != IntList(b.sizes())) {
-    return ::testing::AssertionFailure() << "shape [" << fmt::format("{}", fmt::join(a.sizes(), ", "))
-                                         << "] vs [" << fmt::format("{}", fmt::join(b.sizes(), ", ")) << "]";
+    return ::testing::AssertionFailure()
+           << "shape [" << fmt::format("{}", fmt::join(a.sizes(), ", ")) << "] vs ["
+           << fmt::format("{}", fmt::join(b.sizes(), ", ")) << "]";
   }
   auto va = values(a), vb = values(b);
   for (size_t i = 0; i < va.size(); ++i) {

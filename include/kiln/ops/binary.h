@@ -20,11 +20,13 @@ Tensor div(const Tensor& self, const Tensor& other,
 Tensor div(const Tensor& self, const Scalar& other,
            std::optional<std::string_view> rounding_mode = std::nullopt);
 
-#define KILN_BINARY_OPS(X)                                                                       \
-  X(mul)                                                                                         \
-  X(floor_divide) X(remainder) X(fmod) X(pow) X(atan2) X(maximum) X(minimum) X(eq) X(ne) X(lt)   \
-      X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) \
-          X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
+// clang-format off
+#define KILN_BINARY_OPS(X) \
+  X(mul) X(floor_divide) X(remainder) X(fmod) X(pow) X(atan2) X(maximum) \
+  X(minimum) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) \
+  X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(bitwise_left_shift) \
+  X(bitwise_right_shift)
+// clang-format on
 
 #define KILN_DECLARE_BINARY(name)                       \
   Tensor name(const Tensor& self, const Tensor& other); \

@@ -8,13 +8,15 @@
 
 namespace kiln {
 
-#define KILN_UNARY_OPS(X)                                                                         \
-  X(neg)                                                                                          \
-  X(abs) X(sign) X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) X(sqrt) X(rsqrt) X(sin) \
-      X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh) X(asinh) X(acosh) X(atanh)    \
-          X(erf) X(erfc) X(erfinv) X(sigmoid) X(relu) X(relu6) X(silu) X(mish) X(floor) X(ceil)   \
-              X(trunc) X(frac) X(reciprocal) X(square) X(logical_not) X(bitwise_not) X(isnan)     \
-                  X(isinf) X(isfinite) X(hardsigmoid) X(hardswish) X(selu)
+// clang-format off
+#define KILN_UNARY_OPS(X) \
+  X(neg) X(abs) X(sign) X(exp) X(exp2) X(expm1) X(log) X(log2) X(log10) X(log1p) \
+  X(sqrt) X(rsqrt) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) \
+  X(tanh) X(asinh) X(acosh) X(atanh) X(erf) X(erfc) X(erfinv) X(sigmoid) X(relu) \
+  X(relu6) X(silu) X(mish) X(floor) X(ceil) X(trunc) X(frac) X(reciprocal) \
+  X(square) X(logical_not) X(bitwise_not) X(isnan) X(isinf) X(isfinite) \
+  X(hardsigmoid) X(hardswish) X(selu)
+// clang-format on
 
 #define KILN_DECLARE_UNARY(name) Tensor name(const Tensor& self);
 KILN_UNARY_OPS(KILN_DECLARE_UNARY)

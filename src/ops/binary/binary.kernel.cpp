@@ -384,7 +384,7 @@ void clamp_scalar_kernel(TensorIterator& iter, const std::optional<Scalar>& lo,
 }
 
 }  // namespace
-KILN_REGISTER_KERNEL(ops::binary_stub, &binary_kernel);
-KILN_REGISTER_KERNEL(ops::ternary_stub, &ternary_kernel);
-KILN_REGISTER_KERNEL(ops::clamp_scalar_stub, &clamp_scalar_kernel);
+KILN_REGISTER_KERNEL(ops::binary_kernels, &binary_kernel);
+KILN_REGISTER_KERNEL(ops::ternary_kernels, &ternary_kernel);
+KILN_REGISTER_KERNEL(ops::clamp_scalar_kernels, &clamp_scalar_kernel);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

@@ -54,8 +54,8 @@ using TernaryKernel = void(TensorIterator& iter, TernaryOp op, const Scalar& alp
 // clamp with Scalar bounds: a one-input iterator; absent bounds are not applied.
 using ClampScalarKernel = void(TensorIterator& iter, const std::optional<Scalar>& lo,
                                const std::optional<Scalar>& hi);
-extern cpu::DispatchStub<BinaryKernel> binary_stub;
-extern cpu::DispatchStub<TernaryKernel> ternary_stub;
-extern cpu::DispatchStub<ClampScalarKernel> clamp_scalar_stub;
+extern cpu::KernelDispatch<BinaryKernel> binary_kernels;
+extern cpu::KernelDispatch<TernaryKernel> ternary_kernels;
+extern cpu::KernelDispatch<ClampScalarKernel> clamp_scalar_kernels;
 
 }  // namespace kiln::ops

@@ -247,7 +247,7 @@ KILN_BINARY_OPS(KILN_DEFINE_BINARY)
 }  // namespace kiln
 
 namespace kiln::ops {
-cpu::DispatchStub<BinaryKernel> binary_stub;
-cpu::DispatchStub<TernaryKernel> ternary_stub;
-cpu::DispatchStub<ClampScalarKernel> clamp_scalar_stub;
+cpu::KernelDispatch<BinaryKernel> binary_kernels;
+cpu::KernelDispatch<TernaryKernel> ternary_kernels;
+cpu::KernelDispatch<ClampScalarKernel> clamp_scalar_kernels;
 }  // namespace kiln::ops

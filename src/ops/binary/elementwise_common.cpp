@@ -40,7 +40,7 @@ void run_binary(const BinaryPlan& plan, const Tensor& out, const char* op) {
   if (out.numel() == 0) return;
   DType kernel_out = returns_bool(plan.kind) ? DType::Bool : plan.compute;
   auto iter = elementwise_iter(out, {plan.a, plan.b}, plan.compute, kernel_out, op);
-  binary_stub(iter, plan.kind, plan.alpha);
+  binary_kernels(iter, plan.kind, plan.alpha);
 }
 
 void declare_binary(const BinaryDecl& decl) {

@@ -37,7 +37,7 @@ void declare_ternary(const char* schema, const char* name, TernaryPlanFn plan, b
           return;
         }
         auto iter = elementwise_iter(outs[0], {p.a, p.b, p.c}, p.compute, p.compute, name);
-        ternary_stub(iter, p.kind, p.alpha);
+        ternary_kernels(iter, p.kind, p.alpha);
       })
       .samples(std::move(samples));
   if (inplace) std::move(b).inplace_variant();
@@ -107,7 +107,7 @@ void declare_clamp_scalar(const char* schema, const char* name, bool has_min, bo
         ClampArgs c = clamp_args(args, has_min, has_max);
         if (outs[0].numel() == 0) return;
         auto iter = elementwise_iter(outs[0], {c.self}, c.dtype, c.dtype, name);
-        clamp_scalar_stub(iter, c.lo, c.hi);
+        clamp_scalar_kernels(iter, c.lo, c.hi);
       })
       .samples(std::move(samples))
       .inplace_variant()

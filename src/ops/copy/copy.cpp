@@ -8,8 +8,8 @@
 
 namespace kiln::ops {
 
-cpu::DispatchStub<CopyKernel> copy_stub;
-cpu::DispatchStub<FillKernel> fill_stub;
+cpu::KernelDispatch<CopyKernel> copy_kernels;
+cpu::KernelDispatch<FillKernel> fill_kernels;
 
 namespace {
 
@@ -27,7 +27,7 @@ void copy_impl(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   if (dst.is_same(src)) return;
   auto iter = TensorIteratorConfig().add_output(dst).add_input(src).op_name("copy_").build();
-  copy_stub(iter);
+  copy_kernels(iter);
 }
 
 }  // namespace
@@ -63,7 +63,7 @@ KILN_OP("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)")
               const Tensor& self = args[0].to_tensor();
               if (self.numel() > 0) {
                 auto iter = TensorIteratorConfig().add_output(self).op_name("fill_").build();
-                fill_stub(iter, args[1].to_scalar());
+                fill_kernels(iter, args[1].to_scalar());
               }
               self.impl()->bump_version();
               return {self};

@@ -49,6 +49,6 @@ void fill_kernel(ops::TensorIterator& iter, const Scalar& value) {
 }
 
 }  // namespace
-KILN_REGISTER_KERNEL(ops::copy_stub, &copy_kernel);
-KILN_REGISTER_KERNEL(ops::fill_stub, &fill_kernel);
+KILN_REGISTER_KERNEL(ops::copy_kernels, &copy_kernel);
+KILN_REGISTER_KERNEL(ops::fill_kernels, &fill_kernel);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

@@ -9,7 +9,7 @@ namespace kiln::ops {
 using CopyKernel = void(TensorIterator& iter);
 // Fills iter's only operand with value converted to its dtype.
 using FillKernel = void(TensorIterator& iter, const Scalar& value);
-extern cpu::DispatchStub<CopyKernel> copy_stub;
-extern cpu::DispatchStub<FillKernel> fill_stub;
+extern cpu::KernelDispatch<CopyKernel> copy_kernels;
+extern cpu::KernelDispatch<FillKernel> fill_kernels;
 
 }  // namespace kiln::ops

@@ -71,7 +71,7 @@ KILN_OP(
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       if (out[0].numel() == 0) return;
       auto iter = TensorIteratorConfig().add_output(out[0]).op_name("full").build();
-      fill_stub(iter, args[1].to_scalar());
+      fill_kernels(iter, args[1].to_scalar());
     })
     .not_differentiable()
     .samples([] {

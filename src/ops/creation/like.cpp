@@ -24,7 +24,7 @@ TensorMeta like_meta(const Stack& args, size_t first_option) {
 void fill_output(const Tensor& out, const Scalar& value) {
   if (out.numel() == 0) return;
   auto iter = TensorIteratorConfig().add_output(out).op_name("full_like").build();
-  fill_stub(iter, value);
+  fill_kernels(iter, value);
 }
 
 std::vector<Sample> like_samples() {

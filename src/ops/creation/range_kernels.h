@@ -19,8 +19,8 @@ using LinspaceKernel = void(void* data, DType dtype, int64_t steps, const Scalar
 // An n x m matrix with ones on the main diagonal.
 using EyeKernel = void(void* data, DType dtype, int64_t n, int64_t m);
 
-extern cpu::DispatchStub<ArangeKernel> arange_stub;
-extern cpu::DispatchStub<LinspaceKernel> linspace_stub;
-extern cpu::DispatchStub<EyeKernel> eye_stub;
+extern cpu::KernelDispatch<ArangeKernel> arange_kernels;
+extern cpu::KernelDispatch<LinspaceKernel> linspace_kernels;
+extern cpu::KernelDispatch<EyeKernel> eye_kernels;
 
 }  // namespace kiln::ops

@@ -10,9 +10,9 @@
 
 namespace kiln::ops {
 
-cpu::DispatchStub<ArangeKernel> arange_stub;
-cpu::DispatchStub<LinspaceKernel> linspace_stub;
-cpu::DispatchStub<EyeKernel> eye_stub;
+cpu::KernelDispatch<ArangeKernel> arange_kernels;
+cpu::KernelDispatch<LinspaceKernel> linspace_kernels;
+cpu::KernelDispatch<EyeKernel> eye_kernels;
 
 namespace {
 
@@ -66,7 +66,7 @@ TensorMeta arange_meta(const Scalar& start, const Scalar& end, const Scalar& ste
 
 void arange_impl(const Scalar& start, const Scalar& step, const Tensor& out) {
   if (out.numel() == 0) return;
-  arange_stub(out.data_ptr(), out.dtype(), out.numel(), start, step);
+  arange_kernels(out.data_ptr(), out.dtype(), out.numel(), start, step);
 }
 
 TensorMeta eye_meta(int64_t n, int64_t m, const IValue& dtype, const IValue& device) {
@@ -79,7 +79,7 @@ TensorMeta eye_meta(int64_t n, int64_t m, const IValue& dtype, const IValue& dev
 
 void eye_impl(const Tensor& out) {
   if (out.numel() == 0) return;
-  eye_stub(out.data_ptr(), out.dtype(), out.size(0), out.size(1));
+  eye_kernels(out.data_ptr(), out.dtype(), out.size(0), out.size(1));
 }
 
 }  // namespace
@@ -142,8 +142,8 @@ KILN_OP(
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       if (out[0].numel() == 0) return;
-      linspace_stub(out[0].data_ptr(), out[0].dtype(), out[0].numel(), args[0].to_scalar(),
-                    args[1].to_scalar());
+      linspace_kernels(out[0].data_ptr(), out[0].dtype(), out[0].numel(), args[0].to_scalar(),
+                       args[1].to_scalar());
     })
     .not_differentiable()
     .samples([] {

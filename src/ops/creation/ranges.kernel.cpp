@@ -73,7 +73,7 @@ void eye_kernel(void* data, DType dtype, int64_t n, int64_t m) {
 }
 
 }  // namespace
-KILN_REGISTER_KERNEL(ops::arange_stub, &arange_kernel);
-KILN_REGISTER_KERNEL(ops::linspace_stub, &linspace_kernel);
-KILN_REGISTER_KERNEL(ops::eye_stub, &eye_kernel);
+KILN_REGISTER_KERNEL(ops::arange_kernels, &arange_kernel);
+KILN_REGISTER_KERNEL(ops::linspace_kernels, &linspace_kernel);
+KILN_REGISTER_KERNEL(ops::eye_kernels, &eye_kernel);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

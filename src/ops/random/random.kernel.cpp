@@ -164,10 +164,10 @@ void bernoulli(ops::TensorIterator& iter) {
 }
 
 }  // namespace
-KILN_REGISTER_KERNEL(ops::uniform_fill_stub, &uniform_fill);
-KILN_REGISTER_KERNEL(ops::normal_fill_stub, &normal_fill);
-KILN_REGISTER_KERNEL(ops::randint_fill_stub, &randint_fill);
-KILN_REGISTER_KERNEL(ops::randperm_fill_stub, &randperm_fill);
-KILN_REGISTER_KERNEL(ops::normal_affine_stub, &normal_affine);
-KILN_REGISTER_KERNEL(ops::bernoulli_stub, &bernoulli);
+KILN_REGISTER_KERNEL(ops::uniform_fill_kernels, &uniform_fill);
+KILN_REGISTER_KERNEL(ops::normal_fill_kernels, &normal_fill);
+KILN_REGISTER_KERNEL(ops::randint_fill_kernels, &randint_fill);
+KILN_REGISTER_KERNEL(ops::randperm_fill_kernels, &randperm_fill);
+KILN_REGISTER_KERNEL(ops::normal_affine_kernels, &normal_affine);
+KILN_REGISTER_KERNEL(ops::bernoulli_kernels, &bernoulli);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

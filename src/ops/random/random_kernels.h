@@ -33,11 +33,11 @@ using NormalAffineKernel = void(TensorIterator& iter);
 // out = (u < p) over an iterator (out; p, u) computing in float64.
 using BernoulliKernel = void(TensorIterator& iter);
 
-extern cpu::DispatchStub<UniformFillKernel> uniform_fill_stub;
-extern cpu::DispatchStub<NormalFillKernel> normal_fill_stub;
-extern cpu::DispatchStub<RandintFillKernel> randint_fill_stub;
-extern cpu::DispatchStub<RandpermFillKernel> randperm_fill_stub;
-extern cpu::DispatchStub<NormalAffineKernel> normal_affine_stub;
-extern cpu::DispatchStub<BernoulliKernel> bernoulli_stub;
+extern cpu::KernelDispatch<UniformFillKernel> uniform_fill_kernels;
+extern cpu::KernelDispatch<NormalFillKernel> normal_fill_kernels;
+extern cpu::KernelDispatch<RandintFillKernel> randint_fill_kernels;
+extern cpu::KernelDispatch<RandpermFillKernel> randperm_fill_kernels;
+extern cpu::KernelDispatch<NormalAffineKernel> normal_affine_kernels;
+extern cpu::KernelDispatch<BernoulliKernel> bernoulli_kernels;
 
 }  // namespace kiln::ops

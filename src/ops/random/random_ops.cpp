@@ -13,12 +13,12 @@
 
 namespace kiln::ops {
 
-cpu::DispatchStub<UniformFillKernel> uniform_fill_stub;
-cpu::DispatchStub<NormalFillKernel> normal_fill_stub;
-cpu::DispatchStub<RandintFillKernel> randint_fill_stub;
-cpu::DispatchStub<RandpermFillKernel> randperm_fill_stub;
-cpu::DispatchStub<NormalAffineKernel> normal_affine_stub;
-cpu::DispatchStub<BernoulliKernel> bernoulli_stub;
+cpu::KernelDispatch<UniformFillKernel> uniform_fill_kernels;
+cpu::KernelDispatch<NormalFillKernel> normal_fill_kernels;
+cpu::KernelDispatch<RandintFillKernel> randint_fill_kernels;
+cpu::KernelDispatch<RandpermFillKernel> randperm_fill_kernels;
+cpu::KernelDispatch<NormalAffineKernel> normal_affine_kernels;
+cpu::KernelDispatch<BernoulliKernel> bernoulli_kernels;
 
 namespace {
 
@@ -83,14 +83,14 @@ void uniform_into(const Tensor& out, double from, double to) {
   const int64_t n = out.numel();
   if (n == 0) return;
   PhiloxStream s = reserve_stream(n, uniform_words(out.dtype()));
-  fill_row_major(out, [&](void* data) { uniform_fill_stub(data, out.dtype(), n, from, to, s); });
+  fill_row_major(out, [&](void* data) { uniform_fill_kernels(data, out.dtype(), n, from, to, s); });
 }
 
 void normal_into(const Tensor& out, double mean, double std) {
   const int64_t n = out.numel();
   if (n == 0) return;
   PhiloxStream s = reserve_stream(n, normal_words(out.dtype()));
-  fill_row_major(out, [&](void* data) { normal_fill_stub(data, out.dtype(), n, mean, std, s); });
+  fill_row_major(out, [&](void* data) { normal_fill_kernels(data, out.dtype(), n, mean, std, s); });
 }
 
 // out = 1 with probability p (p broadcast to out), else 0; one float64 uniform per element.
@@ -106,7 +106,7 @@ void bernoulli_into(const Tensor& out, const Tensor& p) {
                   .compute_dtype(kFloat64)
                   .op_name("bernoulli")
                   .build();
-  bernoulli_stub(iter);
+  bernoulli_kernels(iter);
 }
 
 void check_probability(double p, const char* op) {
@@ -191,7 +191,7 @@ void normal_tensor_impl(const Stack& args, const std::vector<Tensor>& out) {
                   .compute_dtype(kFloat64)
                   .op_name("normal")
                   .build();
-  normal_affine_stub(iter);
+  normal_affine_kernels(iter);
 }
 
 std::vector<Sample> size_samples() {
@@ -246,7 +246,7 @@ KILN_OP(
       if (n == 0) return;
       const auto range = static_cast<uint64_t>(high);
       PhiloxStream s = reserve_stream(n, randint_words(range));
-      randint_fill_stub(out[0].data_ptr(), out[0].dtype(), n, 0, range, s);
+      randint_fill_kernels(out[0].data_ptr(), out[0].dtype(), n, 0, range, s);
     })
     .random()
     .samples([] {
@@ -267,7 +267,7 @@ KILN_OP(
       if (n == 0) return;
       const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
       PhiloxStream s = reserve_stream(n, randint_words(range));
-      randint_fill_stub(out[0].data_ptr(), out[0].dtype(), n, low, range, s);
+      randint_fill_kernels(out[0].data_ptr(), out[0].dtype(), n, low, range, s);
     })
     .random()
     .samples([] {
@@ -432,11 +432,11 @@ KILN_OP("randperm(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> T
       if (n == 0) return;
       PhiloxStream s = reserve_stream(n, kRandpermWords);
       if (out[0].dtype() == kInt64) {
-        randperm_fill_stub(out[0].data_ptr<int64_t>(), n, s);
+        randperm_fill_kernels(out[0].data_ptr<int64_t>(), n, s);
         return;
       }
       Tensor perm = empty({n}, kInt64);
-      randperm_fill_stub(perm.data_ptr<int64_t>(), n, s);
+      randperm_fill_kernels(perm.data_ptr<int64_t>(), n, s);
       Tensor target = out[0];
       target.copy_(perm);
     })

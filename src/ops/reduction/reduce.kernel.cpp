@@ -608,5 +608,5 @@ void reduce_kernel(ReduceKind kind, const ReducePlan& p, const ReduceParams& par
 }
 
 }  // namespace
-KILN_REGISTER_KERNEL(ops::reduce_stub, &reduce_kernel);
+KILN_REGISTER_KERNEL(ops::reduce_kernels, &reduce_kernel);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

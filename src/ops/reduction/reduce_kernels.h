@@ -52,11 +52,11 @@ ReducePlan make_reduce_plan(const Tensor& in, const std::vector<Tensor>& outs,
 // Compute dtypes: Sum/Mean/Prod: float32, float64, int64. Max/Min/ArgMax/ArgMin: any dtype.
 // Var/Norm/LogSumExp: float32, float64 (outputs of the same dtype). Any/All: bool.
 using ReduceKernel = void(ReduceKind kind, const ReducePlan& plan, const ReduceParams& params);
-extern cpu::DispatchStub<ReduceKernel> reduce_stub;
+extern cpu::KernelDispatch<ReduceKernel> reduce_kernels;
 
 // Inclusive scan along dim of contiguous `in` into contiguous `out` (same sizes, same dtype:
 // float32, float64 or int64). Floats accumulate in double.
 using ScanKernel = void(bool is_prod, const Tensor& out, const Tensor& in, int64_t dim);
-extern cpu::DispatchStub<ScanKernel> scan_stub;
+extern cpu::KernelDispatch<ScanKernel> scan_kernels;
 
 }  // namespace kiln::ops

@@ -47,7 +47,7 @@ void run_reduce(ReduceKind kind, const Tensor& in, const Outs& outs,
       targets.push_back(empty(outs[i].sizes(), kernel_dtypes[i]));
     }
   }
-  reduce_stub(kind, make_reduce_plan(in, targets, mask, keepdim, logical_order), params);
+  reduce_kernels(kind, make_reduce_plan(in, targets, mask, keepdim, logical_order), params);
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i].defined() && !outs[i].is_same(targets[i])) {
       Tensor dst = outs[i];
@@ -215,7 +215,7 @@ void scan_impl(const Stack& a, const Outs& out) {
   Tensor in = cast(self, c).contiguous();
   Tensor target = out[0];
   if (target.dtype() != c || !target.is_contiguous()) target = empty(self.sizes(), c);
-  scan_stub(IsProd, target, in, self.dim() == 0 ? 0 : dim);
+  scan_kernels(IsProd, target, in, self.dim() == 0 ? 0 : dim);
   if (!target.is_same(out[0])) {
     Tensor dst = out[0];
     dst.copy_(target);

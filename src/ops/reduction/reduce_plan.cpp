@@ -7,8 +7,8 @@
 
 namespace kiln::ops {
 
-cpu::DispatchStub<ReduceKernel> reduce_stub;
-cpu::DispatchStub<ScanKernel> scan_stub;
+cpu::KernelDispatch<ReduceKernel> reduce_kernels;
+cpu::KernelDispatch<ScanKernel> scan_kernels;
 
 int64_t ReducePlan::num_outputs() const {
   int64_t n = 1;

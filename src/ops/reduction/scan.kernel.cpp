@@ -85,5 +85,5 @@ void scan_kernel(bool is_prod, const Tensor& out, const Tensor& in, int64_t dim)
 }
 
 }  // namespace
-KILN_REGISTER_KERNEL(ops::scan_stub, &scan_kernel);
+KILN_REGISTER_KERNEL(ops::scan_kernels, &scan_kernel);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

@@ -503,5 +503,5 @@ void unary_kernel(ops::TensorIterator& iter, UnaryOpId id, const UnaryParams& p)
 }
 
 }  // namespace
-KILN_REGISTER_KERNEL(ops::unary_stub, &unary_kernel);
+KILN_REGISTER_KERNEL(ops::unary_kernels, &unary_kernel);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

@@ -74,7 +74,7 @@ struct UnaryParams {
 // Computes op from iter's input (operand 1) into its output (operand 0). For every op but the
 // bool-result ones, both operands have the compute dtype; for those the output is bool.
 using UnaryKernel = void(TensorIterator& iter, UnaryOpId op, const UnaryParams& params);
-extern cpu::DispatchStub<UnaryKernel> unary_stub;
+extern cpu::KernelDispatch<UnaryKernel> unary_kernels;
 
 // How an op's result dtype follows its input's, as in PyTorch.
 enum class UnaryDTypeRule {

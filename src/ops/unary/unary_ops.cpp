@@ -8,7 +8,7 @@
 
 namespace kiln::ops {
 
-cpu::DispatchStub<UnaryKernel> unary_stub;
+cpu::KernelDispatch<UnaryKernel> unary_kernels;
 
 DType unary_result_dtype(DType input, UnaryDTypeRule rule, const char* op) {
   switch (rule) {
@@ -62,7 +62,7 @@ void run_unary(const Tensor& out, const Tensor& self, UnaryDTypeRule rule, Unary
                   .output_dtype(result)
                   .op_name(op)
                   .build();
-  unary_stub(iter, id, params);
+  unary_kernels(iter, id, params);
 }
 
 namespace {
