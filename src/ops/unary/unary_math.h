@@ -63,13 +63,15 @@ Vec<T> clamp_vec(Vec<T> x, Vec<T> lo, Vec<T> hi) {
 }
 
 // float exp, inlined (SLEEF's is an out-of-line call, which left exp compute-bound):
-// exp(x) = 2^n * exp(r) with n = round(x / ln 2) and |r| <= ln(2) / 2, exp(r) by its Taylor
-// series to degree 7 (truncation < 6e-9 relative), ln 2 split in two so that n * hi is exact.
-// 2^n is applied as two factors so that results in the subnormal range stay graded. Within
-// 2 ulp of the true value; overflows to inf, underflows to 0, NaN propagates.
-inline Vec<float> fast_exp(Vec<float> x) {
-  using IV = IntVecOf<float>;
-  x = clamp_vec<float>(x, Vec<float>(-104.0f), Vec<float>(89.0f));
+// float exp = 2^n (1 + expm1(r)), within 2 ulp; overflows to inf, underflows to 0, NaN propagates.
+// x = n ln 2 + r with n = round(x / ln 2), |r| <= ln(2) / 2 (ln 2 split in two so that n * hi
+// is exact); q = expm1(r) by its Taylor series to degree 7 (truncation < 6e-9 relative). Shared
+// by exp and tanh.
+struct Expm1Reduced {
+  Vec<float> q;
+  Vec<float> n;
+};
+inline Expm1Reduced expm1_reduced(Vec<float> x) {
   const Vec<float> round_magic(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
   const Vec<float> n = fmadd(x, Vec<float>(1.44269504088896341f), round_magic) - round_magic;
   Vec<float> r = fmadd(n, Vec<float>(-0.693359375f), x);
@@ -80,13 +82,23 @@ inline Vec<float> fast_exp(Vec<float> x) {
   p = fmadd(p, r, Vec<float>(1.0f / 24));
   p = fmadd(p, r, Vec<float>(1.0f / 6));
   p = fmadd(p, r, Vec<float>(0.5f));
-  p = fmadd(p, r, Vec<float>(1.0f));
-  p = fmadd(p, r, Vec<float>(1.0f));
-  const IV ni = __builtin_convertvector(n.v, IV);
-  const IV half = ni >> 1;
-  const Vec<float> s1 = (Vec<float>::V)((half + 127) << 23);
-  const Vec<float> s2 = (Vec<float>::V)((ni - half + 127) << 23);
-  return p * s1 * s2;
+  return {fmadd(p * r, r, r), n};
+}
+
+// 2^n for integers n in [-126, 127], built in the exponent bits.
+inline Vec<float> exp2_int(IntVecOf<float> n) { return (Vec<float>::V)((n + 127) << 23); }
+inline IntVecOf<float> to_int(Vec<float> n) {
+  return __builtin_convertvector(n.v, IntVecOf<float>);
+}
+
+inline Vec<float> fast_exp(Vec<float> x) {
+  x = clamp_vec<float>(x, Vec<float>(-104.0f), Vec<float>(89.0f));
+  const auto [q, n] = expm1_reduced(x);
+  // 2^n in two factors so that results in the subnormal range stay graded.
+  const IntVecOf<float> ni = to_int(n);
+  const IntVecOf<float> half = ni >> 1;
+  const Vec<float> s1 = exp2_int(half);
+  return fmadd(q, s1, s1) * exp2_int(ni - half);
 }
 inline Vec<double> fast_exp(Vec<double> x) { return exp(x); }
 
@@ -97,21 +109,10 @@ inline Vec<double> fast_exp(Vec<double> x) { return exp(x); }
 // relative precision without a separate branch. 2a is capped at 40, where tanh is 1 in float.
 // Within 3 ulp; saturates to +-1, NaN propagates.
 inline Vec<float> vtanh(Vec<float> x) {
-  using IV = IntVecOf<float>;
   const Vec<float> two_a = minimum(vabs(x) * Vec<float>(2.0f), Vec<float>(40.0f));
-  const Vec<float> round_magic(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
-  const Vec<float> n = fmadd(two_a, Vec<float>(1.44269504088896341f), round_magic) - round_magic;
-  Vec<float> r = fmadd(n, Vec<float>(-0.693359375f), two_a);
-  r = fmadd(n, Vec<float>(2.12194440e-4f), r);
-  Vec<float> p(1.0f / 5040);
-  p = fmadd(p, r, Vec<float>(1.0f / 720));
-  p = fmadd(p, r, Vec<float>(1.0f / 120));
-  p = fmadd(p, r, Vec<float>(1.0f / 24));
-  p = fmadd(p, r, Vec<float>(1.0f / 6));
-  p = fmadd(p, r, Vec<float>(0.5f));
-  const Vec<float> q = fmadd(p * r, r, r);  // expm1(r)
-  const Vec<float> scale = (Vec<float>::V)((__builtin_convertvector(n.v, IV) + 127) << 23);
-  const Vec<float> e = fmadd(scale, q, scale - Vec<float>(1.0f));
+  const auto [q, n] = expm1_reduced(two_a);
+  const Vec<float> scale = exp2_int(to_int(n));
+  const Vec<float> e = fmadd(scale, q, scale - Vec<float>(1.0f));  // expm1(2a)
   const Vec<float> t = e / (e + Vec<float>(2.0f));
   return select<float>(x < Vec<float>(0.0f), -t, t);
 }
