@@ -5,6 +5,14 @@ namespace kiln {
 
 // ---- conversion, copies ----
 Tensor Tensor::contiguous() const { return kiln::contiguous(*this); }
+Tensor Tensor::contiguous(MemoryFormat fmt) const { return kiln::contiguous(*this, fmt); }
+bool Tensor::is_contiguous(MemoryFormat fmt) const {
+  return fmt == MemoryFormat::Contiguous ? is_contiguous()
+                                         : is_contiguous_in(sizes(), strides(), fmt);
+}
+MemoryFormat Tensor::suggest_memory_format() const {
+  return kiln::suggest_memory_format(sizes(), strides());
+}
 Tensor Tensor::clone() const { return kiln::clone(*this); }
 Tensor Tensor::to(DType dtype, bool copy) const { return kiln::to(*this, dtype, copy); }
 Tensor Tensor::to(Device device, bool copy) const {

@@ -2,6 +2,7 @@
 // Tensor: a shared handle to a TensorImpl, with PyTorch's methods. Copying a Tensor shares the
 // data (like `b = a` in Python); `clone()` copies it. Op methods forward to the free functions in
 // <kiln/ops/...>, which dispatch through the op registry.
+#include <kiln/core/memory_format.h>
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor_impl.h>
 #include <kiln/core/tensor_options.h>
@@ -53,6 +54,9 @@ class Tensor {
   size_t element_size() const { return itemsize(); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * itemsize(); }
   bool is_contiguous() const { return checked()->is_contiguous(); }
+  bool is_contiguous(MemoryFormat fmt) const;
+  // ChannelsLast(3d) when dense in that layout and not row-major contiguous, else Contiguous.
+  MemoryFormat suggest_memory_format() const;
   bool is_floating_point() const { return kiln::is_floating_point(dtype()); }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_cuda() const { return device().is_cuda(); }
@@ -77,6 +81,7 @@ class Tensor {
     return item().to<T>();
   }
   Tensor contiguous() const;
+  Tensor contiguous(MemoryFormat fmt) const;  // a copy in fmt's layout unless already so
   Tensor clone() const;
   Tensor to(DType dtype, bool copy = false) const;
   Tensor to(Device device, bool copy = false) const;
@@ -263,6 +268,66 @@ class Tensor {
   Tensor all(int64_t dim, bool keepdim = false) const;
   Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+
+  // ---- linear algebra ----
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& mat2) const;
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor dot(const Tensor& other) const;
+  Tensor outer(const Tensor& vec2) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+               const Scalar& alpha = 1) const;
+  Tensor& addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+                 const Scalar& alpha = 1);
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+                 const Scalar& alpha = 1) const;
+  Tensor& baddbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+                   const Scalar& alpha = 1);
+
+  // ---- shape ----
+  Tensor flip(IntList dims) const;
+  Tensor roll(IntList shifts, IntList dims = {}) const;
+  Tensor repeat(IntList repeats) const;
+  Tensor tile(IntList dims) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
+  // (values, indices); stable keeps the order of equal elements.
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false,
+                                  bool stable = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
+                                  bool sorted = true) const;
+
+  // ---- indexing ----
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  // reduce: "sum", "prod", "mean", "amax" or "amin".
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
+                        std::string_view reduce, bool include_self = true) const;
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src,
+                          std::string_view reduce, bool include_self = true);
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+  // Advanced indexing, self[indices...]: one entry per leading dim; an undefined Tensor stands
+  // for a full slice (":"). Integer (int64/int32) and boolean index tensors.
+  Tensor index(TensorList indices) const;
+  Tensor index_put(TensorList indices, const Tensor& values, bool accumulate = false) const;
+  Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false);
+
+  // ---- neural-network ops that PyTorch also offers as methods ----
+  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
 
   // ---- random (in place, from the default Philox generator) ----
   Tensor& uniform_(double from = 0.0, double to = 1.0);

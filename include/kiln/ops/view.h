@@ -37,6 +37,8 @@ Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
 Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
 Tensor contiguous(const Tensor& self);
+// A copy laid out in fmt (ChannelsLast for 4-d, ChannelsLast3d for 5-d) unless already so.
+Tensor contiguous(const Tensor& self, MemoryFormat fmt);
 Tensor clone(const Tensor& self);
 // Converts dtype (returns self when nothing changes and copy is false).
 Tensor to(const Tensor& self, DType dtype, bool copy = false);

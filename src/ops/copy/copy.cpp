@@ -132,6 +132,15 @@ Tensor contiguous(const Tensor& self) {
   return ops::call1(op, {self, std::nullopt, true});
 }
 
+Tensor contiguous(const Tensor& self, MemoryFormat fmt) {
+  if (fmt == MemoryFormat::Preserve || self.is_contiguous(fmt)) return self;
+  if (fmt == MemoryFormat::Contiguous) return contiguous(self);
+  Tensor out =
+      empty_strided(self.sizes(), strides_for_memory_format(self.sizes(), fmt), self.options());
+  out.copy_(self);
+  return out;
+}
+
 Tensor to(const Tensor& self, DType dtype, bool copy) {
   if (dtype == self.dtype() && !copy) return self;
   static const auto& op = ops::OpRegistry::instance().get("_to_copy");
