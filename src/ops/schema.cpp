@@ -75,18 +75,27 @@ class SchemaParser {
       expect(')');
       a.alias_set = alias;
     }
+    if (peek() == '?' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '[') {
+      ++pos_;  // Tensor?[]
+      a.optional_elements = true;
+    }
     bool list = false;
     if (peek() == '[') {
       ++pos_;
-      while (std::isdigit(static_cast<unsigned char>(peek()))) ++pos_;  // int[2]
+      while (std::isdigit(static_cast<unsigned char>(peek()))) {  // int[2]
+        a.list_size = a.list_size * 10 + (text_[pos_++] - '0');
+      }
       expect(']');
       list = true;
     }
+    if (a.optional_elements && !(list && type == "Tensor")) fail("only Tensor?[] may hold None");
     if (peek() == '?') {
       ++pos_;
       a.optional = true;
     }
-    a.type_str = type + (list ? "[]" : "") + (a.optional ? "?" : "");
+    a.type_str = type + (a.optional_elements ? "?" : "") +
+                 (list ? (a.list_size ? "[" + std::to_string(a.list_size) + "]" : "[]") : "") +
+                 (a.optional ? "?" : "");
     a.type = arg_type(type, list);
     skip_ws();
     if (with_name && std::isalpha(static_cast<unsigned char>(peek()))) {
@@ -173,6 +182,10 @@ class SchemaParser {
     if (ec != std::errc() || p != v.data() + v.size()) fail("bad default value '" + v + "'");
     if (a.type == ArgType::Scalar) return Scalar(i);
     if (a.type == ArgType::Float) return static_cast<double>(i);
+    if (a.list_size > 0 && a.type == ArgType::IntList)  // "int[2] stride=1"
+      return std::vector<int64_t>(static_cast<size_t>(a.list_size), i);
+    if (a.list_size > 0 && a.type == ArgType::SymIntList)
+      return std::vector<SymInt>(static_cast<size_t>(a.list_size), SymInt(i));
     if (a.type == ArgType::IntList || a.type == ArgType::SymIntList) {
       return std::vector<int64_t>{i};
     }
@@ -312,6 +325,15 @@ void normalize_args(const Schema& schema, Stack& args) {
     if (!matches(a, args[i])) {
       throw TypeError(fmt::format("{}: argument '{}' must be {}, got {} ({})", schema.full_name(),
                                   a.name, a.type_str, args[i].type_name(), args[i].repr()));
+    }
+    // A single int for "int[N]" stands for N copies, as PyTorch's argument parser reads it.
+    if (a.list_size > 0 && (a.type == ArgType::IntList || a.type == ArgType::SymIntList) &&
+        (args[i].is_int() || std::holds_alternative<SymInt>(args[i].variant()))) {
+      std::vector<SymInt> copies(static_cast<size_t>(a.list_size), args[i].to_sym_int());
+      if (a.type == ArgType::SymIntList)
+        args[i] = std::move(copies);
+      else
+        args[i] = std::vector<int64_t>(copies.size(), copies[0].expect_int());
     }
     if (a.type == ArgType::Tensor && !a.optional && !args[i].to_tensor().defined()) {
       KILN_FAIL("{}: argument '{}' is an undefined tensor", schema.full_name(), a.name);

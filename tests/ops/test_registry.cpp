@@ -42,6 +42,27 @@ TEST(Schema, ParsesListsOptionalsAndMultipleReturns) {
   EXPECT_EQ(s.returns[1].name, "indices");
 }
 
+TEST(Schema, FixedSizeListsExpandOneIntAndOptionalTensorListsHoldNone) {
+  auto s = parse_schema(
+      "pool(Tensor self, int[2] kernel_size, SymInt[2] stride=1, Tensor?[] indices=[]) -> Tensor");
+  EXPECT_EQ(s.arguments[1].list_size, 2);
+  EXPECT_EQ(s.arguments[2].default_value->to_int_list(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(s.arguments[3].type, ArgType::TensorList);
+  EXPECT_TRUE(s.arguments[3].optional_elements);
+  EXPECT_FALSE(s.arguments[3].optional);
+  EXPECT_EQ(s.str(),
+            "pool(Tensor self, int[2] kernel_size, SymInt[2] stride=[1, 1], Tensor?[] indices=[]) "
+            "-> Tensor");
+  EXPECT_EQ(parse_schema(s.str()).str(), s.str());
+  // One int for an int[2] stands for both entries, as in PyTorch (kernel_size=3 means (3, 3)).
+  ops::Stack args{full({1, 1, 4, 4}, 1.0), int64_t{3}, int64_t{2}};
+  ops::normalize_args(s, args);
+  EXPECT_EQ(args[1].to_int_list(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(args[2].to_int_list(), (std::vector<int64_t>{2, 2}));
+  EXPECT_TRUE(testing::throws_error([] { parse_schema("f(int?[] xs) -> Tensor"); },
+                                    {"only Tensor?[] may hold None"}));
+}
+
 TEST(Schema, PrintsAndReparses) {
   const char* text =
       "sum(Tensor self, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor";

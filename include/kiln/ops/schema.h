@@ -32,6 +32,8 @@ struct Argument {
   std::string name;
   ArgType type;
   bool optional = false;                 // "Tensor?", "int?"
+  bool optional_elements = false;        // "Tensor?[]": undefined tensors in the list mean None
+  int64_t list_size = 0;                 // N in "int[N]": a single int stands for N copies
   bool kwarg_only = false;               // after "*"
   bool is_mutable = false;               // "Tensor(a!)": written in place
   std::optional<std::string> alias_set;  // "a" in "Tensor(a)" or "Tensor(a!)"
