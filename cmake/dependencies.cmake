@@ -5,6 +5,8 @@ find_library(SLEEF_LIBRARY sleef REQUIRED)
 # OpenBLAS for GEMM (cblas_sgemm/dgemm and openblas_set_num_threads, which generic BLAS lacks).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# oneDNN (libdnnl-dev): convolutions, and float32 GEMM (see src/ops/linalg/gemm.cpp for why).
+find_package(dnnl REQUIRED)
 if(KILN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build g++ clang libomp-dev
-  libsleef-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
+  libsleef-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-venv python3-pip
 )

@@ -1,5 +1,11 @@
-// GEMM through OpenBLAS: strides map onto cblas's transpose flags and leading dimensions, other
-// layouts are copied once, and small batched products run in parallel over the batch.
+// GEMM: float32 through oneDNN's sgemm, float64 through OpenBLAS. Strides map onto the transpose
+// flags and leading dimensions, other layouts are copied once, and small batched products run in
+// parallel over the batch.
+//
+// Why two libraries: Debian 12's OpenBLAS (0.3.21) picks its kernels by CPU model number and
+// falls back to SSE3 ("Prescott") kernels on CPUs newer than itself — 33 GFLOP/s for a 1024^3
+// float32 product on a Xeon of model 207, against 156 with its SkylakeX kernels and 160 for
+// oneDNN, whose JIT kernels follow the CPU's instruction-set flags instead (docs/PERF.md).
 #include "ops/linalg/gemm.h"
 
 #include <kiln/core/error.h>
@@ -8,6 +14,7 @@
 #include <kiln/ops/view.h>
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -65,8 +72,12 @@ void blas_gemm(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t as0
   const auto ta = al.transposed ? CblasTrans : CblasNoTrans;
   const auto tb = bl.transposed ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(k), alpha, a,
-                blas_int(al.ld), b, blas_int(bl.ld), beta, c, blas_int(cl.ld));
+    // dnnl_sgemm is row-major and threads over OpenMP (kiln's pool), serially when called
+    // from inside a parallel region.
+    const dnnl_status_t status = dnnl_sgemm(al.transposed ? 'T' : 'N', bl.transposed ? 'T' : 'N', m,
+                                            n, k, alpha, a, al.ld, b, bl.ld, beta, c, cl.ld);
+    KILN_CHECK(status == dnnl_success, "gemm: oneDNN sgemm failed (status {}) for {}x{}x{}",
+               static_cast<int>(status), m, n, k);
   } else {
     cblas_dgemm(CblasRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(k), alpha, a,
                 blas_int(al.ld), b, blas_int(bl.ld), beta, c, blas_int(cl.ld));
