@@ -14,8 +14,6 @@ namespace {
 
 using namespace indexing;
 
-std::string sizes_of(const Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
-
 std::vector<TensorMeta> gather_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const Tensor& index = args[2].to_tensor();
@@ -71,38 +69,6 @@ ScatterMode parse_reduce(const std::string& reduce) {
   if (reduce == "add") return ScatterMode::Add;
   if (reduce == "multiply") return ScatterMode::Multiply;
   KILN_FAIL("scatter(): reduce argument must be either add or multiply, got '{}'", reduce);
-}
-
-// PyTorch's scatter shape rules; src is undefined for the value overloads.
-void check_scatter(const Tensor& self, int64_t raw_dim, const Tensor& index, const Tensor& src,
-                   const char* op) {
-  check_index_dtype(index, /*allow_int32=*/false, op);
-  const int64_t dim = wrap_dim(raw_dim, self.dim(), op);
-  if (src.defined()) {
-    KILN_CHECK_T(TypeError, src.dtype() == self.dtype(),
-                 "{}(): Expected self.dtype to be equal to src.dtype (got {} and {})", op,
-                 dtype_name(self.dtype()), dtype_name(src.dtype()));
-  }
-  if (index.numel() == 0) return;
-  KILN_CHECK(nonempty_dim(index) == nonempty_dim(self),
-             "{}(): Index tensor must have the same number of dimensions as self tensor (index "
-             "{}, self {})",
-             op, sizes_of(index), sizes_of(self));
-  if (src.defined()) {
-    KILN_CHECK(nonempty_dim(index) == nonempty_dim(src),
-               "{}(): Index tensor must have the same number of dimensions as src tensor (index "
-               "{}, src {})",
-               op, sizes_of(index), sizes_of(src));
-  }
-  for (int64_t d = 0; d < nonempty_dim(self); ++d) {
-    const bool too_big_for_self = d != dim && nonempty_size(index, d) > nonempty_size(self, d);
-    const bool too_big_for_src = src.defined() && nonempty_size(index, d) > nonempty_size(src, d);
-    KILN_CHECK(!too_big_for_self && !too_big_for_src,
-               "{}(): Expected index {} to be no larger than self {} apart from dimension {}{}", op,
-               sizes_of(index), sizes_of(self), dim,
-               src.defined() ? fmt::format(" and to be no larger than src {}", sizes_of(src))
-                             : std::string());
-  }
 }
 
 // Scatters into target (contiguous, self's dtype, already holding self's values).
