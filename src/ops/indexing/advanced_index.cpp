@@ -86,7 +86,7 @@ void coalesce(DimVector& sizes, std::initializer_list<DimVector*> strides) {
 // The gather loop for elements of type E (an unsigned integer of the element's size: the copy
 // moves bits, whatever the dtype).
 template <typename E>
-void gather_rows(E* out, const E* self, const IndexPlan& plan) {
+void gather_rows(E* out, const E* self, const IndexPlan& plan, const int64_t* offsets) {
   DimVector sizes = plan.result_sizes;
   DimVector self_strides = plan.self_strides;
   DimVector offset_strides = plan.offset_strides;
@@ -97,7 +97,6 @@ void gather_rows(E* out, const E* self, const IndexPlan& plan) {
   const int64_t ss = self_strides.back(), fs = offset_strides.back();
   int64_t rows = 1;
   for (int64_t d = 0; d + 1 < ndim; ++d) rows *= sizes[static_cast<size_t>(d)];
-  const int64_t* offsets = plan.offsets.data();
   // Rows are independent (each writes its own slice of out): split them across threads.
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(inner, 1)),
                [&](int64_t first, int64_t last) {
@@ -264,24 +263,12 @@ void compute_offsets(IndexPlan& plan, IntList self_sizes, IntList self_strides,
 
 void gather_indexed(const Tensor& out, const Tensor& self, const IndexPlan& plan) {
   if (out.numel() == 0) return;
-  IndexPlan p = plan;
-  if (p.offsets.empty()) p.offsets.push_back(0);  // all slices: one zero offset
-  void* o = out.data_ptr();
-  const void* s = self.data_ptr();
-  switch (self.itemsize()) {
-    case 1:
-      gather_rows(static_cast<uint8_t*>(o), static_cast<const uint8_t*>(s), p);
-      break;
-    case 2:
-      gather_rows(static_cast<uint16_t*>(o), static_cast<const uint16_t*>(s), p);
-      break;
-    case 4:
-      gather_rows(static_cast<uint32_t*>(o), static_cast<const uint32_t*>(s), p);
-      break;
-    default:
-      KILN_INTERNAL_ASSERT(self.itemsize() == 8);
-      gather_rows(static_cast<uint64_t*>(o), static_cast<const uint64_t*>(s), p);
-  }
+  const int64_t zero = 0;  // all slices: one zero offset
+  const int64_t* offsets = plan.offsets.empty() ? &zero : plan.offsets.data();
+  strided::dispatch_by_size(self.itemsize(), [&]<typename E>() {
+    gather_rows(static_cast<E*>(out.data_ptr()), static_cast<const E*>(self.data_ptr()), plan,
+                offsets);
+  });
 }
 
 void put_indexed(const Tensor& target, const Tensor& values, const IndexPlan& plan,
@@ -291,21 +278,31 @@ void put_indexed(const Tensor& target, const Tensor& values, const IndexPlan& pl
   if (numel == 0) return;
   const std::vector<int64_t> zero{0};
   const int64_t* offsets = plan.offsets.empty() ? zero.data() : plan.offsets.data();
+  const DimVector value_strides(values.strides().begin(), values.strides().end());
+  const size_t last = plan.result_sizes.empty() ? 0 : plan.result_sizes.size() - 1;
+  auto inner = [&](const DimVector& s) { return s.empty() ? int64_t{0} : s[last]; };
+  const int64_t ds = inner(plan.self_strides), fs = inner(plan.offset_strides),
+                vs = inner(value_strides);
   KILN_DISPATCH_ALL(target.dtype(), "index_put", [&]<typename T>() {
     using acc_t = opmath_t<T>;
     T* dst = target.data_ptr<T>();
     const T* src = values.data_ptr<T>();
     // Serial and in row-major order: duplicates resolve deterministically (accumulate sums
     // them in index order; assignment keeps the last).
-    strided::for_each<3>(
+    strided::for_each_row<3>(
         plan.result_sizes,
-        {IntList(plan.self_strides), IntList(plan.offset_strides), values.strides()},
-        [&](const std::array<int64_t, 3>& off) {
-          T& d = dst[off[0] + offsets[off[1]]];
+        {IntList(plan.self_strides), IntList(plan.offset_strides), IntList(value_strides)},
+        [&](const std::array<int64_t, 3>& off, int64_t n) {
+          T* d = dst + off[0];
+          const int64_t* f = offsets + off[1];
+          const T* v = src + off[2];
           if (accumulate) {
-            d = static_cast<T>(static_cast<acc_t>(d) + static_cast<acc_t>(src[off[2]]));
+            for (int64_t j = 0; j < n; ++j) {
+              T& x = d[j * ds + f[j * fs]];
+              x = static_cast<T>(static_cast<acc_t>(x) + static_cast<acc_t>(v[j * vs]));
+            }
           } else {
-            d = src[off[2]];
+            for (int64_t j = 0; j < n; ++j) d[j * ds + f[j * fs]] = v[j * vs];
           }
         });
   });

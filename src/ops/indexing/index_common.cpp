@@ -12,10 +12,9 @@ void check_index_dtype(const Tensor& index, bool allow_int32, const char* op) {
                allow_int32 ? "int32 or int64" : "int64", torch_type_name(d));
 }
 
-void check_in_bounds(int64_t value, int64_t dim, int64_t size, const char* op) {
-  KILN_CHECK_T(IndexError, value >= 0 && value < size,
-               "{}(): index {} is out of bounds for dimension {} with size {}", op, value, dim,
-               size);
+void fail_out_of_bounds(int64_t value, int64_t dim, int64_t size, const char* op) {
+  throw IndexError(fmt::format("{}(): index {} is out of bounds for dimension {} with size {}", op,
+                               value, dim, size));
 }
 
 std::string sizes_of(const Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }

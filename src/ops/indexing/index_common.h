@@ -12,7 +12,11 @@ void check_index_dtype(const Tensor& index, bool allow_int32, const char* op);
 
 // Raises kiln::IndexError "op(): index 7 is out of bounds for dimension 0 with size 5" unless
 // 0 <= value < size.
-void check_in_bounds(int64_t value, int64_t dim, int64_t size, const char* op);
+[[noreturn]] void fail_out_of_bounds(int64_t value, int64_t dim, int64_t size, const char* op);
+inline void check_in_bounds(int64_t value, int64_t dim, int64_t size, const char* op) {
+  if (value < 0 || value >= size) [[unlikely]]
+    fail_out_of_bounds(value, dim, size, op);
+}
 
 // "[2, 3]": a tensor's sizes for error messages.
 std::string sizes_of(const Tensor& t);

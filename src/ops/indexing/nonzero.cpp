@@ -11,47 +11,55 @@
 #include <kiln/ops/registry.h>
 #include <kiln/ops/view.h>
 
-#include <numeric>
-
 namespace kiln::ops {
 namespace {
 
 using namespace indexing;
 
-// Whether each element of t (any layout) is nonzero, in row-major order, as bytes.
-std::vector<uint8_t> truth_values(const Tensor& t) {
-  std::vector<uint8_t> truth(static_cast<size_t>(t.numel()));
-  const DimVector positions = contiguous_strides(t.sizes());
+// The number of nonzero elements of t (any layout).
+int64_t count_nonzero(const Tensor& t) {
+  int64_t count = 0;
+  const int64_t s = t.dim() == 0 ? 0 : t.stride(-1);
   KILN_DISPATCH_ALL(t.dtype(), "nonzero", [&]<typename T>() {
-    const T* p = t.data_ptr<T>();
-    strided::for_each_parallel<2>(t.sizes(), {t.strides(), IntList(positions)},
-                                  [&](const std::array<int64_t, 2>& off) {
-                                    truth[static_cast<size_t>(off[1])] = p[off[0]] != T(0);
-                                  });
+    const T* data = t.data_ptr<T>();
+    strided::for_each_row<1>(t.sizes(), {t.strides()},
+                             [&](const std::array<int64_t, 1>& off, int64_t n) {
+                               const T* p = data + off[0];
+                               for (int64_t j = 0; j < n; ++j) count += p[j * s] != T(0);
+                             });
   });
-  return truth;
+  return count;
 }
 
 std::vector<Tensor> nonzero_cpu(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
-  const std::vector<uint8_t> truth = truth_values(self);
-  const int64_t n = std::accumulate(truth.begin(), truth.end(), int64_t{0});
   const int64_t ndim = self.dim();
-  Tensor out = empty({n, ndim}, kInt64);
+  Tensor out = empty({count_nonzero(self), ndim}, kInt64);
   int64_t* o = out.data_ptr<int64_t>();
   IntList sizes = self.sizes();
-  // Walk the coordinates in row-major order, writing those of the true elements.
-  DimVector coord(static_cast<size_t>(ndim), 0);
-  for (size_t i = 0; i < truth.size(); ++i) {
-    if (truth[i]) {
-      for (int64_t d = 0; d < ndim; ++d) *o++ = coord[static_cast<size_t>(d)];
-    }
-    for (int64_t d = ndim - 1; d >= 0; --d) {
-      const auto ud = static_cast<size_t>(d);
-      if (++coord[ud] < sizes[ud]) break;
-      coord[ud] = 0;
-    }
-  }
+  const int64_t s = ndim == 0 ? 0 : self.stride(-1);
+  // Rows in row-major order; a row with a nonzero element writes its outer coordinates (decoded
+  // from the row number) and the element's position in the row.
+  int64_t row = 0;
+  DimVector outer(static_cast<size_t>(std::max<int64_t>(ndim - 1, 0)), 0);
+  KILN_DISPATCH_ALL(self.dtype(), "nonzero", [&]<typename T>() {
+    const T* data = self.data_ptr<T>();
+    strided::for_each_row<1>(
+        sizes, {self.strides()}, [&](const std::array<int64_t, 1>& off, int64_t n) {
+          const T* p = data + off[0];
+          int64_t rest = row++;
+          for (int64_t d = ndim - 2; d >= 0; --d) {
+            outer[static_cast<size_t>(d)] = rest % sizes[static_cast<size_t>(d)];
+            rest /= sizes[static_cast<size_t>(d)];
+          }
+          for (int64_t j = 0; j < n; ++j) {
+            if (p[j * s] == T(0)) continue;
+            for (int64_t d = 0; d + 1 < ndim; ++d) o[d] = outer[static_cast<size_t>(d)];
+            if (ndim > 0) o[ndim - 1] = j;
+            o += ndim;
+          }
+        });
+  });
   return {out};
 }
 
@@ -66,19 +74,22 @@ std::vector<Tensor> masked_select_cpu(const Stack& args) {
                torch_type_name(mask.dtype()));
   const std::vector<Tensor> both = broadcast_tensors({self, mask});
   const Tensor& s = both[0];
-  const std::vector<uint8_t> truth = truth_values(both[1]);
-  const int64_t n = std::accumulate(truth.begin(), truth.end(), int64_t{0});
-  Tensor out = empty({n}, self.dtype());
-  const DimVector positions = contiguous_strides(s.sizes());
-  const size_t item = s.itemsize();
-  char* o = static_cast<char*>(out.data_ptr());
-  const char* in = static_cast<const char*>(s.data_ptr());
-  strided::for_each<2>(s.sizes(), {s.strides(), IntList(positions)},
-                       [&](const std::array<int64_t, 2>& off) {
-                         if (!truth[static_cast<size_t>(off[1])]) return;
-                         strided::copy_element(o, in + off[0] * static_cast<int64_t>(item), item);
-                         o += item;
-                       });
+  const Tensor& m = both[1];
+  Tensor out = empty({count_nonzero(m)}, self.dtype());
+  const int64_t ss = s.dim() == 0 ? 0 : s.stride(-1), ms = m.dim() == 0 ? 0 : m.stride(-1);
+  const bool* mask_data = m.data_ptr<bool>();
+  strided::dispatch_by_size(s.itemsize(), [&]<typename E>() {
+    E* o = static_cast<E*>(out.data_ptr());
+    const E* in = static_cast<const E*>(s.data_ptr());
+    strided::for_each_row<2>(s.sizes(), {s.strides(), m.strides()},
+                             [&](const std::array<int64_t, 2>& off, int64_t n) {
+                               const E* row = in + off[0];
+                               const bool* mrow = mask_data + off[1];
+                               for (int64_t j = 0; j < n; ++j) {
+                                 if (mrow[j * ms]) *o++ = row[j * ss];
+                               }
+                             });
+  });
   return {out};
 }
 
