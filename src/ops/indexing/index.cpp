@@ -65,8 +65,9 @@ std::vector<TensorMeta> index_put_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   TensorList raw = args[1].to_tensor_list();
   const Tensor& values = args[2].to_tensor();
-  if (has_mask(raw) && (self.is_meta() || values.is_meta())) {
-    // The masked result length is unknown without data: check what metadata can.
+  if (has_mask(raw)) {
+    // A masked result's length needs the data (the kernel checks values against it): check
+    // what metadata can, without reading the masks twice.
     check_indices(self, raw, "index_put");
     check_values(self, values, std::nullopt);
   } else {
