@@ -22,7 +22,7 @@ struct FlashAttentionArgs {
   random_detail::PhiloxStream dropout_stream;
 };
 
-// Writes out and lse. Runs over kiln's thread pool; OpenBLAS must already be single-threaded.
+// Writes out and lse, in parallel over kiln's thread pool.
 using FlashAttentionKernel = void(const FlashAttentionArgs& args);
 extern cpu::KernelDispatch<FlashAttentionKernel> flash_attention_kernels;
 

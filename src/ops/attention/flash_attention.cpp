@@ -5,7 +5,6 @@
 #include "ops/attention/attention_checks.h"
 #include "ops/attention/attention_kernels.h"
 #include "ops/attention/attention_samples.h"
-#include "ops/linalg/gemm.h"
 #include "ops/random/generator_scope.h"
 
 #include <kiln/ops/attention.h>
@@ -122,8 +121,6 @@ void flash_impl(const Stack& args, const std::vector<Tensor>& outputs) {
         random_detail::current_generator().seed_and_reserve(random_detail::philox_blocks(words, 1));
     a.dropout_stream = {seed, offset};
   }
-  // Each thread runs its own small GEMMs: OpenBLAS must not start threads of its own.
-  linalg::set_blas_threads(1);
   flash_attention_kernels(a);
   if (!a.out.is_same(out)) {
     Tensor dst = out;

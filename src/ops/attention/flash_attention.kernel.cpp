@@ -1,17 +1,20 @@
 // Tiled ("flash") attention: each task takes one (batch, head, block of query rows), walks the
 // keys in blocks, computes that block's scores with one small GEMM, and folds them into a running
-// row max and row sum (online softmax) while accumulating the output block with a second GEMM.
+// max and sum per query (online softmax) while accumulating the output block with a second GEMM.
 // Memory per thread is a few blocks; the [L, S] score matrix is never formed.
+//
+// The GEMMs are a register-tiled SIMD micro-kernel here rather than BLAS calls: blocks are small
+// (64 x 256 x 64), and BLAS would pack both operands on every call. Scores are kept transposed
+// (one row per key, queries across the SIMD lanes): the first GEMM then reads keys in any layout
+// as broadcast scalars against the task's queries packed once, the softmax runs across queries
+// with whole vectors, and the second GEMM reads value rows in place.
 #include "ops/attention/attention_kernels.h"
 #include "ops/cpu/vec.h"
 
 #include <kiln/core/parallel.h>
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <atomic>
-#include <climits>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -20,165 +23,130 @@ namespace kiln::cpu::KILN_CAP_NAMESPACE {
 namespace {
 
 // Query rows per task (smaller when there are few tasks per thread) and keys per block: a block
-// of scores (64 x 512 floats, 128 KiB) stays in L2 next to the output block.
+// of transposed scores (256 keys x 64 queries) and the value block stay in L2.
 constexpr int64_t kQueryBlock = 64;
 constexpr int64_t kMinQueryBlock = 16;
-constexpr int64_t kKeyBlock = 512;
+constexpr int64_t kKeyBlock = 256;
 
-// Row-major cblas product C = alpha * op(A) @ op(B) + beta * C.
+// Register tile of the micro-kernel: kTileRows rows of C by kTileVecs vectors of columns (24
+// accumulators of 32 AVX-512 registers; 8 of 16 on AVX2 and SSE).
+constexpr int kTileRows = kVecBytes == 64 ? 6 : 4;
+constexpr int kTileVecs = kVecBytes == 64 ? 4 : 2;
+
+// x in every lane, one broadcast instruction (Vec<T>(x) is V{} + x, an addition that the
+// compiler must keep because of -0.0).
 template <typename T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-          int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  const auto ta = trans_a ? CblasTrans : CblasNoTrans;
-  const auto tb = trans_b ? CblasTrans : CblasNoTrans;
-  const auto i = [](int64_t v) {
-    KILN_CHECK(v <= INT_MAX, "scaled_dot_product_attention: size {} exceeds what BLAS can index",
-               v);
-    return static_cast<int>(v);
-  };
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, ta, tb, i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb), beta, c,
-                i(ldc));
-  } else {
-    cblas_dgemm(CblasRowMajor, ta, tb, i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb), beta, c,
-                i(ldc));
+inline Vec<T> splat(T x) {
+#if defined(KILN_CPU_CAPABILITY_AVX512)
+  if constexpr (std::is_same_v<T, float>) return Vec<T>(_mm512_set1_ps(x));
+  if constexpr (std::is_same_v<T, double>) return Vec<T>(_mm512_set1_pd(x));
+#elif defined(KILN_CPU_CAPABILITY_AVX2)
+  if constexpr (std::is_same_v<T, float>) return Vec<T>(_mm256_set1_ps(x));
+  if constexpr (std::is_same_v<T, double>) return Vec<T>(_mm256_set1_pd(x));
+#else
+  if constexpr (std::is_same_v<T, float>) return Vec<T>(_mm_set1_ps(x));
+  if constexpr (std::is_same_v<T, double>) return Vec<T>(_mm_set1_pd(x));
+#endif
+}
+
+// exp(x) for the weights, x <= 0: Cephes' expf polynomial on x - n ln2 (about 1 ulp over the
+// range), scaled by 2^n through the exponent bits; below -87 (exp < 2^-126) it gives 0, so that
+// -inf (a masked score) gives exactly 0. Faster than SLEEF's u10 exp, which the softmax needed
+// per score. float64 keeps SLEEF.
+inline Vec<float> weight_exp(Vec<float> x) {
+  typedef int32_t IntV __attribute__((vector_size(kVecBytes)));
+  const Vec<float> magic = splat(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  const Vec<float> xc = minimum(x, splat(88.0f));
+  const Vec<float> t = fmadd(xc, splat(1.44269504088896341f), magic);
+  const Vec<float> n = t - magic;
+  Vec<float> r = fmadd(n, splat(-0.693359375f), xc);
+  r = fmadd(n, splat(2.12194440e-4f), r);
+  Vec<float> p = splat(1.9875691500e-4f);
+  p = fmadd(p, r, splat(1.3981999507e-3f));
+  p = fmadd(p, r, splat(8.3334519073e-3f));
+  p = fmadd(p, r, splat(4.1665795894e-2f));
+  p = fmadd(p, r, splat(1.6666665459e-1f));
+  p = fmadd(p, r, splat(5.0000001201e-1f));
+  const Vec<float> y = fmadd(p, r * r, r + splat(1.0f));
+  const IntV bits = ((IntV)t.v - 0x4B400000 + 127) << 23;
+  const Vec<float> result = y * Vec<float>((Vec<float>::V)bits);
+  return select<float>(x < splat(-87.0f), splat(0.0f), result);
+}
+inline Vec<double> weight_exp(Vec<double> x) { return exp(x); }
+
+// C[MR x NV*W] = (C +) A[MR x k] @ B[k x NV*W]: A strided (element (r, p) at a[r*ars + p*acs],
+// read as broadcast scalars), B's rows contiguous (leading dim ldb), C's rows contiguous (ldc).
+template <typename T, int MR, int NV, bool kAccumulate>
+void gemm_tile(int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t ldb, T* c,
+               int64_t ldc) {
+  constexpr int W = Vec<T>::size;
+  Vec<T> acc[MR][NV];
+  for (int r = 0; r < MR; ++r) {
+    for (int j = 0; j < NV; ++j) {
+      acc[r][j] = kAccumulate ? Vec<T>::loadu(c + r * ldc + j * W) : splat(T(0));
+    }
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    Vec<T> bv[NV];
+    for (int j = 0; j < NV; ++j) bv[j] = Vec<T>::loadu(b + p * ldb + j * W);
+    for (int r = 0; r < MR; ++r) {
+      const Vec<T> av = splat(a[r * ars + p * acs]);
+      for (int j = 0; j < NV; ++j) acc[r][j] = fmadd(av, bv[j], acc[r][j]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    for (int j = 0; j < NV; ++j) acc[r][j].storeu(c + r * ldc + j * W);
   }
 }
 
-// A rows x cols matrix whose element (r, c) is data[r * rs + c * cs].
-template <typename T>
-struct StridedMatrix {
-  const T* data;
-  int64_t rows, cols, rs, cs;
+template <typename T, bool kAccumulate>
+using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const T*, int64_t, T*, int64_t);
+
+// tiles[mr - 1][nv - 1] for every tail shape.
+template <typename T, bool kAccumulate>
+struct TileTable {
+  TileFn<T, kAccumulate> fn[kTileRows][kTileVecs];
+  constexpr TileTable() : fn{} { fill(std::make_integer_sequence<int, kTileRows * kTileVecs>{}); }
+  template <int... I>
+  constexpr void fill(std::integer_sequence<int, I...>) {
+    ((fn[I / kTileVecs][I % kTileVecs] =
+          &gemm_tile<T, I / kTileVecs + 1, I % kTileVecs + 1, kAccumulate>),
+     ...);
+  }
 };
 
-// The same matrix as cblas reads it: row-major with leading dimension ld, or transposed.
-template <typename T>
-struct BlasOperand {
-  const T* data;
-  int64_t ld;
-  bool transposed;
-};
-
-// Passes the matrix through when one of its strides is 1; otherwise packs it into `scratch`.
-template <typename T>
-BlasOperand<T> blas_operand(const StridedMatrix<T>& m, std::vector<T>& scratch) {
-  if (m.cs == 1 && (m.rows == 1 || m.rs >= m.cols)) {
-    return {m.data, std::max<int64_t>(1, m.rows == 1 ? m.cols : m.rs), false};
-  }
-  if (m.rs == 1 && (m.cols == 1 || m.cs >= m.rows)) {
-    return {m.data, std::max<int64_t>(1, m.cols == 1 ? m.rows : m.cs), true};
-  }
-  scratch.resize(static_cast<size_t>(m.rows * m.cols));
-  for (int64_t r = 0; r < m.rows; ++r) {
-    for (int64_t c = 0; c < m.cols; ++c) scratch[r * m.cols + c] = m.data[r * m.rs + c * m.cs];
-  }
-  return {scratch.data(), std::max<int64_t>(1, m.cols), false};
-}
-
-// C (m x n, ld ldc) = alpha * A @ B + beta * C, with A and B strided; K = 0 gives beta * C.
-template <typename T>
-void strided_gemm(const StridedMatrix<T>& a, const StridedMatrix<T>& b, T alpha, T beta, T* c,
-                  int64_t ldc, std::vector<T>& scratch_a, std::vector<T>& scratch_b) {
-  const int64_t m = a.rows, n = b.cols, k = a.cols;
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t r = 0; r < m; ++r) {
-      for (int64_t j = 0; j < n; ++j) c[r * ldc + j] = beta == T(0) ? T(0) : beta * c[r * ldc + j];
-    }
-    return;
-  }
-  BlasOperand<T> oa = blas_operand(a, scratch_a);
-  BlasOperand<T> ob = blas_operand(b, scratch_b);
-  gemm<T>(oa.transposed, ob.transposed, m, n, k, alpha, oa.data, oa.ld, ob.data, ob.ld, beta, c,
-          ldc);
-}
-
-template <typename T>
-T row_max(const T* s, int64_t n) {
+// C (m x n) = (C +) A (m x k) @ B (k x n), n a multiple of the vector width; see gemm_tile.
+template <typename T, bool kAccumulate>
+void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b,
+                int64_t ldb, T* c, int64_t ldc) {
+  static constexpr TileTable<T, kAccumulate> tiles;
   constexpr int W = Vec<T>::size;
-  T mx = -std::numeric_limits<T>::infinity();
-  int64_t c = 0;
-  if (n >= W) {
-    Vec<T> vm(mx);
-    for (; c + W <= n; c += W) vm = maximum(vm, Vec<T>::loadu(s + c));
-    for (int i = 0; i < W; ++i) mx = (vm[i] > mx || std::isnan(vm[i])) ? vm[i] : mx;
-  }
-  for (; c < n; ++c) mx = (s[c] > mx || std::isnan(s[c])) ? s[c] : mx;
-  return mx;
-}
-
-// s[c] = exp(s[c] - max) for c < n; returns their sum.
-template <typename T>
-T exp_and_sum(T* s, int64_t n, T max) {
-  constexpr int W = Vec<T>::size;
-  Vec<T> vmax(max), vsum(T(0));
-  int64_t c = 0;
-  for (; c + W <= n; c += W) {
-    Vec<T> p = exp(Vec<T>::loadu(s + c) - vmax);
-    p.storeu(s + c);
-    vsum = vsum + p;
-  }
-  T sum = reduce_add(vsum);
-  for (; c < n; ++c) {
-    s[c] = std::exp(s[c] - max);
-    sum += s[c];
-  }
-  return sum;
-}
-
-template <typename T>
-void scale_row(T* x, int64_t n, T factor) {
-  constexpr int W = Vec<T>::size;
-  Vec<T> f(factor);
-  int64_t c = 0;
-  for (; c + W <= n; c += W) (Vec<T>::loadu(x + c) * f).storeu(x + c);
-  for (; c < n; ++c) x[c] *= factor;
-}
-
-// Applies attn_mask to one row of n scores: bool false -> -inf, float added.
-template <typename T, typename M>
-void apply_mask(T* s, int64_t n, const M* m, int64_t stride) {
-  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
-  if constexpr (std::is_same_v<M, bool>) {
-    if (stride == 1) {
-      for (int64_t c = 0; c < n; ++c) s[c] = m[c] ? s[c] : kNegInf;
-    } else {
-      for (int64_t c = 0; c < n; ++c) s[c] = m[c * stride] ? s[c] : kNegInf;
-    }
-  } else {
-    if (stride == 1) {
-      for (int64_t c = 0; c < n; ++c) s[c] += m[c];
-    } else {
-      for (int64_t c = 0; c < n; ++c) s[c] += m[c * stride];
+  for (int64_t c0 = 0; c0 < n; c0 += kTileVecs * W) {
+    const int nv = static_cast<int>(std::min<int64_t>(kTileVecs, (n - c0) / W));
+    for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
+      const int mr = static_cast<int>(std::min<int64_t>(kTileRows, m - r0));
+      tiles.fn[mr - 1][nv - 1](k, a + r0 * ars, ars, acs, b + c0, ldb, c + r0 * ldc + c0, ldc);
     }
   }
 }
 
-// Zeroes the weights that dropout drops: word `first + c` of the Philox stream decides column c.
-template <typename T>
-void apply_dropout(T* p, int64_t n, uint64_t first, uint64_t threshold,
-                   const random_detail::PhiloxStream& stream) {
-  random_detail::PhiloxBlock block{};
-  uint64_t block_index = ~uint64_t{0};
-  for (int64_t c = 0; c < n; ++c) {
-    const uint64_t word = first + static_cast<uint64_t>(c);
-    if (word / 4 != block_index) {
-      block_index = word / 4;
-      block = random_detail::philox_block(stream.offset + block_index, 0, stream.seed);
-    }
-    if (block[word % 4] < threshold) p[c] = T(0);
-  }
-}
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // Per-thread buffers, sized for one task.
 template <typename T>
 struct Scratch {
-  std::vector<T> scores, acc, row_max, row_sum, packed_q, packed_k, packed_v;
+  std::vector<T> q_t;      // [E, Mp] the task's queries, transposed and scaled
+  std::vector<T> scores;   // [key block, Mp] scores transposed: one row per key
+  std::vector<T> acc;      // [M, Evp] unnormalized output rows
+  std::vector<T> v_block;  // [key block, Evp] value rows when they need packing
+  std::vector<T> row_max, row_sum, correction;  // [Mp] per query
 };
 
 template <typename T>
 class FlashAttention {
+  static constexpr int W = Vec<T>::size;
+  static constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+
  public:
   explicit FlashAttention(const ops::FlashAttentionArgs& a)
       : a_(a),
@@ -190,6 +158,7 @@ class FlashAttention {
         v_groups_(a.q.size(1) / a.v.size(1)),
         kv_len_(a.k.size(2)),
         value_dim_(a.v.size(3)),
+        value_pad_(round_up(a.v.size(3), W)),
         q_(a.q.data_ptr<T>()),
         k_(a.k.data_ptr<T>()),
         v_(a.v.data_ptr<T>()),
@@ -197,6 +166,8 @@ class FlashAttention {
         lse_(a.lse.data_ptr<T>()) {
     dropout_threshold_ = static_cast<uint64_t>(a.dropout_p * 4294967296.0);
     dropout_scale_ = a.dropout_p > 0 ? T(1.0 / (1.0 - a.dropout_p)) : T(1);
+    // Value rows feed the micro-kernel directly when contiguous and a whole number of vectors.
+    direct_v_ = a.v.stride(3) == 1 && value_dim_ % W == 0;
   }
 
   void run() {
@@ -208,6 +179,7 @@ class FlashAttention {
            heads * ceil_div(q_len_, query_block_) < 4 * static_cast<int64_t>(threads)) {
       query_block_ /= 2;
     }
+    query_pad_ = round_up(query_block_, W);
     key_block_ = std::min(kKeyBlock, kv_len_);
     query_blocks_ = ceil_div(q_len_, query_block_);
     const int64_t tasks = heads * query_blocks_;
@@ -215,12 +187,15 @@ class FlashAttention {
     std::atomic<int64_t> next{0};
     const int64_t workers = std::min<int64_t>(threads, tasks);
     parallel_for(0, workers, 1, [&](int64_t, int64_t) {
-      Scratch<T> scratch;
-      scratch.scores.resize(static_cast<size_t>(query_block_ * std::max<int64_t>(1, key_block_)));
-      scratch.acc.resize(static_cast<size_t>(query_block_ * value_dim_));
-      scratch.row_max.resize(static_cast<size_t>(query_block_));
-      scratch.row_sum.resize(static_cast<size_t>(query_block_));
-      for (int64_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) run_task(t, scratch);
+      Scratch<T> s;
+      s.q_t.resize(static_cast<size_t>(head_dim_ * query_pad_));
+      s.scores.resize(static_cast<size_t>(std::max<int64_t>(1, key_block_) * query_pad_));
+      s.acc.resize(static_cast<size_t>(query_block_ * value_pad_));
+      if (!direct_v_) s.v_block.resize(static_cast<size_t>(key_block_ * value_pad_));
+      s.row_max.resize(static_cast<size_t>(query_pad_));
+      s.row_sum.resize(static_cast<size_t>(query_pad_));
+      s.correction.resize(static_cast<size_t>(query_pad_));
+      for (int64_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) run_task(t, s);
     });
   }
 
@@ -242,73 +217,135 @@ class FlashAttention {
     const int64_t i0 = qb * query_block_;
     const int64_t rows = std::min(query_block_, q_len_ - i0);
     const Tensor &q = a_.q, &k = a_.k, &v = a_.v;
+    const int64_t mp = query_pad_;
 
-    const StridedMatrix<T> q_block{q_ + b * q.stride(0) + h * q.stride(1) + i0 * q.stride(2), rows,
-                                   head_dim_, q.stride(2), q.stride(3)};
+    // q_t[e][r] = scale * q[i0 + r][e], zero-padded to mp queries.
+    const int64_t qs2 = q.stride(2), qs3 = q.stride(3);
+    const T* q_rows = q_ + b * q.stride(0) + h * q.stride(1) + i0 * qs2;
+    const T scale = static_cast<T>(a_.scale);
+    for (int64_t e = 0; e < head_dim_; ++e) {
+      T* dst = s.q_t.data() + e * mp;
+      for (int64_t r = 0; r < rows; ++r) dst[r] = q_rows[r * qs2 + e * qs3] * scale;
+      std::fill(dst + rows, dst + mp, T(0));
+    }
     const T* k_head = k_ + b * k.stride(0) + (h / k_groups_) * k.stride(1);
     const T* v_head = v_ + b * v.stride(0) + (h / v_groups_) * v.stride(1);
 
-    T* acc = s.acc.data();
-    std::fill(acc, acc + rows * value_dim_, T(0));
-    std::fill(s.row_max.begin(), s.row_max.end(), -std::numeric_limits<T>::infinity());
+    std::fill(s.acc.begin(), s.acc.end(), T(0));
+    std::fill(s.row_max.begin(), s.row_max.end(), kNegInf);
     std::fill(s.row_sum.begin(), s.row_sum.end(), T(0));
 
-    // Query row i attends keys j <= i when causal: no key block past the block's last row.
+    // Query i attends keys j <= i when causal: no key block past the block's last query.
     const int64_t key_end = a_.is_causal ? std::min(kv_len_, i0 + rows) : kv_len_;
     for (int64_t j0 = 0; j0 < key_end; j0 += key_block_) {
-      const int64_t cols = std::min(key_block_, key_end - j0);
-      T* scores = s.scores.data();
-      // scores = scale * q_block @ k_block^T
-      const StridedMatrix<T> k_block_t{k_head + j0 * k.stride(2), head_dim_, cols, k.stride(3),
-                                       k.stride(2)};
-      strided_gemm<T>(q_block, k_block_t, static_cast<T>(a_.scale), T(0), scores, cols, s.packed_q,
-                      s.packed_k);
-      for (int64_t r = 0; r < rows; ++r) softmax_step(s, b, h, i0 + r, r, j0, cols);
-      // acc += weights @ v_block
-      const StridedMatrix<T> weights{scores, rows, cols, cols, 1};
-      const StridedMatrix<T> v_block{v_head + j0 * v.stride(2), cols, value_dim_, v.stride(2),
-                                     v.stride(3)};
-      std::vector<T> unused;
-      strided_gemm<T>(weights, v_block, T(1), T(1), acc, value_dim_, unused, s.packed_v);
+      const int64_t n = std::min(key_block_, key_end - j0);
+      T* st = s.scores.data();
+      // st[jj][r] = k[j0 + jj] . q_t[:, r]
+      small_gemm<T, false>(n, mp, head_dim_, k_head + j0 * k.stride(2), k.stride(2), k.stride(3),
+                           s.q_t.data(), mp, st, mp);
+      mask_scores(st, b, h, i0, rows, j0, n);
+      online_softmax(s, rows, n);
+      if (a_.dropout_p > 0) dropout(st, b, h, i0, rows, j0, n);
+      // acc[r] += sum_jj st[jj][r] * v[j0 + jj]
+      const T* vb = v_head + j0 * v.stride(2);
+      int64_t ldv = v.stride(2);
+      if (!direct_v_) {
+        pack_values(s.v_block.data(), vb, n);
+        vb = s.v_block.data();
+        ldv = value_pad_;
+      }
+      small_gemm<T, true>(rows, value_pad_, n, st, 1, mp, vb, ldv, s.acc.data(), value_pad_);
     }
     write_rows(s, b, h, i0, rows);
   }
 
-  // Folds row r (query i) of the scores of keys [j0, j0 + cols) into the running max and sum,
-  // turning the scores into unnormalized weights, and rescales that row's accumulated output.
-  void softmax_step(Scratch<T>& s, int64_t b, int64_t h, int64_t i, int64_t r, int64_t j0,
-                    int64_t cols) {
-    T* row = s.scores.data() + r * cols;
-    // Keys past the diagonal take no part: only the first n columns are live.
-    const int64_t n = a_.is_causal ? std::clamp<int64_t>(i - j0 + 1, 0, cols) : cols;
+  // Adds attn_mask (bool false -> -inf) and the causal mask to the transposed scores.
+  void mask_scores(T* st, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0,
+                   int64_t n) const {
+    const int64_t mp = query_pad_;
     const Tensor& mask = a_.mask;
-    if (mask.defined() && n > 0) {
-      const int64_t offset =
-          b * mask.stride(0) + h * mask.stride(1) + i * mask.stride(2) + j0 * mask.stride(3);
-      if (mask.dtype() == DType::Bool) {
-        apply_mask<T, bool>(row, n, mask.data_ptr<bool>() + offset, mask.stride(3));
-      } else {
-        apply_mask<T, T>(row, n, mask.data_ptr<T>() + offset, mask.stride(3));
+    if (mask.defined()) {
+      const int64_t ms2 = mask.stride(2), ms3 = mask.stride(3);
+      const int64_t base = b * mask.stride(0) + h * mask.stride(1) + i0 * ms2 + j0 * ms3;
+      for (int64_t jj = 0; jj < n; ++jj) {
+        T* row = st + jj * mp;
+        if (mask.dtype() == DType::Bool) {
+          const bool* m = mask.data_ptr<bool>() + base + jj * ms3;
+          for (int64_t r = 0; r < rows; ++r) row[r] = m[r * ms2] ? row[r] : kNegInf;
+        } else {
+          const T* m = mask.data_ptr<T>() + base + jj * ms3;
+          for (int64_t r = 0; r < rows; ++r) row[r] += m[r * ms2];
+        }
       }
     }
-    T& running_max = s.row_max[r];
-    const T block_max = row_max(row, n);
-    const T new_max = block_max > running_max || std::isnan(block_max) ? block_max : running_max;
-    if (new_max == -std::numeric_limits<T>::infinity()) {
-      // Every key so far is masked out: nothing to add.
-      std::fill(row, row + cols, T(0));
-      return;
+    if (a_.is_causal) {
+      // Key j is hidden from queries i < j: a prefix of its row.
+      for (int64_t jj = 0; jj < n; ++jj) {
+        const int64_t hidden = std::min(rows, j0 + jj - i0);
+        if (hidden > 0) std::fill(st + jj * mp, st + jj * mp + hidden, kNegInf);
+      }
     }
-    const T sum = exp_and_sum(row, n, new_max);
-    std::fill(row + n, row + cols, T(0));
-    const T correction = std::exp(running_max - new_max);
-    s.row_sum[r] = s.row_sum[r] * correction + sum;
-    if (correction != T(1)) scale_row(s.acc.data() + r * value_dim_, value_dim_, correction);
-    running_max = new_max;
-    if (a_.dropout_p > 0) {
+  }
+
+  // Folds n rows of transposed scores into each query's running max and sum, turning them into
+  // unnormalized weights, and rescales the queries' accumulated outputs.
+  void online_softmax(Scratch<T>& s, int64_t rows, int64_t n) {
+    const int64_t mp = query_pad_;
+    T* st = s.scores.data();
+    for (int64_t c = 0; c < mp; c += W) {
+      Vec<T> block_max(kNegInf);
+      for (int64_t jj = 0; jj < n; ++jj)
+        block_max = maximum(block_max, Vec<T>::loadu(st + jj * mp + c));
+      const Vec<T> old_max = Vec<T>::loadu(s.row_max.data() + c);
+      const Vec<T> new_max = maximum(old_max, block_max);
+      // Queries with no key yet subtract 0 instead of -inf (exp(-inf) = 0, never NaN).
+      const Vec<T> base = select<T>(new_max == Vec<T>(kNegInf), Vec<T>(T(0)), new_max);
+      Vec<T> sum(T(0));
+      for (int64_t jj = 0; jj < n; ++jj) {
+        T* p = st + jj * mp + c;
+        const Vec<T> w = weight_exp(Vec<T>::loadu(p) - base);
+        w.storeu(p);
+        sum = sum + w;
+      }
+      const Vec<T> correction = weight_exp(old_max - base);
+      (Vec<T>::loadu(s.row_sum.data() + c) * correction + sum).storeu(s.row_sum.data() + c);
+      new_max.storeu(s.row_max.data() + c);
+      correction.storeu(s.correction.data() + c);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const T f = s.correction[r];
+      if (f == T(1)) continue;
+      T* x = s.acc.data() + r * value_pad_;
+      for (int64_t c = 0; c < value_pad_; c += W) (Vec<T>::loadu(x + c) * Vec<T>(f)).storeu(x + c);
+    }
+  }
+
+  // Zeroes dropped weights: word ((b * Hq + h) * L + i) * S + j of the stream decides (i, j).
+  void dropout(T* st, int64_t b, int64_t h, int64_t i0, int64_t rows, int64_t j0, int64_t n) const {
+    const auto& stream = a_.dropout_stream;
+    for (int64_t r = 0; r < rows; ++r) {
       const uint64_t first =
-          static_cast<uint64_t>(((b * q_heads_ + h) * q_len_ + i) * kv_len_ + j0);
-      apply_dropout(row, n, first, dropout_threshold_, a_.dropout_stream);
+          static_cast<uint64_t>(((b * q_heads_ + h) * q_len_ + i0 + r) * kv_len_ + j0);
+      random_detail::PhiloxBlock block{};
+      uint64_t block_index = ~uint64_t{0};
+      for (int64_t jj = 0; jj < n; ++jj) {
+        const uint64_t word = first + static_cast<uint64_t>(jj);
+        if (word / 4 != block_index) {
+          block_index = word / 4;
+          block = random_detail::philox_block(stream.offset + block_index, 0, stream.seed);
+        }
+        if (block[word % 4] < dropout_threshold_) st[jj * query_pad_ + r] = T(0);
+      }
+    }
+  }
+
+  // Value rows [n, Ev] (any strides) into dst [n, Evp], zero-padded.
+  void pack_values(T* dst, const T* src, int64_t n) const {
+    const int64_t s2 = a_.v.stride(2), s3 = a_.v.stride(3);
+    for (int64_t jj = 0; jj < n; ++jj) {
+      T* d = dst + jj * value_pad_;
+      for (int64_t c = 0; c < value_dim_; ++c) d[c] = src[jj * s2 + c * s3];
+      std::fill(d + value_dim_, d + value_pad_, T(0));
     }
   }
 
@@ -317,7 +354,7 @@ class FlashAttention {
     const Tensor &out = a_.out, &lse = a_.lse;
     for (int64_t r = 0; r < rows; ++r) {
       const T sum = s.row_sum[r];
-      const T* acc = s.acc.data() + r * value_dim_;
+      const T* acc = s.acc.data() + r * value_pad_;
       T* o = out_ + b * out.stride(0) + h * out.stride(1) + (i0 + r) * out.stride(2);
       const int64_t os = out.stride(3);
       const T factor = sum == T(0) ? T(0) : dropout_scale_ / sum;
@@ -328,10 +365,13 @@ class FlashAttention {
   }
 
   const ops::FlashAttentionArgs& a_;
-  const int64_t batch_, q_heads_, q_len_, head_dim_, k_groups_, v_groups_, kv_len_, value_dim_;
+  const int64_t batch_, q_heads_, q_len_, head_dim_, k_groups_, v_groups_, kv_len_, value_dim_,
+      value_pad_;
   const T *q_, *k_, *v_;
   T *out_, *lse_;
-  int64_t query_block_ = kQueryBlock, key_block_ = kKeyBlock, query_blocks_ = 0;
+  bool direct_v_ = false;
+  int64_t query_block_ = kQueryBlock, query_pad_ = kQueryBlock, key_block_ = kKeyBlock,
+          query_blocks_ = 0;
   uint64_t dropout_threshold_ = 0;
   T dropout_scale_ = T(1);
 };
