@@ -49,6 +49,12 @@ inline Vec<T> splat(T x) {
 #endif
 }
 
+// Lane-wise max, one maxps (no NaN bookkeeping: a NaN score still makes a NaN weight).
+template <typename T>
+inline Vec<T> fast_max(Vec<T> a, Vec<T> b) {
+  return a.v > b.v ? a.v : b.v;
+}
+
 // exp(x) for the weights, x <= 0: Cephes' expf polynomial on x - n ln2 (about 1 ulp over the
 // range), scaled by 2^n through the exponent bits; below -87 (exp < 2^-126) it gives 0, so that
 // -inf (a masked score) gives exactly 0. Faster than SLEEF's u10 exp, which the softmax needed
@@ -76,9 +82,11 @@ inline Vec<double> weight_exp(Vec<double> x) { return exp(x); }
 
 // C[MR x NV*W] = (C +) A[MR x k] @ B[k x NV*W]: A strided (element (r, p) at a[r*ars + p*acs],
 // read as broadcast scalars), B's rows contiguous (leading dim ldb), C's rows contiguous (ldc).
-template <typename T, int MR, int NV, bool kAccumulate>
+// kColMax: also col_max[0, NV*W) = max(col_max, max over the tile's rows) (the softmax's block
+// max, taken while the tile is still in registers).
+template <typename T, int MR, int NV, bool kAccumulate, bool kColMax>
 void gemm_tile(int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t ldb, T* c,
-               int64_t ldc) {
+               int64_t ldc, T* col_max) {
   constexpr int W = Vec<T>::size;
   Vec<T> acc[MR][NV];
   for (int r = 0; r < MR; ++r) {
@@ -97,35 +105,43 @@ void gemm_tile(int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int6
   for (int r = 0; r < MR; ++r) {
     for (int j = 0; j < NV; ++j) acc[r][j].storeu(c + r * ldc + j * W);
   }
+  if constexpr (kColMax) {
+    for (int j = 0; j < NV; ++j) {
+      Vec<T> m = Vec<T>::loadu(col_max + j * W);
+      for (int r = 0; r < MR; ++r) m = fast_max(m, acc[r][j]);
+      m.storeu(col_max + j * W);
+    }
+  }
 }
 
-template <typename T, bool kAccumulate>
-using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const T*, int64_t, T*, int64_t);
+template <typename T>
+using TileFn = void (*)(int64_t, const T*, int64_t, int64_t, const T*, int64_t, T*, int64_t, T*);
 
 // tiles[mr - 1][nv - 1] for every tail shape.
-template <typename T, bool kAccumulate>
+template <typename T, bool kAccumulate, bool kColMax>
 struct TileTable {
-  TileFn<T, kAccumulate> fn[kTileRows][kTileVecs];
+  TileFn<T> fn[kTileRows][kTileVecs];
   constexpr TileTable() : fn{} { fill(std::make_integer_sequence<int, kTileRows * kTileVecs>{}); }
   template <int... I>
   constexpr void fill(std::integer_sequence<int, I...>) {
     ((fn[I / kTileVecs][I % kTileVecs] =
-          &gemm_tile<T, I / kTileVecs + 1, I % kTileVecs + 1, kAccumulate>),
+          &gemm_tile<T, I / kTileVecs + 1, I % kTileVecs + 1, kAccumulate, kColMax>),
      ...);
   }
 };
 
 // C (m x n) = (C +) A (m x k) @ B (k x n), n a multiple of the vector width; see gemm_tile.
-template <typename T, bool kAccumulate>
+template <typename T, bool kAccumulate, bool kColMax = false>
 void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b,
-                int64_t ldb, T* c, int64_t ldc) {
-  static constexpr TileTable<T, kAccumulate> tiles;
+                int64_t ldb, T* c, int64_t ldc, T* col_max = nullptr) {
+  static constexpr TileTable<T, kAccumulate, kColMax> tiles;
   constexpr int W = Vec<T>::size;
   for (int64_t c0 = 0; c0 < n; c0 += kTileVecs * W) {
     const int nv = static_cast<int>(std::min<int64_t>(kTileVecs, (n - c0) / W));
     for (int64_t r0 = 0; r0 < m; r0 += kTileRows) {
       const int mr = static_cast<int>(std::min<int64_t>(kTileRows, m - r0));
-      tiles.fn[mr - 1][nv - 1](k, a + r0 * ars, ars, acs, b + c0, ldb, c + r0 * ldc + c0, ldc);
+      tiles.fn[mr - 1][nv - 1](k, a + r0 * ars, ars, acs, b + c0, ldb, c + r0 * ldc + c0, ldc,
+                               kColMax ? col_max + c0 : nullptr);
     }
   }
 }
@@ -139,7 +155,7 @@ struct Scratch {
   std::vector<T> scores;   // [key block, Mp] scores transposed: one row per key
   std::vector<T> acc;      // [M, Evp] unnormalized output rows
   std::vector<T> v_block;  // [key block, Evp] value rows when they need packing
-  std::vector<T> row_max, row_sum, correction;  // [Mp] per query
+  std::vector<T> row_max, row_sum, correction, block_max;  // [Mp] per query
 };
 
 template <typename T>
@@ -195,6 +211,7 @@ class FlashAttention {
       s.row_max.resize(static_cast<size_t>(query_pad_));
       s.row_sum.resize(static_cast<size_t>(query_pad_));
       s.correction.resize(static_cast<size_t>(query_pad_));
+      s.block_max.resize(static_cast<size_t>(query_pad_));
       for (int64_t t = next.fetch_add(1); t < tasks; t = next.fetch_add(1)) run_task(t, s);
     });
   }
@@ -241,9 +258,19 @@ class FlashAttention {
       const int64_t n = std::min(key_block_, key_end - j0);
       T* st = s.scores.data();
       // st[jj][r] = k[j0 + jj] . q_t[:, r]
-      small_gemm<T, false>(n, mp, head_dim_, k_head + j0 * k.stride(2), k.stride(2), k.stride(3),
-                           s.q_t.data(), mp, st, mp);
-      mask_scores(st, b, h, i0, rows, j0, n);
+      // Unmasked blocks take their max inside the GEMM; masked ones after masking.
+      const bool masked = a_.mask.defined() || (a_.is_causal && j0 + n - 1 > i0);
+      const T* a_keys = k_head + j0 * k.stride(2);
+      if (masked) {
+        small_gemm<T, false>(n, mp, head_dim_, a_keys, k.stride(2), k.stride(3), s.q_t.data(), mp,
+                             st, mp);
+        mask_scores(st, b, h, i0, rows, j0, n);
+        block_max(s, n);
+      } else {
+        std::fill(s.block_max.begin(), s.block_max.end(), kNegInf);
+        small_gemm<T, false, true>(n, mp, head_dim_, a_keys, k.stride(2), k.stride(3), s.q_t.data(),
+                                   mp, st, mp, s.block_max.data());
+      }
       online_softmax(s, rows, n);
       if (a_.dropout_p > 0) dropout(st, b, h, i0, rows, j0, n);
       // acc[r] += sum_jj st[jj][r] * v[j0 + jj]
@@ -289,15 +316,24 @@ class FlashAttention {
 
   // Folds n rows of transposed scores into each query's running max and sum, turning them into
   // unnormalized weights, and rescales the queries' accumulated outputs.
+  // s.block_max = max over the n rows of transposed scores, per query.
+  void block_max(Scratch<T>& s, int64_t n) const {
+    const int64_t mp = query_pad_;
+    const T* st = s.scores.data();
+    for (int64_t c = 0; c < mp; c += W) {
+      Vec<T> m = splat(kNegInf);
+      for (int64_t jj = 0; jj < n; ++jj) m = fast_max(m, Vec<T>::loadu(st + jj * mp + c));
+      m.storeu(s.block_max.data() + c);
+    }
+  }
+
   void online_softmax(Scratch<T>& s, int64_t rows, int64_t n) {
     const int64_t mp = query_pad_;
     T* st = s.scores.data();
     for (int64_t c = 0; c < mp; c += W) {
-      Vec<T> block_max(kNegInf);
-      for (int64_t jj = 0; jj < n; ++jj)
-        block_max = maximum(block_max, Vec<T>::loadu(st + jj * mp + c));
+      const Vec<T> block_max = Vec<T>::loadu(s.block_max.data() + c);
       const Vec<T> old_max = Vec<T>::loadu(s.row_max.data() + c);
-      const Vec<T> new_max = maximum(old_max, block_max);
+      const Vec<T> new_max = fast_max(old_max, block_max);
       // Queries with no key yet subtract 0 instead of -inf (exp(-inf) = 0, never NaN).
       const Vec<T> base = select<T>(new_max == Vec<T>(kNegInf), Vec<T>(T(0)), new_max);
       Vec<T> sum(T(0));
