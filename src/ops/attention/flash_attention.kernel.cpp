@@ -17,6 +17,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kiln::cpu::KILN_CAP_NAMESPACE {
