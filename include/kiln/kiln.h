@@ -6,6 +6,7 @@
 #include <kiln/core/parallel.h>
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor.h>
+#include <kiln/ops/attention.h>
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
