@@ -56,7 +56,7 @@ void check_batch_norm(const BatchNormArgs& b) {
                "{}: input tensor must have at least one element, but got input_sizes = [{}]", op,
                fmt::join(b.input.sizes(), ", "));
     KILN_CHECK(b.input.numel() / C > 1,
-               "{}: expected more than 1 value per channel when training, got input size [{}]", op,
+               "{}: Expected more than 1 value per channel when training, got input size [{}]", op,
                fmt::join(b.input.sizes(), ", "));
   } else {
     KILN_CHECK(b.running_mean.defined() && b.running_var.defined(),

@@ -87,9 +87,12 @@ void norm_row(const A* x, A* y, const A* w, const A* b, int64_t n, A eps, bool r
                          static_cast<double>(n));
   } else {
     // Two passes over the cached row: the mean, then squared deviations from it (no
-    // cancellation for rows with a large mean, unlike E[x^2] - E[x]^2).
-    mean = static_cast<A>(block_sum(x, n, [](V v, V acc) { return v + acc; }) /
-                          static_cast<double>(n));
+    // cancellation for rows with a large mean, unlike E[x^2] - E[x]^2). The mean sums x - x[0],
+    // so partial sums in A stay at the scale of the spread, not of the mean.
+    const A pilot = x[0];
+    const V vp(pilot);
+    mean = pilot + static_cast<A>(block_sum(x, n, [vp](V v, V acc) { return (v - vp) + acc; }) /
+                                  static_cast<double>(n));
     const V vm(mean);
     var = static_cast<A>(block_sum(x, n,
                                    [vm](V v, V acc) {
@@ -197,10 +200,14 @@ void moments_planes(const ChannelMomentsArgs& a) {
       for (int64_t n = 0; n < a.outer; ++n) {
         const T* p = x + (n * C + c) * HW;
         if (HW == 0) continue;
-        const double pm =
-            plane_sum(
-                p, HW, [](V v, V acc) { return v + acc; }, [](double v) { return v; }) /
-            static_cast<double>(HW);
+        // Sums of x - p[0] keep float partial sums at the scale of the spread.
+        const VA pilot = static_cast<VA>(static_cast<A>(p[0]));
+        const V vp(pilot);
+        const double pm = static_cast<double>(pilot) +
+                          plane_sum(
+                              p, HW, [vp](V v, V acc) { return (v - vp) + acc; },
+                              [pilot](double v) { return v - static_cast<double>(pilot); }) /
+                              static_cast<double>(HW);
         const A pma = static_cast<A>(pm);
         const V vm(static_cast<VA>(pm));
         const double pm2 = plane_sum(
