@@ -57,12 +57,21 @@ template <typename T>
 using acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
 
 template <typename T>
-bool is_nan(T v) {
+inline bool is_nan(T v) {
   if constexpr (std::is_integral_v<T>) {
     return false;
   } else {
-    return std::isnan(static_cast<opmath_t<T>>(v));
+    const opmath_t<T> f = static_cast<opmath_t<T>>(v);
+    return f != f;
   }
+}
+
+// The windows of every output row and column, computed once per call.
+std::vector<Window> windows(const Pool2dArgs& a, bool vertical) {
+  std::vector<Window> out;
+  const int64_t n = vertical ? a.out_h : a.out_w;
+  for (int64_t o = 0; o < n; ++o) out.push_back(window(a, o, vertical));
+  return out;
 }
 
 template <typename T>
@@ -90,6 +99,7 @@ void pool_planes(const Pool2dArgs& a) {
   T* out = static_cast<T*>(a.out);
   const int64_t H = a.in_h, W = a.in_w, OH = a.out_h, OW = a.out_w;
   const int64_t planes = a.batch * a.channels;
+  const std::vector<Window> rows = windows(a, true), cols = windows(a, false);
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(OH * OW * 4, 1));
   parallel_for(0, planes, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -97,20 +107,21 @@ void pool_planes(const Pool2dArgs& a) {
       T* y = out + p * OH * OW;
       int64_t* idx = a.indices ? a.indices + p * OH * OW : nullptr;
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const Window wh = window(a, oh, true);
+        const Window& wh = rows[oh];
         for (int64_t ow = 0; ow < OW; ++ow) {
-          const Window ww = window(a, ow, false);
+          const Window& ww = cols[ow];
           if (is_max(a.kind)) {
             T best = lowest<T>();
             int64_t best_at = wh.start * W + ww.start;
             for (int64_t h = wh.start; h < wh.end; h += wh.step) {
               for (int64_t w = ww.start; w < ww.end; w += ww.step) {
                 const T v = x[h * W + w];
-                // The first maximum wins; a NaN always replaces (NaN propagates).
-                if (static_cast<acc_t<T>>(v) > static_cast<acc_t<T>>(best) || is_nan(v)) {
-                  best = v;
-                  best_at = h * W + w;
-                }
+                // The first maximum wins; a NaN always replaces (NaN propagates). Selects, not
+                // branches: which element wins is unpredictable.
+                const bool take =
+                    (static_cast<acc_t<T>>(v) > static_cast<acc_t<T>>(best)) | is_nan(v);
+                best = take ? v : best;
+                best_at = take ? h * W + w : best_at;
               }
             }
             y[oh * OW + ow] = best;
@@ -138,15 +149,16 @@ void pool_channels_last(const Pool2dArgs& a) {
   const T* in = static_cast<const T*>(a.input);
   T* out = static_cast<T*>(a.out);
   const int64_t H = a.in_h, W = a.in_w, OH = a.out_h, OW = a.out_w, C = a.channels;
+  const std::vector<Window> rows = windows(a, true), cols = windows(a, false);
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(OW * C * 4, 1));
   parallel_for(0, a.batch * OH, grain, [&](int64_t r0, int64_t r1) {
     std::vector<acc_t<T>> acc(static_cast<size_t>(C));
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / OH, oh = r % OH;
-      const Window wh = window(a, oh, true);
+      const Window& wh = rows[oh];
       const T* x = in + n * H * W * C;
       for (int64_t ow = 0; ow < OW; ++ow) {
-        const Window ww = window(a, ow, false);
+        const Window& ww = cols[ow];
         const int64_t o = ((n * OH + oh) * OW + ow) * C;
         T* y = out + o;
         if (is_max(a.kind)) {
@@ -157,10 +169,10 @@ void pool_channels_last(const Pool2dArgs& a) {
             for (int64_t w = ww.start; w < ww.end; w += ww.step) {
               const T* v = x + (h * W + w) * C;
               for (int64_t c = 0; c < C; ++c) {
-                if (static_cast<acc_t<T>>(v[c]) > static_cast<acc_t<T>>(y[c]) || is_nan(v[c])) {
-                  y[c] = v[c];
-                  idx[c] = h * W + w;
-                }
+                const bool take =
+                    (static_cast<acc_t<T>>(v[c]) > static_cast<acc_t<T>>(y[c])) | is_nan(v[c]);
+                y[c] = take ? v[c] : y[c];
+                idx[c] = take ? h * W + w : idx[c];
               }
             }
           }
