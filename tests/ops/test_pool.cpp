@@ -113,6 +113,13 @@ TEST(MaxPool2d, TiesPickTheFirstMaximumAndNaNPropagates) {
   auto [o2, i2] = max_pool2d_with_indices(x, {2, 2}, {1, 1});
   EXPECT_TRUE(all_close(o2, f64({nan, nan, nan, nan}, {1, 2, 2}), 0, 0));
   EXPECT_TRUE(all_close(i2, i64({4, 4, 4, 4}, {1, 2, 2}), 0, 0));
+  // Several NaNs: each replaces the last (the index PyTorch reports), in every layout and kind.
+  Tensor two_nans = f64({nan, 1, nan, 2}, {1, 1, 1, 4});
+  EXPECT_EQ(values(std::get<1>(max_pool2d_with_indices(two_nans, {1, 4})))[0], 2);
+  EXPECT_EQ(values(std::get<1>(adaptive_max_pool2d(two_nans, {1, 1})))[0], 2);
+  EXPECT_EQ(values(std::get<1>(max_pool2d_with_indices(
+                two_nans.contiguous(MemoryFormat::ChannelsLast), {1, 4})))[0],
+            2);
   // Padding: a window holding only -inf and padding still reports an in-plane index.
   const double inf = std::numeric_limits<double>::infinity();
   auto [o3, i3] =
