@@ -111,21 +111,32 @@ void pool_planes(const Pool2dArgs& a) {
         for (int64_t ow = 0; ow < OW; ++ow) {
           const Window& ww = cols[ow];
           if (is_max(a.kind)) {
-            T best = lowest<T>();
-            int64_t best_at = wh.start * W + ww.start;
+            // Two passes over the (cached) window: the maximum with branch-free max
+            // operations, then the first position holding it. A NaN propagates, and its
+            // index is the last NaN's (PyTorch's rule: every NaN replaces the running maximum).
+            using A = acc_t<T>;
+            A best = static_cast<A>(lowest<T>());
+            bool nan = false;
             for (int64_t h = wh.start; h < wh.end; h += wh.step) {
               for (int64_t w = ww.start; w < ww.end; w += ww.step) {
-                const T v = x[h * W + w];
-                // The first maximum wins; a NaN always replaces (NaN propagates). Selects, not
-                // branches: which element wins is unpredictable.
-                const bool take =
-                    (static_cast<acc_t<T>>(v) > static_cast<acc_t<T>>(best)) | is_nan(v);
-                best = take ? v : best;
-                best_at = take ? h * W + w : best_at;
+                const A v = static_cast<A>(x[h * W + w]);
+                best = v > best ? v : best;
+                nan |= is_nan(v);
               }
             }
-            y[oh * OW + ow] = best;
+            int64_t best_at = -1;
+            for (int64_t h = wh.start; h < wh.end && (nan || best_at < 0); h += wh.step) {
+              for (int64_t w = ww.start; w < ww.end; w += ww.step) {
+                const A v = static_cast<A>(x[h * W + w]);
+                if (nan ? is_nan(v) : v == best) {
+                  best_at = h * W + w;
+                  if (!nan) break;
+                }
+              }
+            }
+            if (best_at < 0) best_at = wh.start * W + ww.start;  // no element above -inf
             idx[oh * OW + ow] = best_at;
+            y[oh * OW + ow] = nan ? x[best_at] : static_cast<T>(best);
           } else {
             if (wh.start >= wh.end || ww.start >= ww.end) {
               y[oh * OW + ow] = T(0);
