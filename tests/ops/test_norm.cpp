@@ -220,7 +220,13 @@ TEST(GroupNorm, MatchesFloat64Reference) {
 TEST(GroupNorm, FourDimChannelsLastAndFloat64) {
   Tensor x = data({2, 4, 3, 3}, 21).contiguous(MemoryFormat::ChannelsLast);
   auto ref = group_reference(values(x), 2, 4, 9, 2, {}, {}, 1e-5);
-  EXPECT_TRUE(all_close(group_norm(x, 2), f64(ref, {2, 4, 3, 3}), 1e-4, 1e-5));
+  Tensor y = group_norm(x, 2, data({4}, 60), data({4}, 61));
+  EXPECT_TRUE(y.is_contiguous(MemoryFormat::ChannelsLast));  // the input's layout, as PyTorch
+  ref = group_reference(values(x), 2, 4, 9, 2, values(data({4}, 60)), values(data({4}, 61)), 1e-5);
+  EXPECT_TRUE(all_close(y, f64(ref, {2, 4, 3, 3}), 1e-4, 1e-5));
+  EXPECT_TRUE(all_close(group_norm(x.contiguous(), 2),
+                        f64(group_reference(values(x), 2, 4, 9, 2, {}, {}, 1e-5), {2, 4, 3, 3}),
+                        1e-4, 1e-5));
   Tensor xd = data({3, 4, 2}, 22, DType::Float64), wd = data({4}, 23, DType::Float64);
   auto refd = group_reference(values(xd), 3, 4, 2, 4, values(wd), {}, 1e-5);
   EXPECT_TRUE(all_close(group_norm(xd, 4, wd), f64(refd, {3, 4, 2}), 1e-12, 1e-12));

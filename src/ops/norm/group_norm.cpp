@@ -5,6 +5,7 @@
 #include "ops/norm/norm_kernels.h"
 #include "ops/samples.h"
 
+#include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
 
 #include <vector>
@@ -14,6 +15,11 @@ namespace {
 
 using norm::Metas;
 using norm::Outs;
+
+// A channels-last 4-D input gives a channels-last output, as in PyTorch.
+bool channels_last(const Tensor& input) {
+  return input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+}
 
 void check_groups(const Tensor& input, int64_t C, int64_t group, const Tensor& weight,
                   const Tensor& bias, const char* op) {
@@ -31,6 +37,9 @@ void check_groups(const Tensor& input, int64_t C, int64_t group, const Tensor& w
   }
 }
 
+void finish_affine(const Tensor& y, const Tensor& weight, const Tensor& bias, int64_t N, int64_t C,
+                   int64_t HxW);
+
 Metas native_group_norm_meta(const Stack& a) {
   const Tensor& input = a[0].to_tensor();
   const Tensor weight = a[1].to_optional_tensor(), bias = a[2].to_optional_tensor();
@@ -42,8 +51,11 @@ Metas native_group_norm_meta(const Stack& a) {
              N * C * HxW, N, C, HxW, fmt::join(input.sizes(), ", "));
   check_groups(input, C, group, weight, bias, "native_group_norm");
   const DType sd = norm::stats_dtype(input, norm::is_mixed(input, {weight, bias}));
-  return {TensorMeta::contiguous(norm::sym(input.sizes()), input.dtype(), input.device()),
-          TensorMeta::contiguous({N, group}, sd, input.device()),
+  TensorMeta out = TensorMeta::contiguous(norm::sym(input.sizes()), input.dtype(), input.device());
+  if (channels_last(input)) {
+    out.strides = norm::sym(strides_for_memory_format(input.sizes(), MemoryFormat::ChannelsLast));
+  }
+  return {out, TensorMeta::contiguous({N, group}, sd, input.device()),
           TensorMeta::contiguous({N, group}, sd, input.device())};
 }
 
@@ -53,9 +65,12 @@ void native_group_norm_impl(const Stack& a, const Outs& out) {
   const int64_t N = a[3].to_int(), C = a[4].to_int(), HxW = a[5].to_int(), group = a[6].to_int();
   if (N == 0) return;
   const Tensor x = input.contiguous();
+  // Groups are contiguous rows in the (N, C, HxW) layout: a channels-last output is computed
+  // there and copied into place.
+  const Tensor y = out[0].is_contiguous() ? out[0] : empty(input.sizes(), input.dtype());
   RowNormArgs rows;
   rows.input = x.data_ptr();
-  rows.out = out[0].data_ptr();
+  rows.out = y.data_ptr();
   rows.mean = out[1].data_ptr();
   rows.rstd = out[2].data_ptr();
   rows.rows = N * group;
@@ -64,6 +79,13 @@ void native_group_norm_impl(const Stack& a, const Outs& out) {
   rows.dtype = input.dtype();
   rows.mixed = norm::is_mixed(input, {weight, bias});
   row_norm_kernels(rows);
+  finish_affine(y, weight, bias, N, C, HxW);
+  if (!y.is_same(out[0])) Tensor(out[0]).copy_(y);
+}
+
+// Applies weight and bias per channel to the normalized (N, C, HxW) values in y, in place.
+void finish_affine(const Tensor& y, const Tensor& weight, const Tensor& bias, int64_t N, int64_t C,
+                   int64_t HxW) {
   if ((!weight.defined() && !bias.defined()) || HxW == 0) return;
   const Tensor w = norm::contiguous_as(weight, DType::Float64);
   const Tensor b = norm::contiguous_as(bias, DType::Float64);
@@ -73,9 +95,9 @@ void native_group_norm_impl(const Stack& a, const Outs& out) {
     if (b.defined()) shift[c] = b.data_ptr<double>()[c];
   }
   ChannelAffineArgs affine;
-  affine.input = out[0].data_ptr();
-  affine.out = out[0].data_ptr();
-  affine.dtype = input.dtype();
+  affine.input = y.data_ptr();
+  affine.out = y.data_ptr();
+  affine.dtype = y.dtype();
   affine.outer = N;
   affine.channels = C;
   affine.inner = HxW;
