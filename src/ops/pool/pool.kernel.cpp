@@ -181,7 +181,7 @@ void pool_channels_last(const Pool2dArgs& a) {
               const T* v = x + (h * W + w) * C;
               for (int64_t c = 0; c < C; ++c) {
                 const bool take =
-                    (static_cast<acc_t<T>>(v[c]) > static_cast<acc_t<T>>(y[c])) | is_nan(v[c]);
+                    static_cast<acc_t<T>>(v[c]) > static_cast<acc_t<T>>(y[c]) || is_nan(v[c]);
                 y[c] = take ? v[c] : y[c];
                 idx[c] = take ? h * W + w : idx[c];
               }
