@@ -11,6 +11,8 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
 #include <kiln/ops/linalg.h>
+#include <kiln/ops/norm.h>
+#include <kiln/ops/pool.h>
 #include <kiln/ops/print.h>
 #include <kiln/ops/random.h>
 #include <kiln/ops/reduction.h>
