@@ -15,5 +15,6 @@
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/shape.h>
+#include <kiln/ops/softmax.h>
 #include <kiln/ops/unary.h>
 #include <kiln/ops/view.h>
