@@ -27,9 +27,9 @@ struct ReductionArg {
 };
 
 struct CrossEntropyOptions {
-  Tensor weight;  // (C) rescaling per class; undefined for none
+  Tensor weight = {};  // (C) rescaling per class; undefined for none
   int64_t ignore_index = -100;
-  ReductionArg reduction;
+  ReductionArg reduction = {};
   double label_smoothing = 0.0;
 };
 // input (C), (N, C) or (N, C, d1, ...) logits; target class indices (N, d1, ...) of int64 (or
@@ -38,9 +38,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyOptions& options = {});
 
 struct NllLossOptions {
-  Tensor weight;
+  Tensor weight = {};
   int64_t ignore_index = -100;
-  ReductionArg reduction;
+  ReductionArg reduction = {};
 };
 // input log-probabilities (C), (N, C) or (N, C, d1, ...); target class indices.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options = {});
@@ -49,36 +49,36 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reductio
 Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction = {});
 
 struct SmoothL1LossOptions {
-  ReductionArg reduction;
+  ReductionArg reduction = {};
   double beta = 1.0;
 };
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossOptions& options = {});
 
 struct HuberLossOptions {
-  ReductionArg reduction;
+  ReductionArg reduction = {};
   double delta = 1.0;
 };
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options = {});
 
 struct BinaryCrossEntropyOptions {
-  Tensor weight;  // broadcast to input
-  ReductionArg reduction;
+  Tensor weight = {};  // broadcast to input
+  ReductionArg reduction = {};
 };
 // input probabilities in [0, 1]; each log is clamped to >= -100 as in PyTorch.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyOptions& options = {});
 
 struct BinaryCrossEntropyWithLogitsOptions {
-  Tensor weight;      // broadcast to input
-  Tensor pos_weight;  // weight of positive examples, broadcast along the class dim (last)
-  ReductionArg reduction;
+  Tensor weight = {};      // broadcast to input
+  Tensor pos_weight = {};  // weight of positive examples, broadcast along the class dim (last)
+  ReductionArg reduction = {};
 };
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BinaryCrossEntropyWithLogitsOptions& options = {});
 
 struct KlDivOptions {
-  ReductionArg reduction;
+  ReductionArg reduction = {};
   bool log_target = false;
 };
 // input log-probabilities; target probabilities (log-probabilities with log_target).

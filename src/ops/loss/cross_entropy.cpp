@@ -192,8 +192,13 @@ KILN_OP(
       KILN_CHECK(label_smoothing <= 1.0, "{}: label_smoothing must be between 0.0 and 1.0. Got: {}",
                  kOp, label_smoothing);
       KILN_CHECK(self.dim() >= 1, "{}: expected input with 1 or more dimensions (got 0)", kOp);
+      const bool same_shape = IntList(self.sizes()) == IntList(target.sizes());
+      KILN_CHECK(same_shape || !is_floating_point(target.dtype()),
+                 "{}: a floating point target holds class probabilities and must have the "
+                 "input's shape {}, but got {} (class indices must be int64)",
+                 kOp, sizes_str(self.sizes()), sizes_str(target.sizes()));
       Tensor out;
-      if (IntList(self.sizes()) == IntList(target.sizes())) {
+      if (same_shape) {
         out =
             probability_target_loss(self, target, weight, reduction, ignore_index, label_smoothing);
       } else if (label_smoothing > 0.0) {
