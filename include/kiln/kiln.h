@@ -8,8 +8,10 @@
 #include <kiln/core/tensor.h>
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/dropout.h>
 #include <kiln/ops/indexing.h>
 #include <kiln/ops/linalg.h>
+#include <kiln/ops/loss.h>
 #include <kiln/ops/print.h>
 #include <kiln/ops/random.h>
 #include <kiln/ops/reduction.h>
