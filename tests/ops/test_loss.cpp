@@ -15,8 +15,6 @@ namespace {
 using testing::all_close;
 using testing::throws_error;
 
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
 Tensor random_input(IntList sizes, DType dtype = kFloat32, double scale = 2.0, uint64_t seed = 3) {
   manual_seed(seed);
   return (randn(sizes, kFloat64) * scale).to(dtype);
