@@ -9,8 +9,10 @@
 #include <kiln/ops/attention.h>
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/dropout.h>
 #include <kiln/ops/indexing.h>
 #include <kiln/ops/linalg.h>
+#include <kiln/ops/loss.h>
 #include <kiln/ops/norm.h>
 #include <kiln/ops/pool.h>
 #include <kiln/ops/print.h>
@@ -18,5 +20,6 @@
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/shape.h>
+#include <kiln/ops/softmax.h>
 #include <kiln/ops/unary.h>
 #include <kiln/ops/view.h>
