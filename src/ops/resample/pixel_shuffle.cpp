@@ -1,5 +1,6 @@
 // pixel_shuffle / pixel_unshuffle: (*, C*r*r, H, W) <-> (*, C, H*r, W*r). Each is one copy from a
-// permuted view of the input into a view of the contiguous output.
+// strided read of the input (remap_copy) into a view of the contiguous output.
+#include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
 
 #include <kiln/ops/registry.h>
@@ -54,31 +55,28 @@ std::vector<TensorMeta> unshuffle_meta(const Stack& args) {
   return {TensorMeta::contiguous(std::move(sizes), self.dtype(), self.device())};
 }
 
-// Leading (batch) sizes followed by `tail`.
-DimVector with_batch(const Tensor& self, std::initializer_list<int64_t> tail) {
-  DimVector sizes(self.sizes().begin(), self.sizes().end() - 3);
-  for (int64_t t : tail) sizes.push_back(t);
-  return sizes;
-}
+using strided::identity_map;
 
-// Permutation of the last 5 dims (after the batch dims) by `order`.
-DimVector batch_permutation(int64_t batch_dims, std::initializer_list<int64_t> order) {
-  DimVector perm;
-  for (int64_t d = 0; d < batch_dims; ++d) perm.push_back(d);
-  for (int64_t o : order) perm.push_back(batch_dims + o);
-  return perm;
-}
-
+// Both ops are one remap_copy over (batch, ...) views: every output dim reads the matching input
+// dim through its stride, with no per-element index arithmetic beyond a table lookup.
 void shuffle_impl(const Stack& args, const std::vector<Tensor>& outs) {
   const Tensor& self = args[0].to_tensor();
   const int64_t r = args[1].to_int();
   if (outs[0].numel() == 0) return;
   const int64_t c = self.size(-3) / (r * r), h = self.size(-2), w = self.size(-1);
-  // in (*, c, r1, r2, h, w) -> out (*, c, h, r1, w, r2)
-  Tensor src = self.reshape(with_batch(self, {c, r, r, h, w}))
-                   .permute(batch_permutation(self.dim() - 3, {0, 3, 1, 4, 2}));
-  Tensor dst = outs[0].view(with_batch(self, {c, h, r, w, r}));
-  dst.copy_(src);
+  const int64_t batch = self.numel() / (c * r * r * h * w);
+  // in (b, c, r1, r2, h, w) -> out (b, c, h, r1, w * r + r2)
+  const Tensor src = self.reshape({batch, c, r, r, h, w});
+  const IntList st = src.strides();
+  // The last output dim interleaves w and r2: element offsets from a table (stride 1).
+  std::vector<int64_t> inner(static_cast<size_t>(w * r));
+  for (int64_t j = 0; j < w * r; ++j)
+    inner[static_cast<size_t>(j)] = (j / r) * st[5] + (j % r) * st[3];
+  Tensor target = strided::dense_target(outs[0], self.dtype());
+  strided::remap_copy(
+      target.view({batch, c, h, r, w * r}), src, {st[0], st[1], st[4], st[2], 1},
+      {identity_map(batch), identity_map(c), identity_map(h), identity_map(r), inner});
+  strided::commit(outs[0], target);
 }
 
 void unshuffle_impl(const Stack& args, const std::vector<Tensor>& outs) {
@@ -86,11 +84,16 @@ void unshuffle_impl(const Stack& args, const std::vector<Tensor>& outs) {
   const int64_t r = args[1].to_int();
   if (outs[0].numel() == 0) return;
   const int64_t c = self.size(-3), h = self.size(-2) / r, w = self.size(-1) / r;
-  // in (*, c, h, r1, w, r2) -> out (*, c, r1, r2, h, w)
-  Tensor src = self.reshape(with_batch(self, {c, h, r, w, r}))
-                   .permute(batch_permutation(self.dim() - 3, {0, 2, 4, 1, 3}));
-  Tensor dst = outs[0].view(with_batch(self, {c, r, r, h, w}));
-  dst.copy_(src);
+  const int64_t batch = self.numel() / (c * h * r * w * r);
+  // in (b, c, h, r1, w, r2) -> out (b, c, r1, r2, h, w)
+  const Tensor src = self.reshape({batch, c, h, r, w, r});
+  const IntList st = src.strides();
+  Tensor target = strided::dense_target(outs[0], self.dtype());
+  strided::remap_copy(target.view({batch, c, r, r, h, w}), src,
+                      {st[0], st[1], st[3], st[5], st[2], st[4]},
+                      {identity_map(batch), identity_map(c), identity_map(r), identity_map(r),
+                       identity_map(h), identity_map(w)});
+  strided::commit(outs[0], target);
 }
 
 }  // namespace
