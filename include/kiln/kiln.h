@@ -19,7 +19,9 @@
 #include <kiln/ops/random.h>
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/resample.h>
 #include <kiln/ops/shape.h>
 #include <kiln/ops/softmax.h>
+#include <kiln/ops/sorting.h>
 #include <kiln/ops/unary.h>
 #include <kiln/ops/view.h>
