@@ -7,6 +7,7 @@
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor.h>
 #include <kiln/ops/binary.h>
+#include <kiln/ops/conv.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
 #include <kiln/ops/linalg.h>
