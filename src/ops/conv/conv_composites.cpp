@@ -7,6 +7,8 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 
+#include <fmt/format.h>
+
 #include <string>
 
 namespace kiln::ops {
@@ -43,6 +45,16 @@ Tensor pad_right(const Tensor& input, const std::vector<int64_t>& extra) {
   return padded;
 }
 
+// A list argument with one value per spatial dim (a one-element list stands for all of them;
+// convolution itself checks other lengths).
+std::vector<int64_t> per_dim(const IValue& v, int64_t spatial) {
+  std::vector<int64_t> list = v.to_int_list();
+  if (list.size() == 1) list.resize(static_cast<size_t>(spatial), list[0]);
+  KILN_CHECK(static_cast<int64_t>(list.size()) == spatial,
+             "convolution: expected a list of {} values, got [{}]", spatial, fmt::join(list, ", "));
+  return list;
+}
+
 // conv{k}d and conv{k}d.padding: (input, weight, bias, stride, padding, dilation, groups).
 std::vector<Tensor> conv_nd(const Stack& args, int64_t spatial, const std::string& name) {
   Tensor input = args[0].to_tensor();
@@ -54,8 +66,8 @@ std::vector<Tensor> conv_nd(const Stack& args, int64_t spatial, const std::strin
     KILN_CHECK(mode == "same" || mode == "valid",
                "{}: invalid padding string '{}', expected 'same' or 'valid'", name, mode);
     if (mode == "same" && weight.dim() == spatial + 2) {
-      const std::vector<int64_t> stride = args[3].to_int_list();
-      const std::vector<int64_t> dilation = args[5].to_int_list();
+      const std::vector<int64_t> stride = per_dim(args[3], spatial);
+      const std::vector<int64_t> dilation = per_dim(args[5], spatial);
       std::vector<int64_t> extra(static_cast<size_t>(spatial), 0);
       bool asymmetric = false;
       for (size_t i = 0; i < padding.size(); ++i) {
