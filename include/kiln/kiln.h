@@ -8,6 +8,7 @@
 #include <kiln/core/tensor.h>
 #include <kiln/ops/attention.h>
 #include <kiln/ops/binary.h>
+#include <kiln/ops/conv.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/dropout.h>
 #include <kiln/ops/indexing.h>
