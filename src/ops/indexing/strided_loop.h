@@ -81,6 +81,7 @@ void for_each_parallel(IntList sizes, const std::array<IntList, N>& strides, F&&
 template <size_t N, typename F>
 void for_each_row_range(IntList sizes, const std::array<IntList, N>& strides, int64_t first,
                         int64_t last, F& fn) {
+  if (first >= last) return;  // also keeps a zero size out of the divisions below
   const auto ndim = static_cast<int64_t>(sizes.size());
   const int64_t inner = ndim == 0 ? 1 : sizes[static_cast<size_t>(ndim - 1)];
   std::vector<int64_t> counter(sizes.size(), 0);
