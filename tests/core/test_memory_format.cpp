@@ -17,7 +17,9 @@ TEST(MemoryFormat, ChannelsLastStridesPutChannelsInnermost) {
   EXPECT_EQ(strides_for_memory_format(IntList{2, 3, 4}, MemoryFormat::Contiguous),
             (DimVector{12, 4, 1}));
   EXPECT_TRUE(testing::throws_error(
-      [] { strides_for_memory_format(IntList{2, 3, 4}, MemoryFormat::ChannelsLast); },
+      [] {
+        strides_for_memory_format(IntList{2, 3, 4}, MemoryFormat::ChannelsLast);
+      },
       {"channels_last", "4-d", "3 dims"}));
 }
 

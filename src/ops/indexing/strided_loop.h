@@ -13,30 +13,55 @@
 
 namespace kiln::ops::strided {
 
+// A row-major counter over the first `ndim` dims of a shape that carries each operand's element
+// offset along: seek() jumps to a flat index, advance() steps to the next one.
+template <size_t N>
+class Odometer {
+ public:
+  Odometer(IntList sizes, const std::array<IntList, N>& strides, size_t ndim)
+      : sizes_(sizes), strides_(strides), counter_(ndim, 0) {}
+
+  // Positions at flat index i (< the product of the walked sizes, so no size is zero).
+  void seek(int64_t i) {
+    off_ = {};
+    for (size_t d = counter_.size(); d-- > 0;) {
+      counter_[d] = i % sizes_[d];
+      i /= sizes_[d];
+      for (size_t k = 0; k < N; ++k) off_[k] += counter_[d] * strides_[k][d];
+    }
+  }
+  // Steps to the next index; false after the last one (the counter wraps to zero).
+  bool advance() {
+    for (size_t d = counter_.size(); d-- > 0;) {
+      if (++counter_[d] < sizes_[d]) {
+        for (size_t k = 0; k < N; ++k) off_[k] += strides_[k][d];
+        return true;
+      }
+      for (size_t k = 0; k < N; ++k) off_[k] -= strides_[k][d] * (sizes_[d] - 1);
+      counter_[d] = 0;
+    }
+    return false;
+  }
+  const std::array<int64_t, N>& offsets() const { return off_; }
+
+ private:
+  IntList sizes_;
+  const std::array<IntList, N>& strides_;
+  std::vector<int64_t> counter_;
+  std::array<int64_t, N> off_{};
+};
+
 // Calls fn(offsets) once per element of `sizes` in row-major order, where offsets[k] is the
 // element offset of operand k (the dot product of the index with strides[k]).
 template <size_t N, typename F>
 void for_each(IntList sizes, const std::array<IntList, N>& strides, F&& fn) {
-  const auto ndim = static_cast<int64_t>(sizes.size());
   for (int64_t s : sizes) {
     if (s == 0) return;
   }
-  std::vector<int64_t> counter(sizes.size(), 0);
-  std::array<int64_t, N> off{};
-  while (true) {
-    fn(off);
-    int64_t d = ndim - 1;
-    for (; d >= 0; --d) {
-      const auto ud = static_cast<size_t>(d);
-      if (++counter[ud] < sizes[ud]) {
-        for (size_t k = 0; k < N; ++k) off[k] += strides[k][ud];
-        break;
-      }
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][ud] * (sizes[ud] - 1);
-      counter[ud] = 0;
-    }
-    if (d < 0) return;
-  }
+  Odometer<N> it(sizes, strides, sizes.size());
+  do {
+    fn(it.offsets());
+  } while (it.advance());
 }
 
 // The same for element-wise work whose iterations are independent (each writes its own
@@ -47,29 +72,10 @@ void for_each_parallel(IntList sizes, const std::array<IntList, N>& strides, F&&
   int64_t numel = 1;
   for (int64_t s : sizes) numel *= s;
   if (numel == 0) return;
-  const auto ndim = static_cast<int64_t>(sizes.size());
   parallel_for(0, numel, kGrainSize, [&](int64_t first, int64_t last) {
-    std::vector<int64_t> counter(sizes.size(), 0);
-    std::array<int64_t, N> off{};
-    int64_t rest = first;
-    for (int64_t d = ndim - 1; d >= 0; --d) {
-      const auto ud = static_cast<size_t>(d);
-      counter[ud] = rest % sizes[ud];
-      rest /= sizes[ud];
-      for (size_t k = 0; k < N; ++k) off[k] += counter[ud] * strides[k][ud];
-    }
-    for (int64_t i = first; i < last; ++i) {
-      fn(off);
-      for (int64_t d = ndim - 1; d >= 0; --d) {
-        const auto ud = static_cast<size_t>(d);
-        if (++counter[ud] < sizes[ud]) {
-          for (size_t k = 0; k < N; ++k) off[k] += strides[k][ud];
-          break;
-        }
-        for (size_t k = 0; k < N; ++k) off[k] -= strides[k][ud] * (sizes[ud] - 1);
-        counter[ud] = 0;
-      }
-    }
+    Odometer<N> it(sizes, strides, sizes.size());
+    it.seek(first);
+    for (int64_t i = first; i < last; ++i, it.advance()) fn(it.offsets());
   });
 }
 
@@ -81,30 +87,11 @@ void for_each_parallel(IntList sizes, const std::array<IntList, N>& strides, F&&
 template <size_t N, typename F>
 void for_each_row_range(IntList sizes, const std::array<IntList, N>& strides, int64_t first,
                         int64_t last, F& fn) {
-  if (first >= last) return;  // also keeps a zero size out of the divisions below
-  const auto ndim = static_cast<int64_t>(sizes.size());
-  const int64_t inner = ndim == 0 ? 1 : sizes[static_cast<size_t>(ndim - 1)];
-  std::vector<int64_t> counter(sizes.size(), 0);
-  std::array<int64_t, N> off{};
-  int64_t rest = first;
-  for (int64_t d = ndim - 2; d >= 0; --d) {
-    const auto ud = static_cast<size_t>(d);
-    counter[ud] = rest % sizes[ud];
-    rest /= sizes[ud];
-    for (size_t k = 0; k < N; ++k) off[k] += counter[ud] * strides[k][ud];
-  }
-  for (int64_t r = first; r < last; ++r) {
-    fn(off, inner);
-    for (int64_t d = ndim - 2; d >= 0; --d) {
-      const auto ud = static_cast<size_t>(d);
-      if (++counter[ud] < sizes[ud]) {
-        for (size_t k = 0; k < N; ++k) off[k] += strides[k][ud];
-        break;
-      }
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][ud] * (sizes[ud] - 1);
-      counter[ud] = 0;
-    }
-  }
+  if (first >= last) return;  // an empty range may come from a shape with a zero size
+  const int64_t inner = sizes.empty() ? 1 : sizes[sizes.size() - 1];
+  Odometer<N> it(sizes, strides, sizes.empty() ? 0 : sizes.size() - 1);
+  it.seek(first);
+  for (int64_t r = first; r < last; ++r, it.advance()) fn(it.offsets(), inner);
 }
 
 inline int64_t row_count(IntList sizes) {

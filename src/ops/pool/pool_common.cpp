@@ -139,7 +139,7 @@ void run(Pool2dArgs a, const Tensor& input, const Tensor& out, const Tensor& ind
 void check_dtype(const Tensor& input, bool integers_ok, const char* op) {
   const DType d = input.dtype();
   const bool ok = is_floating_point(d) || (integers_ok && is_integral(d, /*include_bool=*/false));
-  KILN_CHECK_T(TypeError, ok, "{}: not implemented for {} (expected {})", op, dtype_name(d),
+  KILN_CHECK_T(TypeError, ok, "{}: unsupported dtype {} (expected {})", op, dtype_name(d),
                integers_ok ? "a floating point or integer dtype" : "a floating point dtype");
 }
 
