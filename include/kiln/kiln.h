@@ -1,5 +1,6 @@
 #pragma once
 // Everything a kiln user needs: #include <kiln/kiln.h>
+#include <kiln/autograd/autograd.h>
 #include <kiln/core/device.h>
 #include <kiln/core/dtype.h>
 #include <kiln/core/error.h>

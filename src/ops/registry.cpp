@@ -174,8 +174,9 @@ OpBuilder&& OpBuilder::tolerance(double rtol, double atol) && {
   def_.sample_atol = atol;
   return std::move(*this);
 }
-OpBuilder&& OpBuilder::derivative(DerivativeFn fn) && {
+OpBuilder&& OpBuilder::derivative(DerivativeFn fn, DerivativeReads reads) && {
   def_.derivative = std::move(fn);
+  def_.derivative_reads = reads;
   return std::move(*this);
 }
 OpBuilder&& OpBuilder::decomposition(DecompositionFn fn) && {
@@ -360,9 +361,13 @@ std::vector<Tensor> run_view(const OpDef& op, Stack& args) {
   const Tensor& base = args[0].to_tensor();
   std::vector<Tensor> outs;
   outs.reserve(metas.size());
+  const std::shared_ptr<TensorImpl>& root =
+      base.impl()->view_base() ? base.impl()->view_base() : base.impl_ptr();
   for (const TensorMeta& m : metas) {
-    outs.emplace_back(std::make_shared<TensorImpl>(base.storage(), m.dtype, m.sizes, m.strides,
-                                                   m.storage_offset));
+    auto impl = std::make_shared<TensorImpl>(base.storage(), m.dtype, m.sizes, m.strides,
+                                             m.storage_offset);
+    impl->set_view_base(root);
+    outs.emplace_back(std::move(impl));
   }
   return outs;
 }

@@ -81,6 +81,12 @@ class TensorImpl {
     autograd_meta_ = std::move(m);
   }
 
+  // For a view op's output: the tensor at the root of its chain of views (whose memory it
+  // reads); null for tensors that are not views. Autograd uses it for in-place changes made
+  // through a view.
+  const std::shared_ptr<TensorImpl>& view_base() const { return view_base_; }
+  void set_view_base(std::shared_ptr<TensorImpl> base) { view_base_ = std::move(base); }
+
   uint32_t version() const { return storage_->version(); }
   void bump_version() { storage_->bump_version(); }
 
@@ -105,6 +111,7 @@ class TensorImpl {
   bool is_wrapped_number_ = false;
   bool requires_grad_ = false;
   std::shared_ptr<AutogradMetaInterface> autograd_meta_;
+  std::shared_ptr<TensorImpl> view_base_;
 };
 
 // Contiguous (row-major) strides for sizes.

@@ -54,8 +54,14 @@ using ImplFn = std::function<void(const Stack& args, const std::vector<Tensor>& 
 using CompositeFn = std::function<std::vector<Tensor>(const Stack& args)>;
 using CustomFn = std::function<std::vector<Tensor>(const Stack& args)>;
 using SampleFn = std::function<std::vector<Sample>()>;
-// One gradient per tensor argument (undefined where none flows); filled by the autograd layer.
+// One gradient per tensor argument, list elements flattened and None arguments included
+// (undefined where none flows), written in kiln ops. A gradient may keep broadcast dims: the
+// engine sums it back to its input's shape and casts it to the input's dtype.
 using DerivativeFn = std::function<std::vector<Tensor>(const BackwardArgs&)>;
+// Which values a derivative formula reads beyond sizes and dtypes: only those are checked against
+// later in-place changes (PyTorch's "modified by an inplace operation" error), and outputs are
+// kept for backward only when read.
+enum class DerivativeReads : uint8_t { Nothing = 0, Inputs = 1, Outputs = 2, InputsAndOutputs = 3 };
 // The op written in prims; filled by the decomposition layer.
 using DecompositionFn = std::function<std::vector<Tensor>(const Stack& args)>;
 
@@ -69,6 +75,7 @@ struct OpDef {
   CompositeFn composite;
   SampleFn samples;
   DerivativeFn derivative;
+  DerivativeReads derivative_reads = DerivativeReads::Inputs;
   DecompositionFn decomposition;
   std::any lowering;           // the inductor's lowering for prims; its type is the inductor's own
   bool is_random = false;      // draws from the Philox generator
@@ -126,7 +133,7 @@ class OpBuilder {
   OpBuilder&& random() &&;
   OpBuilder&& not_differentiable() &&;
   OpBuilder&& tolerance(double rtol, double atol) &&;
-  OpBuilder&& derivative(DerivativeFn fn) &&;
+  OpBuilder&& derivative(DerivativeFn fn, DerivativeReads reads = DerivativeReads::Inputs) &&;
   OpBuilder&& decomposition(DecompositionFn fn) &&;
 
   // Validates the declaration and adds it (and its variants) to the registry.

@@ -123,33 +123,68 @@ std::vector<Sample> arithmetic_samples(const Stack& extra = {}) {
                  binary_samples(kFloat64, -3, 3, extra)});
 }
 
+// Derivatives (BackwardArgs: inputs as called, outputs, one gradient per output). The engine
+// sums a gradient over broadcast dims and casts it to its input's dtype.
+const Tensor& in(const BackwardArgs& a, size_t i) { return a.inputs[i].to_tensor(); }
+
+std::vector<Tensor> add_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Scalar alpha = a.inputs[2].to_scalar();
+  return {g, alpha.to<double>() == 1.0 ? g : g * alpha};
+}
+std::vector<Tensor> sub_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  return {g, g * -a.inputs[2].to_scalar().to<double>()};
+}
+std::vector<Tensor> mul_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  return {g * in(a, 1), g * in(a, 0)};
+}
+std::vector<Tensor> div_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  if (!a.inputs[2].is_none()) {
+    // Rounded quotients are piecewise constant: zero gradient, as PyTorch.
+    return {zeros_like(in(a, 0)), zeros_like(in(a, 1))};
+  }
+  const Tensor& other = in(a, 1);
+  return {g / other, -g * in(a, 0) / (other * other)};
+}
+
 }  // namespace
 
 KILN_REGISTER_OPS(binary_arithmetic) {
   declare_binary({"add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", add_plan, true,
-                  true, true, [] {
+                  true, true,
+                  [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)}),
                                    binary_samples(kBool)});
-                  }});
+                  },
+                  add_derivative, DerivativeReads::Nothing});
   declare_binary({"sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", sub_plan, true,
-                  true, true, [] {
+                  true, true,
+                  [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(-3)})});
-                  }});
+                  },
+                  sub_derivative, DerivativeReads::Nothing});
   declare_binary({"rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_plan, false,
                   false, true, [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)})});
                   }});
-  declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true, [] {
+  declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true,
+                  [] {
                     return concat({arithmetic_samples(), binary_samples(kBool)});
-                  }});
+                  },
+                  mul_derivative});
   declare_binary({"div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", div_plan,
-                  true, true, true, [] {
+                  true, true, true,
+                  [] {
                     return concat({division_samples(kFloat32), division_samples(kInt64),
                                    division_samples(kFloat32, {"trunc"}),
                                    division_samples(kFloat32, {"floor"}),
                                    division_samples(kInt32, {"trunc"}),
                                    division_samples(kInt64, {"floor"})});
-                  }});
+                  },
+                  div_derivative});
   declare_binary({"floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_plan, true,
                   true, false, [] {
                     return concat({division_samples(kFloat32), division_samples(kInt64)});

@@ -207,6 +207,10 @@ Samples dot_samples() {
 }  // namespace
 
 KILN_OP("mm(Tensor self, Tensor mat2) -> Tensor")
+    .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+      const Tensor& g = a.grad_outputs[0];
+      return {mm(g, a.inputs[1].to_tensor().t()), mm(a.inputs[0].to_tensor().t(), g)};
+    })
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
       return std::vector<TensorMeta>{product_meta(a, mm_sizes("mm", a, args[1].to_tensor()))};

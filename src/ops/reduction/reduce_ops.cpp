@@ -226,9 +226,27 @@ void scan_impl(const Stack& a, const Outs& out) {
 
 // ---------------------------------------------------------------- declarations
 
+// The gradient of a sum spreads back over the reduced dims (divided by their count for mean).
+template <bool IsMean>
+std::vector<Tensor> sum_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  Tensor g = a.grad_outputs[0];
+  auto mask = reduction_mask(self.dim(), a.inputs[1], IsMean ? "mean" : "sum");
+  int64_t count = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!mask[static_cast<size_t>(d)]) continue;
+    count *= self.size(d);
+    if (!a.inputs[2].to_bool()) g = g.unsqueeze(d);
+  }
+  g = g.expand(self.sizes());
+  if (IsMean) g = g / static_cast<double>(count);
+  return {g};
+}
+
 KILN_OP(
     "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
     .meta(sum_meta<false>)
+    .derivative(sum_derivative<false>, DerivativeReads::Nothing)
     .cpu(sum_impl<false>)
     .out_variant()
     .samples([] { return sum_samples(/*floating_only=*/false); });
@@ -236,6 +254,7 @@ KILN_OP(
 KILN_OP(
     "mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
     .meta(sum_meta<true>)
+    .derivative(sum_derivative<true>, DerivativeReads::Nothing)
     .cpu(sum_impl<true>)
     .out_variant()
     .samples([] { return sum_samples(/*floating_only=*/true); });

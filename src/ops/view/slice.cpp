@@ -2,6 +2,7 @@
 #include "ops/samples.h"
 #include "ops/view/view_utils.h"
 
+#include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/view.h>
 
@@ -187,6 +188,14 @@ KILN_OP("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(
     });
 
 KILN_OP("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const Tensor& self = a.inputs[0].to_tensor();
+          Tensor grad = zeros(self.sizes(), a.grad_outputs[0].options());
+          grad.select(a.inputs[1].to_int(), a.inputs[2].to_int()).copy_(a.grad_outputs[0]);
+          return {grad};
+        },
+        DerivativeReads::Nothing)
     .view(select_op_meta)
     .samples([] {
       auto i = [](int64_t v) { return IValue(v); };
