@@ -44,15 +44,15 @@ def mm_case():
 
 # ResNet-18's convolutions at batch 8: name -> (C_in, C_out, kernel, stride, padding, H = W).
 RESNET18_CONVS = {
-    "conv1": (3, 64, 7, 2, 3, 224),
-    "layer1": (64, 64, 3, 1, 1, 56),
-    "layer2_down": (64, 128, 3, 2, 1, 56),
-    "layer2": (128, 128, 3, 1, 1, 28),
-    "layer2_1x1": (64, 128, 1, 2, 0, 56),
-    "layer3_down": (128, 256, 3, 2, 1, 28),
-    "layer3": (256, 256, 3, 1, 1, 14),
-    "layer4_down": (256, 512, 3, 2, 1, 14),
-    "layer4": (512, 512, 3, 1, 1, 7),
+    "conv1_7x7_s2": (3, 64, 7, 2, 3, 224),
+    "layer1_3x3": (64, 64, 3, 1, 1, 56),
+    "layer2_3x3_s2": (64, 128, 3, 2, 1, 56),
+    "layer2_3x3": (128, 128, 3, 1, 1, 28),
+    "layer2_downsample_1x1_s2": (64, 128, 1, 2, 0, 56),
+    "layer3_3x3_s2": (128, 256, 3, 2, 1, 28),
+    "layer3_3x3": (256, 256, 3, 1, 1, 14),
+    "layer4_3x3_s2": (256, 512, 3, 2, 1, 14),
+    "layer4_3x3": (512, 512, 3, 1, 1, 7),
 }
 
 
@@ -68,7 +68,7 @@ def conv_case(name, shape, channels_last=False):
         if channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         return lambda: torch.nn.functional.conv2d(x, w, b, stride=s, padding=p)
-    suffix = "_nhwc" if channels_last else ""
+    suffix = "_channels_last" if channels_last else ""
     return Case(f"conv2d/{name}{suffix}", "bench_conv", f"BM_conv2d/{name}{suffix}", setup, flops)
 
 
@@ -124,7 +124,7 @@ def cross_entropy_case():
 
 CASES = ([mm_case()]
          + [conv_case(n, s) for n, s in RESNET18_CONVS.items()]
-         + [conv_case("layer1", RESNET18_CONVS["layer1"], channels_last=True)]
+         + [conv_case("layer1_3x3", RESNET18_CONVS["layer1_3x3"], channels_last=True)]
          + [rowwise_case("softmax", "bench_softmax_loss"),
             rowwise_case("log_softmax", "bench_softmax_loss"),
             rowwise_case("layer_norm", "bench_norm"), rowwise_case("rms_norm", "bench_norm"),
@@ -132,6 +132,7 @@ CASES = ([mm_case()]
             sdpa_case("bert_base", 4, 12, 128, 64, False),
             sdpa_case("bert_base_causal", 4, 12, 128, 64, True),
             sdpa_case("long_2048", 1, 12, 2048, 64, False),
+            sdpa_case("long_2048_causal", 1, 12, 2048, 64, True),
             cross_entropy_case()])
 
 

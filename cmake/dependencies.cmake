@@ -5,8 +5,9 @@ find_library(SLEEF_LIBRARY sleef REQUIRED)
 # OpenBLAS for GEMM (cblas_sgemm/dgemm and openblas_set_num_threads, which generic BLAS lacks).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
-# oneDNN (libdnnl-dev): convolutions, and float32 GEMM (see src/ops/linalg/gemm.cpp for why).
-find_package(dnnl REQUIRED)
+# oneDNN for convolutions and float32 GEMM (src/ops/linalg/gemm.cpp says why). Debian's libdnnl-dev
+# ships a CMake config; the library runs on OpenMP, so kiln's thread count governs it.
+find_package(dnnl CONFIG REQUIRED)
 if(KILN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

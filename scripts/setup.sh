@@ -7,7 +7,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build g++ clang libomp-dev
-  libsleef-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev
+  libsleef-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
+  libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-venv python3-pip
 )

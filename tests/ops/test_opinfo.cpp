@@ -110,7 +110,15 @@ TEST(OpInfo, MetaMatchesEager) {
       } catch (const Error&) {
         continue;  // samples that exercise errors are compared by the oracle test
       }
-      std::vector<Tensor> meta = ops::call(*op, map_tensors(s.args, to_meta));
+      std::vector<Tensor> meta;
+      try {
+        meta = ops::call(*op, map_tensors(s.args, to_meta));
+      } catch (const Error& e) {
+        // Ops whose output shape depends on the data (nonzero, masked_select, boolean indexing)
+        // cannot run on the meta device; they say so and nothing else may fail here.
+        if (std::string_view(e.what()).find("data-dependent") != std::string_view::npos) continue;
+        throw;
+      }
       ASSERT_EQ(meta.size(), eager.size()) << where(*op, s);
       for (size_t i = 0; i < eager.size(); ++i) {
         EXPECT_EQ(meta[i].dtype(), eager[i].dtype()) << where(*op, s) << " output " << i;

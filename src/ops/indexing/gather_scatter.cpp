@@ -14,8 +14,6 @@ namespace {
 
 using namespace indexing;
 
-std::string sizes_of(const Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
-
 std::vector<TensorMeta> gather_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const Tensor& index = args[2].to_tensor();
@@ -48,20 +46,29 @@ void gather_impl(const Stack& args, const std::vector<Tensor>& outs) {
   const int64_t dim = wrap_dim(args[1].to_int(), self.dim(), "gather");
   Tensor target = strided::dense_target(outs[0], self.dtype());
   const Tensor target1 = at_least_1d(target);
-  const size_t item = self.itemsize();
   const int64_t size = self.size(dim), stride = self.stride(dim);
-  char* out = static_cast<char*>(target1.data_ptr());
-  const char* in = static_cast<const char*>(self.data_ptr());
   const int64_t* idx = index.data_ptr<int64_t>();
   const DimVector self_strides = strides_without(self, dim);
-  strided::for_each_parallel<3>(
-      index.sizes(), {target1.strides(), index.strides(), self_strides},
-      [&](const std::array<int64_t, 3>& off) {
-        const int64_t v = idx[off[1]];
-        check_in_bounds(v, dim, size, "gather");
-        strided::copy_element(out + off[0] * static_cast<int64_t>(item),
-                              in + (off[2] + v * stride) * static_cast<int64_t>(item), item);
-      });
+  const int64_t last = index.dim() - 1;
+  const int64_t os = target1.stride(last), is = index.stride(last),
+                ss = self_strides[static_cast<size_t>(last)];
+  strided::dispatch_by_size(self.itemsize(), [&]<typename E>() {
+    E* out = static_cast<E*>(target1.data_ptr());
+    const E* in = static_cast<const E*>(self.data_ptr());
+    // Rows of the last dim: out[j] = in[j * ss + index[j] * stride] (ss is 0 when dim is last).
+    strided::for_each_row_parallel<3>(index.sizes(),
+                                      {target1.strides(), index.strides(), IntList(self_strides)},
+                                      [&](const std::array<int64_t, 3>& off, int64_t n) {
+                                        E* o = out + off[0];
+                                        const int64_t* ix = idx + off[1];
+                                        const E* row = in + off[2];
+                                        for (int64_t j = 0; j < n; ++j) {
+                                          const int64_t v = ix[j * is];
+                                          check_in_bounds(v, dim, size, "gather");
+                                          o[j * os] = row[j * ss + v * stride];
+                                        }
+                                      });
+  });
   strided::commit(outs[0], target);
 }
 
@@ -71,38 +78,6 @@ ScatterMode parse_reduce(const std::string& reduce) {
   if (reduce == "add") return ScatterMode::Add;
   if (reduce == "multiply") return ScatterMode::Multiply;
   KILN_FAIL("scatter(): reduce argument must be either add or multiply, got '{}'", reduce);
-}
-
-// PyTorch's scatter shape rules; src is undefined for the value overloads.
-void check_scatter(const Tensor& self, int64_t raw_dim, const Tensor& index, const Tensor& src,
-                   const char* op) {
-  check_index_dtype(index, /*allow_int32=*/false, op);
-  const int64_t dim = wrap_dim(raw_dim, self.dim(), op);
-  if (src.defined()) {
-    KILN_CHECK_T(TypeError, src.dtype() == self.dtype(),
-                 "{}(): Expected self.dtype to be equal to src.dtype (got {} and {})", op,
-                 dtype_name(self.dtype()), dtype_name(src.dtype()));
-  }
-  if (index.numel() == 0) return;
-  KILN_CHECK(nonempty_dim(index) == nonempty_dim(self),
-             "{}(): Index tensor must have the same number of dimensions as self tensor (index "
-             "{}, self {})",
-             op, sizes_of(index), sizes_of(self));
-  if (src.defined()) {
-    KILN_CHECK(nonempty_dim(index) == nonempty_dim(src),
-               "{}(): Index tensor must have the same number of dimensions as src tensor (index "
-               "{}, src {})",
-               op, sizes_of(index), sizes_of(src));
-  }
-  for (int64_t d = 0; d < nonempty_dim(self); ++d) {
-    const bool too_big_for_self = d != dim && nonempty_size(index, d) > nonempty_size(self, d);
-    const bool too_big_for_src = src.defined() && nonempty_size(index, d) > nonempty_size(src, d);
-    KILN_CHECK(!too_big_for_self && !too_big_for_src,
-               "{}(): Expected index {} to be no larger than self {} apart from dimension {}{}", op,
-               sizes_of(index), sizes_of(self), dim,
-               src.defined() ? fmt::format(" and to be no larger than src {}", sizes_of(src))
-                             : std::string());
-  }
 }
 
 // Scatters into target (contiguous, self's dtype, already holding self's values).

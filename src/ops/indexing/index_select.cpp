@@ -33,6 +33,24 @@ std::vector<TensorMeta> index_select_meta(const Stack& args) {
 // dst = src with positions `rows` picked along dim (dst contiguous, src any layout).
 void select_rows(const Tensor& dst, const Tensor& src, int64_t dim,
                  const std::vector<int64_t>& rows) {
+  if (src.is_contiguous()) {
+    // View both as [outer, size, inner]: each picked row is then one contiguous block of inner
+    // elements (a memcpy), whatever the rank.
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < dim; ++d) outer *= src.size(d);
+    for (int64_t d = dim + 1; d < src.dim(); ++d) inner *= src.size(d);
+    const auto n = static_cast<int64_t>(rows.size());
+    if (inner == 1) {
+      const Tensor s2 = src.view({outer, src.size(dim)});
+      strided::remap_copy(dst.view({outer, n}), s2, s2.strides(),
+                          {strided::identity_map(outer), rows});
+    } else {
+      const Tensor s3 = src.view({outer, src.size(dim), inner});
+      strided::remap_copy(dst.view({outer, n, inner}), s3, s3.strides(),
+                          {strided::identity_map(outer), rows, strided::identity_map(inner)});
+    }
+    return;
+  }
   std::vector<std::vector<int64_t>> maps;
   for (int64_t d = 0; d < src.dim(); ++d) {
     maps.push_back(d == dim ? rows : strided::identity_map(src.size(d)));

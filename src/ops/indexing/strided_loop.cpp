@@ -3,6 +3,7 @@
 #include <kiln/core/parallel.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace kiln::ops::strided {
@@ -35,6 +36,11 @@ void remap_copy(const Tensor& dst, const Tensor& src, IntList src_strides,
   IntList sizes = dst.sizes();
   const int64_t inner = sizes[ndim - 1];
   const std::vector<int64_t>& inner_off = offsets[ndim - 1];
+  // An inner dim read in order from consecutive elements (a contiguous source row) is one memcpy.
+  bool consecutive = true;
+  for (size_t j = 1; consecutive && j < inner_off.size(); ++j) {
+    consecutive = inner_off[j] == inner_off[0] + static_cast<int64_t>(j * item);
+  }
   const int64_t rows = dst.numel() / inner;
   // Rows are independent: split them across threads, each chunk starting its own counter.
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(inner, 1)),
@@ -53,9 +59,14 @@ void remap_copy(const Tensor& dst, const Tensor& src, IntList src_strides,
                      base += offsets[d][static_cast<size_t>(counter[d])];
                    }
                    const char* row_in = in + base;
-                   for (int64_t j = 0; j < inner; ++j) {
-                     copy_element(row_out, row_in + inner_off[static_cast<size_t>(j)], item);
-                     row_out += item;
+                   if (consecutive) {
+                     std::memcpy(row_out, row_in + inner_off[0], static_cast<size_t>(inner) * item);
+                     row_out += inner * static_cast<int64_t>(item);
+                   } else {
+                     for (int64_t j = 0; j < inner; ++j) {
+                       copy_element(row_out, row_in + inner_off[static_cast<size_t>(j)], item);
+                       row_out += item;
+                     }
                    }
                    for (int64_t d = static_cast<int64_t>(ndim) - 2; d >= 0; --d) {
                      const auto ud = static_cast<size_t>(d);

@@ -1,0 +1,14 @@
+#pragma once
+// softmax and log_softmax along one dim (numerically stable: each slice is shifted by its max).
+#include <kiln/core/tensor.h>
+
+#include <optional>
+
+namespace kiln {
+
+// exp(x) / sum(exp(x)) along dim; dtype, when given, converts the input first (as PyTorch).
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+// x - log(sum(exp(x))) along dim.
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype = std::nullopt);
+
+}  // namespace kiln

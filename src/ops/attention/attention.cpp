@@ -1,0 +1,123 @@
+// scaled_dot_product_attention: PyTorch's public op as a composite. It checks the arguments,
+// broadcasts the batch dims, views the inputs as [batch, heads, seq, dim] and runs the fused
+// _scaled_dot_product_flash_attention_for_cpu, whose memory stays O(block) per thread.
+#include "ops/attention/attention_checks.h"
+#include "ops/attention/attention_samples.h"
+#include "ops/iterator/tensor_iterator.h"
+#include "ops/random/generator_scope.h"
+
+#include <kiln/ops/attention.h>
+#include <kiln/ops/registry.h>
+#include <kiln/ops/view.h>
+
+namespace kiln::ops {
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+// The dims of t before its last `keep` dims.
+IntList leading(const Tensor& t, int64_t keep) {
+  return IntList(t.sizes().data(), static_cast<size_t>(t.dim() - keep));
+}
+
+DimVector concat(IntList a, IntList b) {
+  DimVector r(a.begin(), a.end());
+  for (int64_t x : b) r.push_back(x);
+  return r;
+}
+
+std::vector<Tensor> sdpa_composite(const Stack& args) {
+  const Tensor &q = args[0].to_tensor(), &k = args[1].to_tensor(), &v = args[2].to_tensor();
+  const Tensor mask = args[3].to_optional_tensor();
+  const double dropout_p = args[4].to_double();
+  const bool is_causal = args[5].to_bool();
+  const bool enable_gqa = args[7].to_bool();
+  attention::check_qkv(q, k, v, 2, kOp);
+  attention::check_dropout(dropout_p, kOp);
+  KILN_CHECK(!(is_causal && mask.defined()),
+             "{}: attn_mask must not be given together with is_causal=True", kOp);
+  if (mask.defined()) attention::check_mask_dtype(mask, q.dtype(), kOp);
+
+  // Batch dims = outer dims + an optional heads dim; heads may differ between q and k/v (GQA).
+  DimVector outer;
+  int64_t q_heads = 1, k_heads = 1, v_heads = 1;
+  bool has_heads = true;
+  if (enable_gqa) {
+    KILN_CHECK(q.dim() >= 3 && k.dim() >= 3 && v.dim() >= 3,
+               "{}: enable_gqa needs a heads dim (-3) in query, key and value, but got {}-D, "
+               "{}-D and {}-D",
+               kOp, q.dim(), k.dim(), v.dim());
+    q_heads = q.size(-3);
+    k_heads = k.size(-3);
+    v_heads = v.size(-3);
+    attention::check_heads(q_heads, k_heads, v_heads, kOp);
+    outer =
+        broadcast_shapes(broadcast_shapes(leading(q, 3), leading(k, 3), kOp), leading(v, 3), kOp);
+  } else {
+    DimVector batch =
+        broadcast_shapes(broadcast_shapes(leading(q, 2), leading(k, 2), kOp), leading(v, 2), kOp);
+    has_heads = !batch.empty();
+    if (has_heads) {
+      q_heads = k_heads = v_heads = batch.back();
+      outer.assign(batch.begin(), batch.end() - 1);
+    }
+  }
+  const int64_t q_len = q.size(-2), kv_len = k.size(-2);
+  DimVector out_batch = outer;
+  if (has_heads) out_batch.push_back(q_heads);
+  int64_t flat = 1;
+  for (int64_t d : outer) flat *= d;
+
+  // [outer..., heads, rows, cols] (or [outer..., rows, cols]) viewed as [flat, heads, rows, cols].
+  auto as_4d = [&](const Tensor& t, int64_t heads, int64_t rows, int64_t cols) {
+    DimVector full = outer;
+    if (has_heads) full.push_back(heads);
+    full.push_back(rows);
+    full.push_back(cols);
+    return t.expand(full).reshape({flat, heads, rows, cols});
+  };
+  Stack core{as_4d(q, q_heads, q_len, q.size(-1)), as_4d(k, k_heads, kv_len, k.size(-1)),
+             as_4d(v, v_heads, kv_len, v.size(-1)), dropout_p, is_causal};
+  if (mask.defined()) {
+    attention::check_mask_shape(mask, concat(out_batch, {q_len, kv_len}), kOp);
+    core.emplace_back(as_4d(mask, q_heads, q_len, kv_len));
+  } else {
+    core.emplace_back();
+  }
+  core.push_back(args[6]);
+  static const OpDef& flash =
+      OpRegistry::instance().get("_scaled_dot_product_flash_attention_for_cpu");
+  Tensor out = call(flash, std::move(core))[0];
+  return {out.reshape(concat(out_batch, {q_len, v.size(-1)}))};
+}
+
+}  // namespace
+
+KILN_OP(
+    "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+    "float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> "
+    "Tensor")
+    .composite(sdpa_composite)
+    .tolerance(1e-4, 1e-5)
+    .samples(sdpa_samples);
+
+}  // namespace kiln::ops
+
+namespace kiln {
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, bool enable_gqa, Generator* gen) {
+  static const auto& op = ops::OpRegistry::instance().get("scaled_dot_product_attention");
+  random_detail::GeneratorScope scope(gen);
+  ops::Stack args{query, key, value};
+  args.emplace_back(attn_mask.defined() ? ops::IValue(attn_mask) : ops::IValue());
+  args.emplace_back(dropout_p);
+  args.emplace_back(is_causal);
+  args.emplace_back(scale);
+  args.emplace_back(enable_gqa);
+  return ops::call1(op, std::move(args));
+}
+
+}  // namespace kiln

@@ -1,0 +1,219 @@
+// native_dropout (structured, kernel in dropout.kernel.cpp), and the dropout / feature_dropout
+// composites with their in-place forms, as aten has them. Every mask comes from native_dropout's
+// kernel and the current Philox generator, so a seed fixes it.
+#include "ops/dropout/dropout_kernels.h"
+#include "ops/random/generator_scope.h"
+#include "ops/samples.h"
+
+#include <kiln/ops/creation.h>
+#include <kiln/ops/dropout.h>
+#include <kiln/ops/registry.h>
+
+namespace kiln::ops {
+
+cpu::KernelDispatch<DropoutKernel> dropout_kernels;
+
+namespace {
+
+using Metas = std::vector<TensorMeta>;
+using Outs = std::vector<Tensor>;
+
+void check_p(double p, const char* op) {
+  KILN_CHECK(p >= 0.0 && p <= 1.0, "{}: dropout probability has to be between 0 and 1, but got {}",
+             op, p);
+}
+
+const OpDef& op(const char* name) { return OpRegistry::instance().get(name); }
+
+Tensor native_dropout_output(const Tensor& input, double p) {
+  static const OpDef& native = op("native_dropout");
+  return call(native, {input, p, true})[0];
+}
+
+// What dropout and feature_dropout return without drawing: the input itself (p = 0, eval, empty)
+// or input * 0 (p = 1); nullopt when a mask must be drawn.
+std::optional<Tensor> trivial_dropout(const Tensor& input, double p, bool train, const char* op) {
+  check_p(p, op);
+  if (p == 0.0 || !train || input.numel() == 0) return input;
+  if (p == 1.0) return input * zeros({}, input.dtype());
+  return std::nullopt;
+}
+
+// (N, C, 1, ...): one scale per channel, from native_dropout over ones.
+Tensor feature_noise(const Tensor& input, double p, const char* op) {
+  KILN_CHECK(input.dim() >= 2,
+             "{}: feature dropout requires at least 2 dimensions in the input (N, C, ...), got "
+             "size {}",
+             op, fmt::format("[{}]", fmt::join(input.sizes(), ", ")));
+  DimVector shape(static_cast<size_t>(input.dim()), 1);
+  shape[0] = input.size(0);
+  shape[1] = input.size(1);
+  return native_dropout_output(ones(shape, TensorOptions(input.dtype()).device(input.device())), p);
+}
+
+std::vector<Sample> native_dropout_samples() {
+  return {
+      {{make_sample({3, 4}, kFloat32), 0.5, true}, "train"},
+      {{make_sample({3, 4}, kFloat64), 0.2, IValue()}, "train=None"},
+      {{make_sample({3, 4}, kFloat32), 0.5, false}, "eval"},
+      {{make_noncontiguous_sample({4, 5}, kFloat32), 0.3, true}, "non-contiguous"},
+      {{make_sample({}, kFloat32), 0.5, true}, "0-dim"},
+      {{make_sample({0, 3}, kFloat32), 0.5, true}, "empty"},
+      {{make_sample({3, 4}, kFloat32), 0.0, true}, "p=0"},
+      {{make_sample({3, 4}, kFloat32), 1.0, true}, "p=1"},
+      {{make_sample({3, 4}, kBFloat16), 0.5, true}, "bfloat16"},
+      {{make_sample({3, 4}, kFloat32), 1.5, true}, "p above 1"},
+  };
+}
+
+std::vector<Sample> dropout_samples() {
+  return {
+      {{make_sample({3, 4}, kFloat32), 0.5, true}, "train"},
+      {{make_sample({3, 4}, kFloat32), 0.5, false}, "eval"},
+      {{make_sample({3, 4}, kFloat64), 0.0, true}, "p=0"},
+      {{make_sample({3, 4}, kFloat32), 1.0, true}, "p=1"},
+      {{make_sample({0}, kFloat32), 0.5, true}, "empty"},
+      {{make_sample({3, 4}, kFloat32), -0.1, true}, "negative p"},
+  };
+}
+
+std::vector<Sample> feature_dropout_samples() {
+  return {
+      {{make_sample({2, 3, 4, 5}, kFloat32), 0.5, true}, "(N, C, H, W)"},
+      {{make_sample({2, 3, 4}, kFloat64), 0.3, true}, "(N, C, L)"},
+      {{make_sample({2, 3, 4, 5}, kFloat32), 0.5, false}, "eval"},
+      {{make_sample({2, 3, 4, 5}, kFloat32), 1.0, true}, "p=1"},
+      {{make_sample({4}, kFloat32), 0.5, true}, "1-D"},
+  };
+}
+
+}  // namespace
+
+KILN_OP("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)")
+    .meta([](const Stack& a) {
+      const Tensor& input = a[0].to_tensor();
+      KILN_CHECK_T(TypeError, is_floating_point(input.dtype()),
+                   "native_dropout: expected a floating point input, got {}",
+                   dtype_name(input.dtype()));
+      check_p(a[1].to_double(), "native_dropout");
+      const auto sizes = input.sym_sizes().vec();
+      return Metas{TensorMeta::contiguous(sizes, input.dtype(), input.device()),
+                   TensorMeta::contiguous(sizes, DType::Bool, input.device())};
+    })
+    .cpu([](const Stack& a, const Outs& out) {
+      const Tensor& input = a[0].to_tensor();
+      const double p = a[1].to_double();
+      const bool train = a[2].is_none() || a[2].to_bool();
+      Tensor output = out[0], mask = out[1];
+      if (!train) {
+        output.copy_(input);
+        mask.fill_(true);
+        return;
+      }
+      const int64_t n = input.numel();
+      if (n == 0) return;
+      auto [seed, offset] = random_detail::current_generator().seed_and_reserve(
+          random_detail::philox_blocks(n, kDropoutWords));
+      const Tensor x = input.contiguous();
+      dropout_kernels(x.data_ptr(), output.data_ptr(), mask.data_ptr<bool>(), input.dtype(), n, p,
+                      random_detail::PhiloxStream{seed, offset});
+    })
+    .random()
+    .samples(native_dropout_samples);
+
+KILN_OP("dropout(Tensor input, float p, bool train) -> Tensor")
+    .composite([](const Stack& a) {
+      const Tensor& input = a[0].to_tensor();
+      const double p = a[1].to_double();
+      if (auto t = trivial_dropout(input, p, a[2].to_bool(), "dropout")) return Outs{*t};
+      return Outs{native_dropout_output(input, p)};
+    })
+    .random()
+    .samples(dropout_samples);
+
+KILN_OP("dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)")
+    .composite([](const Stack& a) {
+      Tensor self = a[0].to_tensor();
+      const double p = a[1].to_double();
+      check_p(p, "dropout_");
+      if (p == 0.0 || !a[2].to_bool() || self.numel() == 0) return Outs{self};
+      if (p == 1.0) return Outs{self.mul_(0)};
+      self.copy_(native_dropout_output(self, p));
+      return Outs{self};
+    })
+    .random()
+    .samples(dropout_samples);
+
+KILN_OP("feature_dropout(Tensor input, float p, bool train) -> Tensor")
+    .composite([](const Stack& a) {
+      const Tensor& input = a[0].to_tensor();
+      const double p = a[1].to_double();
+      if (auto t = trivial_dropout(input, p, a[2].to_bool(), "feature_dropout")) return Outs{*t};
+      return Outs{input * feature_noise(input, p, "feature_dropout")};
+    })
+    .random()
+    .samples(feature_dropout_samples);
+
+KILN_OP("feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)")
+    .composite([](const Stack& a) {
+      Tensor self = a[0].to_tensor();
+      const double p = a[1].to_double();
+      check_p(p, "feature_dropout_");
+      if (p == 0.0 || !a[2].to_bool() || self.numel() == 0) return Outs{self};
+      if (p == 1.0) return Outs{self.mul_(0)};
+      return Outs{self.mul_(feature_noise(self, p, "feature_dropout_"))};
+    })
+    .random()
+    .samples(feature_dropout_samples);
+
+}  // namespace kiln::ops
+
+namespace kiln {
+
+namespace {
+const ops::OpDef& dropout_op(const char* name) { return ops::OpRegistry::instance().get(name); }
+}  // namespace
+
+std::pair<Tensor, Tensor> native_dropout(const Tensor& input, double p, bool train,
+                                         Generator* gen) {
+  static const auto& op = dropout_op("native_dropout");
+  random_detail::GeneratorScope scope(gen);
+  auto outs = ops::call(op, {input, p, train});
+  return {outs[0], outs[1]};
+}
+
+Tensor dropout(const Tensor& input, double p, bool train, Generator* gen) {
+  static const auto& op = dropout_op("dropout");
+  random_detail::GeneratorScope scope(gen);
+  return ops::call1(op, {input, p, train});
+}
+
+Tensor& dropout_(Tensor& input, double p, bool train, Generator* gen) {
+  static const auto& op = dropout_op("dropout_");
+  random_detail::GeneratorScope scope(gen);
+  ops::call(op, {input, p, train});
+  return input;
+}
+
+Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* gen) {
+  static const auto& op = dropout_op("feature_dropout");
+  random_detail::GeneratorScope scope(gen);
+  return ops::call1(op, {input, p, train});
+}
+
+Tensor& feature_dropout_(Tensor& input, double p, bool train, Generator* gen) {
+  static const auto& op = dropout_op("feature_dropout_");
+  random_detail::GeneratorScope scope(gen);
+  ops::call(op, {input, p, train});
+  return input;
+}
+
+Tensor dropout2d(const Tensor& input, double p, bool train, Generator* gen) {
+  KILN_CHECK(input.dim() == 3 || input.dim() == 4,
+             "dropout2d: expected an input of (N, C, H, W) or unbatched (C, H, W), got {}-D",
+             input.dim());
+  if (input.dim() == 4) return feature_dropout(input, p, train, gen);
+  return feature_dropout(input.unsqueeze(0), p, train, gen).squeeze(0);
+}
+
+}  // namespace kiln

@@ -1,0 +1,217 @@
+// native_batch_norm (output, save_mean, save_invstd) and its composite batch_norm. Training
+// normalizes with the batch's per-channel statistics and updates running_mean/running_var in
+// place (momentum, unbiased variance, as PyTorch); evaluation uses the running statistics.
+// A channels-last input gives a channels-last output.
+#include "ops/norm/norm_common.h"
+#include "ops/norm/norm_kernels.h"
+#include "ops/samples.h"
+
+#include <kiln/core/memory_format.h>
+#include <kiln/ops/creation.h>
+
+#include <cmath>
+#include <vector>
+
+namespace kiln::ops {
+namespace {
+
+using norm::Metas;
+using norm::Outs;
+
+// 4-D inputs laid out channels last are normalized (and returned) in that layout.
+bool channels_last(const Tensor& input) {
+  return input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+}
+
+struct BatchNormArgs {
+  Tensor input, weight, bias, running_mean, running_var;
+  bool training;
+  double momentum, eps;
+};
+
+BatchNormArgs unpack(const Stack& a) {
+  return {a[0].to_tensor(),          a[1].to_optional_tensor(), a[2].to_optional_tensor(),
+          a[3].to_optional_tensor(), a[4].to_optional_tensor(), a[5].to_bool(),
+          a[6].to_double(),          a[7].to_double()};
+}
+
+void check_batch_norm(const BatchNormArgs& b) {
+  const char* op = "native_batch_norm";
+  norm::check_floating(b.input, op);
+  KILN_CHECK(
+      b.input.dim() >= 2,
+      "{}: expected an input of at least 2 dimensions (N, C, *), but got input of shape [{}]", op,
+      fmt::join(b.input.sizes(), ", "));
+  const int64_t C = b.input.size(1);
+  for (const auto& [param, what] :
+       {std::pair{b.weight, "weight"}, std::pair{b.bias, "bias"},
+        std::pair{b.running_mean, "running_mean"}, std::pair{b.running_var, "running_var"}}) {
+    if (!param.defined()) continue;
+    KILN_CHECK(param.dim() == 1 && param.numel() == C,
+               "{}: expected {} to have {} elements (the input's channels), but got shape [{}]", op,
+               what, C, fmt::join(param.sizes(), ", "));
+  }
+  if (b.training) {
+    KILN_CHECK(b.input.numel() > 0,
+               "{}: input tensor must have at least one element, but got input_sizes = [{}]", op,
+               fmt::join(b.input.sizes(), ", "));
+    KILN_CHECK(b.input.numel() / C > 1,
+               "{}: Expected more than 1 value per channel when training, got input size [{}]", op,
+               fmt::join(b.input.sizes(), ", "));
+  } else {
+    KILN_CHECK(b.running_mean.defined() && b.running_var.defined(),
+               "{}: running_mean and running_var must be defined in evaluation mode", op);
+  }
+}
+
+bool mixed(const BatchNormArgs& b) {
+  return norm::is_mixed(b.input, {b.weight, b.bias, b.running_mean, b.running_var});
+}
+
+Metas native_batch_norm_meta(const Stack& a) {
+  const BatchNormArgs b = unpack(a);
+  check_batch_norm(b);
+  const Device dev = b.input.device();
+  TensorMeta out = TensorMeta::contiguous(norm::sym(b.input.sizes()), b.input.dtype(), dev);
+  if (channels_last(b.input)) {
+    out.strides = norm::sym(strides_for_memory_format(b.input.sizes(), MemoryFormat::ChannelsLast));
+  }
+  const int64_t stats = b.training ? b.input.size(1) : 0;
+  const DType sd = norm::stats_dtype(b.input, mixed(b));
+  return {out, TensorMeta::contiguous({stats}, sd, dev), TensorMeta::contiguous({stats}, sd, dev)};
+}
+
+std::vector<double> as_doubles(const Tensor& t, int64_t n, double fallback) {
+  std::vector<double> out(static_cast<size_t>(n), fallback);
+  if (!t.defined()) return out;
+  const Tensor d = norm::contiguous_as(t, DType::Float64);
+  for (int64_t i = 0; i < n; ++i) out[i] = d.data_ptr<double>()[i];
+  return out;
+}
+
+// Writes values into a tensor of any floating dtype and layout.
+void assign(Tensor dst, const std::vector<double>& values) {
+  dst.copy_(from_vector(values, {static_cast<int64_t>(values.size())}, DType::Float64));
+}
+
+void native_batch_norm_impl(const Stack& a, const Outs& out) {
+  const BatchNormArgs b = unpack(a);
+  const int64_t N = b.input.size(0), C = b.input.size(1);
+  if (b.input.numel() == 0) return;  // evaluation on an empty batch
+  const bool cl = channels_last(b.input) || b.input.dim() == 2;
+  const Tensor x = cl && b.input.dim() == 4 ? b.input.contiguous(MemoryFormat::ChannelsLast)
+                                            : b.input.contiguous();
+  const int64_t inner = b.input.numel() / (N * C);
+
+  std::vector<double> mean(static_cast<size_t>(C)), invstd(static_cast<size_t>(C));
+  if (b.training) {
+    std::vector<double> var(static_cast<size_t>(C));
+    ChannelMomentsArgs m;
+    m.input = x.data_ptr();
+    m.dtype = x.dtype();
+    m.outer = cl ? N * inner : N;
+    m.channels = C;
+    m.inner = cl ? 1 : inner;
+    m.channels_last = cl;
+    m.mean = mean.data();
+    m.var = var.data();
+    channel_moments_kernels(m);
+    for (int64_t c = 0; c < C; ++c) invstd[c] = 1.0 / std::sqrt(var[c] + b.eps);
+    assign(out[1], mean);
+    assign(out[2], invstd);
+    // Running statistics take the unbiased variance (count / (count - 1)), as PyTorch does.
+    const double count = static_cast<double>(N * inner);
+    if (b.running_mean.defined()) {
+      std::vector<double> rm = as_doubles(b.running_mean, C, 0.0);
+      for (int64_t c = 0; c < C; ++c) rm[c] = (1 - b.momentum) * rm[c] + b.momentum * mean[c];
+      assign(b.running_mean, rm);
+    }
+    if (b.running_var.defined()) {
+      std::vector<double> rv = as_doubles(b.running_var, C, 1.0);
+      for (int64_t c = 0; c < C; ++c) {
+        rv[c] = (1 - b.momentum) * rv[c] + b.momentum * var[c] * count / (count - 1);
+      }
+      assign(b.running_var, rv);
+    }
+  } else {
+    mean = as_doubles(b.running_mean, C, 0.0);
+    std::vector<double> var = as_doubles(b.running_var, C, 1.0);
+    for (int64_t c = 0; c < C; ++c) invstd[c] = 1.0 / std::sqrt(var[c] + b.eps);
+  }
+
+  const std::vector<double> w = as_doubles(b.weight, C, 1.0), bias = as_doubles(b.bias, C, 0.0);
+  std::vector<double> scale(static_cast<size_t>(C)), shift(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) {
+    scale[c] = invstd[c] * w[c];
+    shift[c] = bias[c] - mean[c] * scale[c];
+  }
+  ChannelAffineArgs affine;
+  affine.input = x.data_ptr();
+  affine.out = out[0].data_ptr();
+  affine.dtype = x.dtype();
+  affine.outer = cl ? N * inner : N;
+  affine.channels = C;
+  affine.inner = cl ? 1 : inner;
+  affine.channels_last = cl;
+  affine.scale = scale.data();
+  affine.shift = shift.data();
+  channel_affine_kernels(affine);
+}
+
+Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -3.0) {
+  return make_sample(sizes, dtype, low, 3.0, seed);
+}
+
+std::vector<Sample> batch_norm_samples(bool native) {
+  const DType f = DType::Float32;
+  auto args = [native](Stack a) {
+    if (!native) a.emplace_back(false);  // cudnn_enabled
+    return a;
+  };
+  return {
+      {args({s({4, 3, 5}), s({3}, f, 1), s({3}, f, 2), s({3}, f, 3), s({3}, f, 4, 0.5), true, 0.1,
+             1e-5}),
+       "training, affine, running stats"},
+      {args({s({4, 3, 5}), s({3}, f, 1), s({3}, f, 2), s({3}, f, 3), s({3}, f, 4, 0.5), false, 0.1,
+             1e-5}),
+       "evaluation"},
+      {args({s({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), IValue(), IValue(), IValue(),
+             IValue(), true, 0.1, 1e-5}),
+       "channels last, no affine"},
+      {args({s({6, 4}), s({4}, f, 1), IValue(), IValue(), IValue(), true, 0.3, 1e-3}),
+       "2-D, weight only"},
+      {args({make_noncontiguous_sample({3, 2, 4}, f), IValue(), s({2}, f, 2), s({2}, f, 3),
+             s({2}, f, 4, 0.5), true, 0.1, 1e-5}),
+       "non-contiguous"},
+      {args({s({3, 2, 4}, DType::Float64), s({2}, DType::Float64, 1), s({2}, DType::Float64, 2),
+             IValue(), IValue(), true, 0.1, 1e-5}),
+       "float64"},
+      {args({s({3, 2, 4}, DType::BFloat16), IValue(), IValue(), IValue(), IValue(), true, 0.1,
+             1e-5}),
+       "bfloat16"},
+      {args({s({0, 3, 2}), IValue(), IValue(), s({3}, f, 3), s({3}, f, 4, 0.5), false, 0.1, 1e-5}),
+       "evaluation, empty batch"},
+  };
+}
+
+}  // namespace
+
+KILN_OP(
+    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
+    "running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
+    .meta(native_batch_norm_meta)
+    .cpu(native_batch_norm_impl)
+    .tolerance(1e-5, 1e-5)
+    .samples([] { return batch_norm_samples(true); });
+
+KILN_OP(
+    "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
+    "running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor")
+    .composite([](const Stack& a) {
+      static const OpDef& native = OpRegistry::instance().get("native_batch_norm");
+      return Outs{call(native, {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]})[0]};
+    })
+    .tolerance(1e-5, 1e-5)
+    .samples([] { return batch_norm_samples(false); });
+
+}  // namespace kiln::ops

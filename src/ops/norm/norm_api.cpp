@@ -1,0 +1,71 @@
+// The typed C++ API of the normalization ops: each calls its registry declaration.
+#include "ops/norm/norm_common.h"
+
+#include <kiln/ops/norm.h>
+
+namespace kiln {
+namespace {
+
+using ops::norm::optional_arg;
+
+const ops::OpDef& op(std::string_view name) { return ops::OpRegistry::instance().get(name); }
+
+std::tuple<Tensor, Tensor, Tensor> triple(const std::vector<Tensor>& r) {
+  return {r[0], r[1], r[2]};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntList normalized_shape,
+                                                     const Tensor& weight, const Tensor& bias,
+                                                     double eps) {
+  static const auto& o = op("native_layer_norm");
+  return triple(
+      ops::call(o, {input, normalized_shape, optional_arg(weight), optional_arg(bias), eps}));
+}
+
+Tensor layer_norm(const Tensor& input, IntList normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  static const auto& o = op("layer_norm");
+  return ops::call1(o, {input, normalized_shape, optional_arg(weight), optional_arg(bias), eps});
+}
+
+Tensor rms_norm(const Tensor& input, IntList normalized_shape, const Tensor& weight,
+                std::optional<double> eps) {
+  static const auto& o = op("rms_norm");
+  return ops::call1(o, {input, normalized_shape, optional_arg(weight), eps});
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const Tensor& weight,
+                                                     const Tensor& bias, int64_t N, int64_t C,
+                                                     int64_t HxW, int64_t group, double eps) {
+  static const auto& o = op("native_group_norm");
+  return triple(
+      ops::call(o, {input, optional_arg(weight), optional_arg(bias), N, C, HxW, group, eps}));
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  static const auto& o = op("group_norm");
+  return ops::call1(o, {input, num_groups, optional_arg(weight), optional_arg(bias), eps});
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const Tensor& weight,
+                                                     const Tensor& bias, const Tensor& running_mean,
+                                                     const Tensor& running_var, bool training,
+                                                     double momentum, double eps) {
+  static const auto& o = op("native_batch_norm");
+  return triple(
+      ops::call(o, {input, optional_arg(weight), optional_arg(bias), optional_arg(running_mean),
+                    optional_arg(running_var), training, momentum, eps}));
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                  double momentum, double eps) {
+  static const auto& o = op("batch_norm");
+  return ops::call1(o, {input, optional_arg(weight), optional_arg(bias), optional_arg(running_mean),
+                        optional_arg(running_var), training, momentum, eps, false});
+}
+
+}  // namespace kiln

@@ -1,0 +1,222 @@
+// 2-d pooling kernels: max (with indices, dilation), average (padding counted or not, divisor
+// override) and the adaptive forms. Planes layout runs in parallel over planes, channels last
+// over (batch, output row) with the channels as the inner, contiguous loop.
+#include "ops/cpu/vec.h"
+#include "ops/pool/pool_kernels.h"
+
+#include <kiln/core/half.h>
+#include <kiln/core/parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+namespace kiln::cpu::KILN_CAP_NAMESPACE {
+namespace {
+
+using ops::Pool2dArgs;
+using ops::PoolKind;
+
+// One pooling window along an axis: positions start, start + step, ... below end; for Avg,
+// `count` is the window's size including padding (clipped to the padded input).
+struct Window {
+  int64_t start, end, step, count;
+};
+
+Window window(const Pool2dArgs& a, int64_t o, bool vertical) {
+  const int64_t in = vertical ? a.in_h : a.in_w;
+  const int64_t out = vertical ? a.out_h : a.out_w;
+  const int64_t k = vertical ? a.kernel_h : a.kernel_w;
+  const int64_t s = vertical ? a.stride_h : a.stride_w;
+  const int64_t p = vertical ? a.pad_h : a.pad_w;
+  const int64_t d = vertical ? a.dilation_h : a.dilation_w;
+  switch (a.kind) {
+    case PoolKind::Max: {
+      int64_t start = o * s - p;
+      const int64_t end = std::min(start + (k - 1) * d + 1, in);
+      while (start < 0) start += d;
+      return {start, end, d, 0};
+    }
+    case PoolKind::Avg: {
+      int64_t start = o * s - p;
+      int64_t end = std::min(start + k, in + p);
+      const int64_t count = end - start;
+      return {std::max<int64_t>(start, 0), std::min(end, in), 1, count};
+    }
+    default: {  // adaptive: [floor(o * in / out), ceil((o + 1) * in / out))
+      const int64_t start = (o * in) / out;
+      const int64_t end = ((o + 1) * in + out - 1) / out;
+      return {start, end, 1, end - start};
+    }
+  }
+}
+
+template <typename T>
+using acc_t = std::conditional_t<std::is_integral_v<T>, int64_t, opmath_t<T>>;
+
+template <typename T>
+inline bool is_nan(T v) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else {
+    const opmath_t<T> f = static_cast<opmath_t<T>>(v);
+    return f != f;
+  }
+}
+
+// The windows of every output row and column, computed once per call.
+std::vector<Window> windows(const Pool2dArgs& a, bool vertical) {
+  std::vector<Window> out;
+  const int64_t n = vertical ? a.out_h : a.out_w;
+  for (int64_t o = 0; o < n; ++o) out.push_back(window(a, o, vertical));
+  return out;
+}
+
+template <typename T>
+T lowest() {
+  if constexpr (std::is_integral_v<T>) {
+    return std::numeric_limits<T>::lowest();
+  } else {
+    return T(-std::numeric_limits<float>::infinity());
+  }
+}
+
+// The divisor of an Avg window after clipping to the input.
+int64_t avg_divisor(const Pool2dArgs& a, const Window& h, const Window& w) {
+  if (a.kind != PoolKind::Avg) return (h.end - h.start) * (w.end - w.start);
+  if (a.divisor != 0) return a.divisor;
+  if (a.count_include_pad) return h.count * w.count;
+  return (h.end - h.start) * (w.end - w.start);
+}
+
+bool is_max(PoolKind k) { return k == PoolKind::Max || k == PoolKind::AdaptiveMax; }
+
+template <typename T>
+void pool_planes(const Pool2dArgs& a) {
+  const T* in = static_cast<const T*>(a.input);
+  T* out = static_cast<T*>(a.out);
+  const int64_t H = a.in_h, W = a.in_w, OH = a.out_h, OW = a.out_w;
+  const int64_t planes = a.batch * a.channels;
+  const std::vector<Window> rows = windows(a, true), cols = windows(a, false);
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(OH * OW * 4, 1));
+  parallel_for(0, planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* x = in + p * H * W;
+      T* y = out + p * OH * OW;
+      int64_t* idx = a.indices ? a.indices + p * OH * OW : nullptr;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const Window& wh = rows[oh];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const Window& ww = cols[ow];
+          if (is_max(a.kind)) {
+            // Two passes over the (cached) window: the maximum with branch-free max
+            // operations, then the first position holding it. A NaN propagates, and its
+            // index is the last NaN's (PyTorch's rule: every NaN replaces the running maximum).
+            using A = acc_t<T>;
+            A best = static_cast<A>(lowest<T>());
+            bool nan = false;
+            for (int64_t h = wh.start; h < wh.end; h += wh.step) {
+              for (int64_t w = ww.start; w < ww.end; w += ww.step) {
+                const A v = static_cast<A>(x[h * W + w]);
+                best = v > best ? v : best;
+                nan |= is_nan(v);
+              }
+            }
+            int64_t best_at = -1;
+            for (int64_t h = wh.start; h < wh.end && (nan || best_at < 0); h += wh.step) {
+              for (int64_t w = ww.start; w < ww.end; w += ww.step) {
+                const A v = static_cast<A>(x[h * W + w]);
+                if (nan ? is_nan(v) : v == best) {
+                  best_at = h * W + w;
+                  if (!nan) break;
+                }
+              }
+            }
+            if (best_at < 0) best_at = wh.start * W + ww.start;  // no element above -inf
+            idx[oh * OW + ow] = best_at;
+            y[oh * OW + ow] = nan ? x[best_at] : static_cast<T>(best);
+          } else {
+            if (wh.start >= wh.end || ww.start >= ww.end) {
+              y[oh * OW + ow] = T(0);
+              continue;
+            }
+            acc_t<T> sum = 0;
+            for (int64_t h = wh.start; h < wh.end; ++h) {
+              for (int64_t w = ww.start; w < ww.end; ++w)
+                sum += static_cast<acc_t<T>>(x[h * W + w]);
+            }
+            y[oh * OW + ow] = T(sum / static_cast<acc_t<T>>(avg_divisor(a, wh, ww)));
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void pool_channels_last(const Pool2dArgs& a) {
+  const T* in = static_cast<const T*>(a.input);
+  T* out = static_cast<T*>(a.out);
+  const int64_t H = a.in_h, W = a.in_w, OH = a.out_h, OW = a.out_w, C = a.channels;
+  const std::vector<Window> rows = windows(a, true), cols = windows(a, false);
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(OW * C * 4, 1));
+  parallel_for(0, a.batch * OH, grain, [&](int64_t r0, int64_t r1) {
+    std::vector<acc_t<T>> acc(static_cast<size_t>(C));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t n = r / OH, oh = r % OH;
+      const Window& wh = rows[oh];
+      const T* x = in + n * H * W * C;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const Window& ww = cols[ow];
+        const int64_t o = ((n * OH + oh) * OW + ow) * C;
+        T* y = out + o;
+        if (is_max(a.kind)) {
+          int64_t* idx = a.indices + o;
+          std::fill(y, y + C, lowest<T>());
+          std::fill(idx, idx + C, wh.start * W + ww.start);
+          for (int64_t h = wh.start; h < wh.end; h += wh.step) {
+            for (int64_t w = ww.start; w < ww.end; w += ww.step) {
+              const T* v = x + (h * W + w) * C;
+              for (int64_t c = 0; c < C; ++c) {
+                const bool take =
+                    static_cast<acc_t<T>>(v[c]) > static_cast<acc_t<T>>(y[c]) || is_nan(v[c]);
+                y[c] = take ? v[c] : y[c];
+                idx[c] = take ? h * W + w : idx[c];
+              }
+            }
+          }
+        } else {
+          if (wh.start >= wh.end || ww.start >= ww.end) {
+            std::fill(y, y + C, T(0));
+            continue;
+          }
+          std::fill(acc.begin(), acc.end(), acc_t<T>(0));
+          for (int64_t h = wh.start; h < wh.end; ++h) {
+            for (int64_t w = ww.start; w < ww.end; ++w) {
+              const T* v = x + (h * W + w) * C;
+              for (int64_t c = 0; c < C; ++c) acc[c] += static_cast<acc_t<T>>(v[c]);
+            }
+          }
+          const acc_t<T> div = static_cast<acc_t<T>>(avg_divisor(a, wh, ww));
+          for (int64_t c = 0; c < C; ++c) y[c] = T(acc[c] / div);
+        }
+      }
+    }
+  });
+}
+
+void pool2d_kernel(const Pool2dArgs& a) {
+  KILN_DISPATCH_ALL_NO_BOOL(a.dtype, "pool2d", [&]<typename T>() {
+    if (a.channels_last) {
+      pool_channels_last<T>(a);
+    } else {
+      pool_planes<T>(a);
+    }
+  });
+}
+
+}  // namespace
+KILN_REGISTER_KERNEL(ops::pool2d_kernels, &pool2d_kernel);
+}  // namespace kiln::cpu::KILN_CAP_NAMESPACE

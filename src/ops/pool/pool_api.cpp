@@ -1,0 +1,44 @@
+// The typed C++ API of the pooling ops: each calls its registry declaration.
+#include <kiln/ops/pool.h>
+#include <kiln/ops/registry.h>
+
+namespace kiln {
+namespace {
+
+const ops::OpDef& op(std::string_view name) { return ops::OpRegistry::instance().get(name); }
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntList kernel_size,
+                                                   IntList stride, IntList padding,
+                                                   IntList dilation, bool ceil_mode) {
+  static const auto& o = op("max_pool2d_with_indices");
+  auto r = ops::call(o, {self, kernel_size, stride, padding, dilation, ceil_mode});
+  return {r[0], r[1]};
+}
+
+Tensor max_pool2d(const Tensor& self, IntList kernel_size, IntList stride, IntList padding,
+                  IntList dilation, bool ceil_mode) {
+  static const auto& o = op("max_pool2d");
+  return ops::call1(o, {self, kernel_size, stride, padding, dilation, ceil_mode});
+}
+
+Tensor avg_pool2d(const Tensor& self, IntList kernel_size, IntList stride, IntList padding,
+                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  static const auto& o = op("avg_pool2d");
+  return ops::call1(
+      o, {self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override});
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& self, IntList output_size) {
+  static const auto& o = op("adaptive_avg_pool2d");
+  return ops::call1(o, {self, output_size});
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntList output_size) {
+  static const auto& o = op("adaptive_max_pool2d");
+  auto r = ops::call(o, {self, output_size});
+  return {r[0], r[1]};
+}
+
+}  // namespace kiln

@@ -1,0 +1,40 @@
+#pragma once
+// Shared pieces of the 2-d pooling ops: argument checks and output sizes (PyTorch's rules),
+// output metadata that keeps a channels-last input's layout, and running the kernel.
+#include "ops/pool/pool_kernels.h"
+
+#include <kiln/ops/registry.h>
+
+namespace kiln::ops::pool {
+
+using Metas = std::vector<TensorMeta>;
+using Outs = std::vector<Tensor>;
+
+// The input's dims as a pooling sees them; 3-D (C, H, W) inputs have batch 1.
+struct PoolInput {
+  bool batched = false;
+  int64_t batch = 1, channels = 0, height = 0, width = 0;
+  bool channels_last = false;
+};
+
+// Checks rank (3 or 4) and non-empty non-batch dims, naming op.
+PoolInput pool_input(const Tensor& input, const char* op);
+
+// Fills a's window and output sizes for Max/Avg pooling from the schema's int lists, checking
+// them as PyTorch does (positive kernel/stride/dilation, padding at most half the kernel, output
+// size at least 1). An empty stride means stride = kernel_size.
+void window_geometry(Pool2dArgs& a, const PoolInput& in, IntList kernel_size, IntList stride,
+                     IntList padding, IntList dilation, bool ceil_mode, const char* op);
+
+// For the adaptive kinds: checks output_size (two sizes >= 0) and fills a's output sizes.
+void adaptive_geometry(Pool2dArgs& a, const PoolInput& in, IntList output_size, const char* op);
+
+// The meta of an output of dtype `dtype` with a's output sizes, in the input's layout.
+TensorMeta output_meta(const Tensor& input, const PoolInput& in, const Pool2dArgs& a, DType dtype);
+
+// Runs the kernel writing out (and indices), converting input to the layout chosen.
+void run(Pool2dArgs a, const Tensor& input, const Tensor& out, const Tensor& indices);
+
+void check_dtype(const Tensor& input, bool integers_ok, const char* op);
+
+}  // namespace kiln::ops::pool
