@@ -227,3 +227,35 @@ TEST(Autograd, DeepChainsNeedNoDeepStack) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(Autograd, CrossEntropyGradientIsSoftmaxMinusOneHot) {
+  // d mean_i(-log softmax(x_i)[y_i]) / dx = (softmax(x) - onehot(y)) / N, computed here in float64.
+  Tensor x = tensor({{1.0, 2.0, 0.5}, {0.0, -1.0, 3.0}}, kFloat64).requires_grad_();
+  Tensor y = tensor({int64_t{1}, int64_t{2}});
+  cross_entropy(x, y).backward();
+  std::vector<double> expected;
+  const double rows[2][3] = {{1.0, 2.0, 0.5}, {0.0, -1.0, 3.0}};
+  const int target[2] = {1, 2};
+  for (int i = 0; i < 2; ++i) {
+    double z = 0;
+    for (double v : rows[i]) z += std::exp(v);
+    for (int j = 0; j < 3; ++j)
+      expected.push_back((std::exp(rows[i][j]) / z - (j == target[i])) / 2);
+  }
+  EXPECT_TRUE(all_close(x.grad(), from_vector(expected, {2, 3}), 1e-12, 1e-12));
+  // With sum reduction, a class weight and an ignored sample.
+  Tensor x2 = x.detach().clone().requires_grad_();
+  Tensor w = tensor({1.0, 2.0, 3.0}, kFloat64);
+  cross_entropy(x2, tensor({int64_t{1}, int64_t{-100}}), {.weight = w, .reduction = "sum"})
+      .backward();
+  const double z0 = std::exp(1.0) + std::exp(2.0) + std::exp(0.5);
+  std::vector<double> e2 = {
+      2 * std::exp(1.0) / z0, 2 * (std::exp(2.0) / z0 - 1), 2 * std::exp(0.5) / z0, 0, 0, 0};
+  EXPECT_TRUE(all_close(x2.grad(), from_vector(e2, {2, 3}), 1e-12, 1e-12));
+}
+
+}  // namespace
+}  // namespace kiln

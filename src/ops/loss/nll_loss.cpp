@@ -3,7 +3,9 @@
 #include "ops/loss/loss_common.h"
 #include "ops/samples.h"
 
+#include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/indexing.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/view.h>
 
@@ -225,10 +227,33 @@ const OpDef& op(const char* name) { return OpRegistry::instance().get(name); }
 
 }  // namespace
 
+// d loss / d self: -weight[target] at each sample's target class (scaled by the output's gradient,
+// and by 1 / total_weight for mean), zero for ignored samples and other classes.
+std::vector<Tensor> nll_loss_forward_derivative(const BackwardArgs& a) {
+  const Tensor& input = a.inputs[0].to_tensor();
+  const bool single = input.dim() == 1;
+  const Tensor self = single ? input.unsqueeze(0) : input;
+  const Tensor target = single ? a.inputs[1].to_tensor().reshape({1}) : a.inputs[1].to_tensor();
+  const int64_t reduction = a.inputs[3].to_int();
+  const int64_t ignore_index = a.inputs[4].to_int();
+  const Tensor valid = target != ignore_index;
+  const Tensor safe = where(valid, target, Scalar(int64_t{0}));
+  Tensor w = a.inputs[2].is_none() ? ones(safe.sizes(), self.options())
+                                   : a.inputs[2].to_tensor().index_select(0, safe).to(self.dtype());
+  w = w * valid;
+  Tensor scale = a.grad_outputs[0];
+  if (reduction == 1) scale = scale / a.outputs[1];
+  Tensor coef = (-(w * scale)).to(self.dtype());
+  Tensor grad =
+      zeros(self.sizes(), self.options()).scatter(1, safe.unsqueeze(1), coef.unsqueeze(1));
+  return {single ? grad.squeeze(0) : grad, Tensor(), Tensor()};
+}
+
 KILN_OP(
     "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
     "ignore_index) -> (Tensor output, Tensor total_weight)")
     .meta(nll_loss_forward_meta)
+    .derivative(nll_loss_forward_derivative, DerivativeReads::InputsAndOutputs)
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[0].to_tensor();
       const Reduction r = reduction_arg(a[3], "nll_loss_forward");
