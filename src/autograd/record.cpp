@@ -46,6 +46,13 @@ void check_derivative(const ops::OpDef& op) {
              op.full_name());
 }
 
+// An op without a formula of its own but with a decomposition (a backward op with a fast kernel,
+// say) is differentiated through the decomposition: recorded, it runs as the ops it is written
+// in. Only recorded calls take this path; plain calls keep the kernel.
+bool differentiated_by_decomposition(const ops::OpDef& op) {
+  return !op.derivative && static_cast<bool>(op.decomposition);
+}
+
 // Makes the outputs the node's (metadata, grad_fn) and saves those its formula reads.
 void attach_outputs(const std::shared_ptr<OpNode>& node, const std::vector<Tensor>& outputs) {
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -58,6 +65,7 @@ void attach_outputs(const std::shared_ptr<OpNode>& node, const std::vector<Tenso
 }
 
 std::vector<Tensor> record_functional(const ops::OpDef& op, ops::Stack& args) {
+  if (differentiated_by_decomposition(op)) return op.decomposition(args);
   check_derivative(op);
   std::vector<Edge> edges = edges_of(tensor_arguments(op, args));
   std::vector<Tensor> outputs;

@@ -62,7 +62,8 @@ using DerivativeFn = std::function<std::vector<Tensor>(const BackwardArgs&)>;
 // later in-place changes (PyTorch's "modified by an inplace operation" error), and outputs are
 // kept for backward only when read.
 enum class DerivativeReads : uint8_t { Nothing = 0, Inputs = 1, Outputs = 2, InputsAndOutputs = 3 };
-// The op written in prims; filled by the decomposition layer.
+// The op written in other ops (prims, for the decomposition layer). An op with no derivative
+// formula but a decomposition is differentiated through it (autograd records the decomposition).
 using DecompositionFn = std::function<std::vector<Tensor>(const Stack& args)>;
 
 struct OpDef {
