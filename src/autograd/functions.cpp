@@ -115,6 +115,15 @@ AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {
   set_sequence_nr(UINT64_MAX);
 }
 
+namespace {
+// Whether g can become a leaf's .grad without a copy: no other tensor or view shares it, it has
+// no history, and its layout is dense (as a clone would be).
+bool owned_solely(const Tensor& g) {
+  return g.use_count() == 1 && g.storage().use_count() == 1 && !g.requires_grad() &&
+         g.impl()->is_non_overlapping_and_dense() && !g.impl()->is_wrapped_number();
+}
+}  // namespace
+
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor g = std::move(grads[0]);
   if (!g.defined()) return {};
@@ -125,8 +134,10 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   }
   const bool keep_history = engine_creates_graph();
   if (!m.grad.defined()) {
-    // A fresh tensor: the incoming gradient may alias a user's tensor or a saved value.
-    m.grad = keep_history ? g : g.detach().clone();
+    // A fresh tensor: the incoming gradient may alias a user's tensor or a saved value, so it
+    // is copied unless nothing else holds it (the common case: stealing saves a copy of every
+    // parameter's gradient per step).
+    m.grad = keep_history || owned_solely(g) ? g : g.detach().clone();
   } else if (keep_history || m.grad.requires_grad()) {
     m.grad = m.grad + g;
   } else {

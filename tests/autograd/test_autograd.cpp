@@ -259,3 +259,21 @@ TEST(Autograd, CrossEntropyGradientIsSoftmaxMinusOneHot) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A leaf's first gradient may be taken over without a copy only when nothing else holds it.
+TEST(Autograd, LeafGradientNeverAliasesAUsersTensor) {
+  Tensor x = from_vector(std::vector<double>{1, 2, 3}).requires_grad_();
+  Tensor upstream = from_vector(std::vector<double>{1, 1, 1});
+  (x + 1).backward(upstream);  // add's formula passes the incoming gradient through unchanged
+  x.grad().mul_(5);
+  EXPECT_EQ(upstream.tolist<double>(), (std::vector<double>{1, 1, 1}));
+  Tensor y = from_vector(std::vector<double>{1, 2, 3}).requires_grad_();
+  (y * y).sum().backward();  // a fresh gradient nobody else holds
+  EXPECT_EQ(y.grad().tolist<double>(), (std::vector<double>{2, 4, 6}));
+}
+
+}  // namespace
+}  // namespace kiln
