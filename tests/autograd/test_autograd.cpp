@@ -268,7 +268,8 @@ TEST(Autograd, LeafGradientNeverAliasesAUsersTensor) {
   Tensor x = from_vector(std::vector<double>{1, 2, 3}).requires_grad_();
   Tensor upstream = from_vector(std::vector<double>{1, 1, 1});
   (x + 1).backward(upstream);  // add's formula passes the incoming gradient through unchanged
-  x.grad().mul_(5);
+  Tensor gx = x.grad();
+  gx.mul_(5);
   EXPECT_EQ(upstream.tolist<double>(), (std::vector<double>{1, 1, 1}));
   Tensor y = from_vector(std::vector<double>{1, 2, 3}).requires_grad_();
   (y * y).sum().backward();  // a fresh gradient nobody else holds
