@@ -156,6 +156,25 @@ TEST(ReduceDerivatives, SortAndTopkScatterBackByIndex) {
   EXPECT_TRUE(all_close(y.grad(), f64({0.0, 1.0, 0.0, 2.0})));
 }
 
+// The formulas are written in differentiable ops: a gradient taken with create_graph has a
+// gradient itself.
+TEST(ReduceDerivatives, ProdAndVarHaveSecondDerivatives) {
+  for (auto [values, expected] :
+       {std::pair{std::vector<double>{2.0, 3.0, 5.0}, std::vector<double>{0.0, 5.0, 3.0}},
+        std::pair{std::vector<double>{2.0, 0.0, 5.0}, std::vector<double>{0.0, 5.0, 0.0}}}) {
+    Tensor x = from_vector(values).requires_grad_();
+    // d/dx of (d prod / d x0) = d/dx (x1 x2) = (0, x2, x1).
+    Tensor g = autograd::grad({x.prod()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+    g.select(0, 0).backward();
+    EXPECT_TRUE(all_close(x.grad(), from_vector(expected)));
+  }
+  Tensor y = leaf({1.0, 2.0, 6.0});
+  // d var / d y0 = 2 (y0 - mean) / (n - 1); its gradient is (delta_0j - 1/n) for n = 3.
+  Tensor g = autograd::grad({y.var()}, {y}, {}, std::nullopt, /*create_graph=*/true)[0];
+  g.select(0, 0).backward();
+  EXPECT_TRUE(all_close(y.grad(), f64({2.0 / 3.0, -1.0 / 3.0, -1.0 / 3.0})));
+}
+
 TEST(ShapeDerivatives, CatFlipRollRepeatTriangles) {
   Tensor a = leaf({{1.0, 2.0}});
   Tensor b = leaf({{3.0}});
