@@ -2,6 +2,7 @@
 // pads (each output position reads one input position along every padded dim, so all three are
 // one remap_copy with per-dim source tables), and the pad composite that picks among them as
 // torch.nn.functional.pad does.
+#include "ops/indexing/index_grad.h"
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
 
@@ -168,6 +169,28 @@ void mode_pad_impl(const Tensor& self, IntList padding, PadMode mode, const Tens
   strided::commit(out, target);
 }
 
+// Each output position read one input position along every padded dim: the gradient is summed
+// back through the per-dim source maps, one dim at a time (edges that several outputs read
+// accumulate).
+Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding, PadMode mode) {
+  Tensor g = grad;
+  DimVector sizes(g.sizes().begin(), g.sizes().end());
+  for (size_t i = 0; i < padding.size() / 2; ++i) {
+    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
+    sizes[static_cast<size_t>(d)] = self.size(d);
+    g = indexing::index_add_into_zeros(
+        g, d, pad_source_map(mode, self.size(d), padding[2 * i], padding[2 * i + 1]), sizes);
+  }
+  return g;
+}
+
+DerivativeFn mode_pad_derivative(PadMode mode) {
+  return [mode](const BackwardArgs& a) -> std::vector<Tensor> {
+    return {mode_pad_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), a.inputs[1].to_int_list(),
+                              mode)};
+  };
+}
+
 void declare_mode_pad(PadMode mode, int64_t dims) {
   const std::string name =
       fmt::format("{}{}d", mode == PadMode::Reflect ? "reflection_pad" : "replication_pad", dims);
@@ -183,6 +206,7 @@ void declare_mode_pad(PadMode mode, int64_t dims) {
               .cpu([mode](const Stack& args, const std::vector<Tensor>& outs) {
                 mode_pad_impl(args[0].to_tensor(), args[1].to_int_list(), mode, outs[0]);
               })
+              .derivative(mode_pad_derivative(mode), DerivativeReads::Nothing)
               .out_variant()
               .samples([dims] {
                 // Spatial sizes 3..5; pads up to 2 on each side (reflect needs pad < size).
@@ -272,6 +296,15 @@ Tensor pad_composite(const Tensor& self, const IV& pad, const std::string& mode,
 KILN_OP("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
     .meta(constant_pad_meta)
     .cpu(constant_pad_impl)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The kept window of the gradient: the opposite pads crop what padding added and
+          // zero-fill what cropping removed.
+          IV pad = a.inputs[1].to_int_list();
+          for (int64_t& p : pad) p = -p;
+          return {constant_pad_nd(a.grad_outputs[0], pad, 0)};
+        },
+        DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -293,6 +326,7 @@ KILN_OP("_pad_circular(Tensor self, SymInt[] pad) -> Tensor")
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) {
       mode_pad_impl(args[0].to_tensor(), args[1].to_int_list(), PadMode::Circular, outs[0]);
     })
+    .derivative(mode_pad_derivative(PadMode::Circular), DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({2, 5}, kFloat32), IV{2, 3}}, "1 dim, unbatched"},

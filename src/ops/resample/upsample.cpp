@@ -3,6 +3,7 @@
 // its .vec form (output_size or scale_factors, as F.interpolate calls them). Nearest modes are a
 // gather along each spatial dim (remap_copy); linear modes blend through per-dim weight tables
 // (upsample.kernel.cpp). A channels-last 4-D input gives a channels-last output.
+#include "ops/indexing/index_grad.h"
 #include "ops/indexing/strided_loop.h"
 #include "ops/resample/upsample_kernels.h"
 #include "ops/samples.h"
@@ -188,6 +189,34 @@ void upsample_impl(const Tensor& self, const Tensor& out, const UpsampleKind& ki
   }
 }
 
+// The adjoint of upsample_impl in kiln ops: along each spatial dim, every output position's
+// gradient goes back to the input position(s) it read, times the blend weight (linear modes).
+Tensor upsample_backward(const Tensor& grad, const Tensor& self, const UpsampleKind& kind,
+                         bool align_corners, const Scales& scales) {
+  Tensor g = grad;
+  DimVector sizes(grad.sizes().begin(), grad.sizes().end());
+  for (int64_t d = 0; d < kind.dims; ++d) {
+    const int64_t dim = 2 + d, in = self.size(dim), out = grad.size(dim);
+    const std::optional<double> scale = scales[static_cast<size_t>(d)];
+    sizes[static_cast<size_t>(dim)] = in;
+    if (kind.interp != Interp::Linear) {
+      g = indexing::index_add_into_zeros(
+          g, dim, nearest_map(in, out, scale, kind.interp == Interp::NearestExact), sizes);
+      continue;
+    }
+    const LinearTable t = linear_table_for(self.dtype(), in, out, align_corners, scale);
+    // The weights along dim, broadcast over the dims after it.
+    IV shape(static_cast<size_t>(g.dim() - dim), 1);
+    shape[0] = out;
+    auto weights = [&](const std::vector<double>& w) {
+      return from_vector(w, IntList(&out, 1)).to(g.dtype()).reshape(shape);
+    };
+    g = indexing::index_add_into_zeros(g * weights(t.lambda0), dim, t.index0, sizes) +
+        indexing::index_add_into_zeros(g * weights(t.lambda1), dim, t.index1, sizes);
+  }
+  return g;
+}
+
 // ---------------------------------------------------------------- the .vec forms
 
 // Output size and per-dim scales from (output_size | scale_factors), as aten's
@@ -303,6 +332,17 @@ void declare_upsample(const UpsampleKind& kind) {
                 }
                 upsample_impl(args[0].to_tensor(), outs[0], kind, linear && args[2].to_bool(), s);
               })
+              .derivative(
+                  [kind, linear, scales_at](const BackwardArgs& a) -> std::vector<Tensor> {
+                    Scales s;
+                    for (int64_t d = 0; d < kind.dims; ++d) {
+                      s.push_back(
+                          a.inputs[scales_at + static_cast<size_t>(d)].to_optional_double());
+                    }
+                    return {upsample_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), kind,
+                                              linear && a.inputs[2].to_bool(), s)};
+                  },
+                  DerivativeReads::Nothing)
               .out_variant()
               .samples([kind] { return plain_samples(kind); }));
   const bool vec_out = kind.dims == 2 && kind.interp != Interp::NearestExact;  // as in aten
@@ -320,6 +360,14 @@ void declare_upsample(const UpsampleKind& kind) {
         auto sizes_and_scales = vec_sizes(input, args[1], args[factors_at], kind);
         upsample_impl(input, outs[0], kind, linear && args[2].to_bool(), sizes_and_scales.second);
       })
+      .derivative(
+          [kind, linear, factors_at](const BackwardArgs& a) -> std::vector<Tensor> {
+            const Tensor& input = a.inputs[0].to_tensor();
+            auto sizes_and_scales = vec_sizes(input, a.inputs[1], a.inputs[factors_at], kind);
+            return {upsample_backward(a.grad_outputs[0], input, kind,
+                                      linear && a.inputs[2].to_bool(), sizes_and_scales.second)};
+          },
+          DerivativeReads::Nothing)
       .samples([kind] { return vec_samples(kind); });
   if (vec_out) std::move(vec).out_variant();
   declare(std::move(vec));
