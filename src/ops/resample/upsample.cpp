@@ -3,8 +3,8 @@
 // its .vec form (output_size or scale_factors, as F.interpolate calls them). Nearest modes are a
 // gather along each spatial dim (remap_copy); linear modes blend through per-dim weight tables
 // (upsample.kernel.cpp). A channels-last 4-D input gives a channels-last output.
-#include "ops/indexing/index_grad.h"
 #include "ops/indexing/strided_loop.h"
+#include "ops/resample/upsample_common.h"
 #include "ops/resample/upsample_kernels.h"
 #include "ops/samples.h"
 
@@ -19,61 +19,7 @@ namespace kiln::ops {
 
 cpu::KernelDispatch<LinearUpsampleKernel> linear_upsample_kernels;
 
-namespace {
-
-enum class Interp { Nearest, NearestExact, Linear };
-
-struct UpsampleKind {
-  Interp interp;
-  int64_t dims;  // spatial dims: 1 or 2
-  std::string name;
-};
-
-using Scales = std::vector<std::optional<double>>;
-using IV = std::vector<int64_t>;
-using DV = std::vector<double>;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
-
-// aten's upsample_{1,2}d_common_check: rank, sizes > 0 (an empty batch is allowed).
-void check_upsample(const Tensor& self, IntList output_size, const UpsampleKind& kind) {
-  KILN_CHECK(static_cast<int64_t>(output_size.size()) == kind.dims,
-             "{}: it is expected output_size equals to {}, but got size {}", kind.name, kind.dims,
-             output_size.size());
-  KILN_CHECK(self.dim() == kind.dims + 2,
-             "{}: expected a {}-D input (N, C{}), but got an input of sizes {}", kind.name,
-             kind.dims + 2, kind.dims == 1 ? ", W" : ", H, W", sizes_str(self.sizes()));
-  bool positive = self.size(1) > 0;
-  for (int64_t d = 0; d < kind.dims; ++d) {
-    positive = positive && self.size(2 + d) > 0 && output_size[static_cast<size_t>(d)] > 0;
-  }
-  KILN_CHECK(positive,
-             "{}: input and output sizes should be greater than 0, but got input {} and "
-             "output_size {}",
-             kind.name, sizes_str(self.sizes()), sizes_str(output_size));
-  if (kind.interp == Interp::Linear) {
-    KILN_CHECK_T(TypeError, is_floating_point(self.dtype()),
-                 "{}: expected a floating point input, but got {}", kind.name,
-                 dtype_name(self.dtype()));
-  }
-}
-
-MemoryFormat output_format(const Tensor& self) {
-  return self.dim() == 4 ? self.suggest_memory_format() : MemoryFormat::Contiguous;
-}
-
-std::vector<TensorMeta> upsample_meta(const Tensor& self, IntList output_size,
-                                      const UpsampleKind& kind) {
-  check_upsample(self, output_size, kind);
-  TensorMeta m;
-  DimVector sizes{self.size(0), self.size(1)};
-  for (int64_t s : output_size) sizes.push_back(s);
-  m.sizes = to_sym(sizes);
-  m.strides = to_sym(strides_for_memory_format(sizes, output_format(self)));
-  m.dtype = self.dtype();
-  m.device = self.device();
-  return {m};
-}
+namespace upsample {
 
 // aten's compute_scales_value: 1/scale when a positive scale is given, else in/out.
 template <typename acc_t>
@@ -144,6 +90,57 @@ LinearTable linear_table_for(DType dtype, int64_t in, int64_t out, bool align_co
                                  : linear_table<float>(in, out, align_corners, scale);
 }
 
+}  // namespace upsample
+
+namespace {
+
+using namespace upsample;
+
+using IV = std::vector<int64_t>;
+using DV = std::vector<double>;
+
+std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+// aten's upsample_{1,2}d_common_check: rank, sizes > 0 (an empty batch is allowed).
+void check_upsample(const Tensor& self, IntList output_size, const UpsampleKind& kind) {
+  KILN_CHECK(static_cast<int64_t>(output_size.size()) == kind.dims,
+             "{}: it is expected output_size equals to {}, but got size {}", kind.name, kind.dims,
+             output_size.size());
+  KILN_CHECK(self.dim() == kind.dims + 2,
+             "{}: expected a {}-D input (N, C{}), but got an input of sizes {}", kind.name,
+             kind.dims + 2, kind.dims == 1 ? ", W" : ", H, W", sizes_str(self.sizes()));
+  bool positive = self.size(1) > 0;
+  for (int64_t d = 0; d < kind.dims; ++d) {
+    positive = positive && self.size(2 + d) > 0 && output_size[static_cast<size_t>(d)] > 0;
+  }
+  KILN_CHECK(positive,
+             "{}: input and output sizes should be greater than 0, but got input {} and "
+             "output_size {}",
+             kind.name, sizes_str(self.sizes()), sizes_str(output_size));
+  if (kind.interp == Interp::Linear) {
+    KILN_CHECK_T(TypeError, is_floating_point(self.dtype()),
+                 "{}: expected a floating point input, but got {}", kind.name,
+                 dtype_name(self.dtype()));
+  }
+}
+
+MemoryFormat output_format(const Tensor& self) {
+  return self.dim() == 4 ? self.suggest_memory_format() : MemoryFormat::Contiguous;
+}
+
+std::vector<TensorMeta> upsample_meta(const Tensor& self, IntList output_size,
+                                      const UpsampleKind& kind) {
+  check_upsample(self, output_size, kind);
+  TensorMeta m;
+  DimVector sizes{self.size(0), self.size(1)};
+  for (int64_t s : output_size) sizes.push_back(s);
+  m.sizes = to_sym(sizes);
+  m.strides = to_sym(strides_for_memory_format(sizes, output_format(self)));
+  m.dtype = self.dtype();
+  m.device = self.device();
+  return {m};
+}
+
 void upsample_impl(const Tensor& self, const Tensor& out, const UpsampleKind& kind,
                    bool align_corners, const Scales& scales) {
   if (out.numel() == 0) return;
@@ -189,32 +186,17 @@ void upsample_impl(const Tensor& self, const Tensor& out, const UpsampleKind& ki
   }
 }
 
-// The adjoint of upsample_impl in kiln ops: along each spatial dim, every output position's
-// gradient goes back to the input position(s) it read, times the blend weight (linear modes).
-Tensor upsample_backward(const Tensor& grad, const Tensor& self, const UpsampleKind& kind,
-                         bool align_corners, const Scales& scales) {
-  Tensor g = grad;
-  DimVector sizes(grad.sizes().begin(), grad.sizes().end());
-  for (int64_t d = 0; d < kind.dims; ++d) {
-    const int64_t dim = 2 + d, in = self.size(dim), out = grad.size(dim);
-    const std::optional<double> scale = scales[static_cast<size_t>(d)];
-    sizes[static_cast<size_t>(dim)] = in;
-    if (kind.interp != Interp::Linear) {
-      g = indexing::index_add_into_zeros(
-          g, dim, nearest_map(in, out, scale, kind.interp == Interp::NearestExact), sizes);
-      continue;
-    }
-    const LinearTable t = linear_table_for(self.dtype(), in, out, align_corners, scale);
-    // The weights along dim, broadcast over the dims after it.
-    IV shape(static_cast<size_t>(g.dim() - dim), 1);
-    shape[0] = out;
-    auto weights = [&](const std::vector<double>& w) {
-      return from_vector(w, IntList(&out, 1)).to(g.dtype()).reshape(shape);
-    };
-    g = indexing::index_add_into_zeros(g * weights(t.lambda0), dim, t.index0, sizes) +
-        indexing::index_add_into_zeros(g * weights(t.lambda1), dim, t.index1, sizes);
-  }
-  return g;
+// Through the op's backward op (a fast kernel; differentiable through its decomposition):
+// (grad_output, output_size, input_size, [align_corners], scales...).
+std::vector<Tensor> call_upsample_backward(const Tensor& grad, const Tensor& self,
+                                           const UpsampleKind& kind, bool align_corners,
+                                           const Scales& scales) {
+  const OpDef& op = OpRegistry::instance().get(kind.name + "_backward");
+  IV output_size(grad.sizes().begin() + 2, grad.sizes().end());
+  Stack args{grad, to_sym(output_size), to_sym(self.sizes())};
+  if (kind.interp == Interp::Linear) args.emplace_back(align_corners);
+  for (const std::optional<double>& s : scales) args.emplace_back(s);
+  return call(op, std::move(args));
 }
 
 // ---------------------------------------------------------------- the .vec forms
@@ -339,8 +321,8 @@ void declare_upsample(const UpsampleKind& kind) {
                       s.push_back(
                           a.inputs[scales_at + static_cast<size_t>(d)].to_optional_double());
                     }
-                    return {upsample_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), kind,
-                                              linear && a.inputs[2].to_bool(), s)};
+                    return call_upsample_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), kind,
+                                                  linear && a.inputs[2].to_bool(), s);
                   },
                   DerivativeReads::Nothing)
               .out_variant()
@@ -364,8 +346,8 @@ void declare_upsample(const UpsampleKind& kind) {
           [kind, linear, factors_at](const BackwardArgs& a) -> std::vector<Tensor> {
             const Tensor& input = a.inputs[0].to_tensor();
             auto sizes_and_scales = vec_sizes(input, a.inputs[1], a.inputs[factors_at], kind);
-            return {upsample_backward(a.grad_outputs[0], input, kind,
-                                      linear && a.inputs[2].to_bool(), sizes_and_scales.second)};
+            return call_upsample_backward(a.grad_outputs[0], input, kind,
+                                          linear && a.inputs[2].to_bool(), sizes_and_scales.second);
           },
           DerivativeReads::Nothing)
       .samples([kind] { return vec_samples(kind); });
