@@ -110,13 +110,15 @@ std::vector<Sample> regression_samples(const Stack& extra) {
   return s;
 }
 
-// Probabilities in [0, 1] with the two ends present (where the log clamp matters).
+// Probabilities in (0, 1) with values close to both ends. Not at them: the gradcheck's central
+// differences would step outside [0, 1], where the op raises. The log clamp at exactly 0 and 1 is
+// tested in tests/autograd/test_derivatives_pointwise.cpp.
 Tensor probabilities(IntList sizes, DType dtype, uint64_t seed) {
   Tensor p = make_sample(sizes, dtype, 0.0, 1.0, seed);
   if (p.numel() >= 2) {
     Tensor flat = p.view({-1});
-    flat.select(0, 0).fill_(0.0);
-    flat.select(0, 1).fill_(1.0);
+    flat.select(0, 0).fill_(1e-3);
+    flat.select(0, 1).fill_(1.0 - 1e-3);
   }
   return p;
 }
@@ -126,7 +128,7 @@ std::vector<Sample> bce_samples() {
   for (int64_t r = 0; r <= 2; ++r) {
     s.push_back(
         {{probabilities({3, 4}, kFloat32, 0), make_sample({3, 4}, kFloat32, 0, 1, 1), IValue(), r},
-         "with 0 and 1"});
+         "near 0 and 1"});
     s.push_back({{probabilities({3, 4}, kFloat64, 0), make_sample({3, 4}, kFloat64, 0, 1, 1),
                   make_sample({4}, kFloat64, 0.5, 2.0, 2), r},
                  "weight"});
@@ -177,6 +179,65 @@ std::vector<Sample> kl_div_samples() {
   return s;
 }
 
+// ---- derivatives ----
+
+// The gradient's factor for a reduction over n elements: 1/n for mean (0 when empty), else 1.
+// g is 0-dim for mean and sum, elementwise for none.
+Tensor reduced_scale(const Tensor& g, Reduction r, int64_t n) {
+  if (r != Reduction::Mean) return g;
+  return g * (n == 0 ? 0.0 : 1.0 / static_cast<double>(n));
+}
+
+// d/dself of loss(self - target) is f'(diff) scaled; d/dtarget is its negation.
+std::vector<Tensor> regression_derivative(const BackwardArgs& a, PointwiseLoss kind) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const Tensor& target = a.inputs[1].to_tensor();
+  const Reduction r = reduction_arg(a.inputs[2], "loss derivative");
+  const Tensor diff = self - target;
+  const Tensor scale = reduced_scale(a.grad_outputs[0], r, diff.numel());
+  Tensor grad;
+  switch (kind) {
+    case PointwiseLoss::Mse:
+      grad = diff * (scale * 2.0);
+      break;
+    case PointwiseLoss::SmoothL1: {
+      // beta 0 is l1_loss (PyTorch's smooth_l1_loss_backward defers to it): sign, 0 at a tie.
+      const double beta = a.inputs[3].to_double();
+      grad = (beta == 0.0 ? diff.sign() : (diff / beta).clamp(-1.0, 1.0)) * scale;
+      break;
+    }
+    case PointwiseLoss::Huber: {
+      const double delta = a.inputs[3].to_double();
+      grad = diff.clamp(-delta, delta) * scale;
+      break;
+    }
+    default:
+      KILN_FAIL("internal error: no derivative for pointwise loss {}", static_cast<int>(kind));
+  }
+  return {grad, -grad};
+}
+
+// PyTorch's binary_cross_entropy_backward (the denominator clamped at 1e-12) for self; for
+// target the derivative of the forward as computed, logs clamped at -100 (finite at 0 and 1);
+// for weight the unweighted elementwise loss.
+std::vector<Tensor> bce_derivative(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0].to_tensor();
+  const Tensor& t = a.inputs[1].to_tensor();
+  const Tensor weight = a.inputs[2].to_optional_tensor();
+  const Reduction r = reduction_arg(a.inputs[3], "binary_cross_entropy");
+  const Tensor unweighted_scale = reduced_scale(a.grad_outputs[0], r, x.numel());
+  const Tensor scale = weight.defined() ? unweighted_scale * weight : unweighted_scale;
+  const Tensor grad_self = (x - t) / (x * (1.0 - x)).clamp_min(1e-12) * scale;
+  const Tensor grad_target = ((-x).log1p().clamp_min(-100.0) - x.log().clamp_min(-100.0)) * scale;
+  // The weight multiplies each element's loss (PyTorch has no gradient for it).
+  Tensor grad_weight;
+  if (weight.defined()) {
+    static const OpDef& bce = OpRegistry::instance().get("binary_cross_entropy");
+    grad_weight = call1(bce, {x, t, IValue(), reduction_value(Reduction::None)}) * unweighted_scale;
+  }
+  return {grad_self, grad_target, grad_weight};
+}
+
 }  // namespace
 
 KILN_REGISTER_OPS(pointwise_losses) {
@@ -195,24 +256,26 @@ KILN_REGISTER_OPS(pointwise_losses) {
     std::vector<Stack> extras = {{}};
     if (kind == PointwiseLoss::SmoothL1) extras = {{}, {0.5}, {0.0}};
     if (kind == PointwiseLoss::Huber) extras = {{}, {2.0}, {0.25}};
-    declare(OpBuilder(p.schema)
-                .meta([name](const Stack& a) { return broadcast_loss_meta(a, name); })
-                .cpu([name, kind, has_param](const Stack& a, const Outs& out) {
-                  const double param = has_param ? a[3].to_double() : 0.0;
-                  KILN_CHECK(!has_param || param >= 0.0, "{}: {} must be non-negative, got {}",
-                             name, kind == PointwiseLoss::Huber ? "delta" : "beta", param);
-                  reduce_pointwise(a[0].to_tensor(), a[1].to_tensor(), Tensor(),
-                                   reduction_arg(a[2], name), kind, param, out, name);
-                })
-                .out_variant()
-                .tolerance(1e-5, 1e-5)
-                .samples([extras] {
-                  std::vector<Sample> s;
-                  for (const Stack& e : extras) {
-                    for (Sample& x : regression_samples(e)) s.push_back(std::move(x));
-                  }
-                  return s;
-                }));
+    declare(
+        OpBuilder(p.schema)
+            .meta([name](const Stack& a) { return broadcast_loss_meta(a, name); })
+            .cpu([name, kind, has_param](const Stack& a, const Outs& out) {
+              const double param = has_param ? a[3].to_double() : 0.0;
+              KILN_CHECK(!has_param || param >= 0.0, "{}: {} must be non-negative, got {}", name,
+                         kind == PointwiseLoss::Huber ? "delta" : "beta", param);
+              reduce_pointwise(a[0].to_tensor(), a[1].to_tensor(), Tensor(),
+                               reduction_arg(a[2], name), kind, param, out, name);
+            })
+            .derivative([kind](const BackwardArgs& a) { return regression_derivative(a, kind); })
+            .out_variant()
+            .tolerance(1e-5, 1e-5)
+            .samples([extras] {
+              std::vector<Sample> s;
+              for (const Stack& e : extras) {
+                for (Sample& x : regression_samples(e)) s.push_back(std::move(x));
+              }
+              return s;
+            }));
   }
 }
 
@@ -254,6 +317,7 @@ KILN_OP(
       reduce_pointwise(self, target, a[2].to_optional_tensor(), reduction_arg(a[3], op),
                        PointwiseLoss::BinaryCrossEntropy, 0.0, out, op);
     })
+    .derivative(bce_derivative)
     .out_variant()
     .tolerance(1e-5, 1e-5)
     .samples(bce_samples);

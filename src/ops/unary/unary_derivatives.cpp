@@ -24,6 +24,11 @@ struct UnaryDerivative {
 
 Tensor zero_gradient(const Tensor& x, const Tensor&, const Tensor&) { return zeros_like(x); }
 
+Tensor relu_gradient(const Tensor&, const Tensor& y, const Tensor& g) {
+  static const OpDef& threshold_backward = OpRegistry::instance().get("threshold_backward");
+  return call1(threshold_backward, {g, y, Scalar(0)});
+}
+
 constexpr double kLn2 = std::numbers::ln2;
 constexpr double kLn10 = std::numbers::ln10;
 constexpr double kTwoOverSqrtPi = std::numbers::inv_sqrtpi * 2.0;
@@ -82,9 +87,8 @@ const UnaryDerivative kUnaryDerivatives[] = {
     {"trunc", zero_gradient, DerivativeReads::Nothing},
     {"frac", [](const Tensor&, const Tensor&, const Tensor& g) { return g; },
      DerivativeReads::Nothing},
-    // PyTorch's threshold_backward: no gradient where the result is not positive.
-    {"relu", [](const Tensor&, const Tensor& y, const Tensor& g) { return g * (y > 0); },
-     DerivativeReads::Outputs},
+    // PyTorch's threshold_backward (a fused op): no gradient where the result is not positive.
+    {"relu", relu_gradient, DerivativeReads::Outputs},
     {"silu",
      [](const Tensor& x, const Tensor&, const Tensor& g) {
        Tensor s = sigmoid(x);

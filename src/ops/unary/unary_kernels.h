@@ -76,6 +76,16 @@ struct UnaryParams {
 using UnaryKernel = void(TensorIterator& iter, UnaryOpId op, const UnaryParams& params);
 extern cpu::KernelDispatch<UnaryKernel> unary_kernels;
 
+// The fused activation backward kernels (activation_backward.kernel.cpp): operand 0 is the
+// gradient input, 1 grad_output, 2 self, all in the compute dtype.
+enum class ActivationBackward {
+  GeluErf,    // gelu_backward(approximate='none')
+  GeluTanh,   // gelu_backward(approximate='tanh')
+  Threshold,  // threshold_backward: param is the threshold
+};
+using ActivationBackwardKernel = void(TensorIterator& iter, ActivationBackward op, double param);
+extern cpu::KernelDispatch<ActivationBackwardKernel> activation_backward_kernels;
+
 // How an op's result dtype follows its input's, as in PyTorch.
 enum class UnaryDTypeRule {
   FloatPromote,    // exp, sin, ...: floating stays, integral and bool compute in float32

@@ -1,0 +1,106 @@
+// Fused backward kernels of the activations on training's hot path: gelu_backward (erf and tanh
+// forms) and threshold_backward (relu's). One pass over (grad_output, self) instead of the
+// several elementwise ops their formulas take. float32/float64 take SIMD paths.
+// First: capability.h (through it) defines the capability namespace that loops.h uses.
+#include "ops/unary/unary_kernels.h"
+
+#include "ops/cpu/loops.h"
+#include "ops/unary/unary_math.h"
+
+#include <cmath>
+
+namespace kiln::cpu::KILN_CAP_NAMESPACE {
+namespace {
+
+using ops::ActivationBackward;
+
+template <typename T>
+inline constexpr bool kSimdFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+constexpr double kInvSqrt2Pi = 0.5 * M_2_SQRTPI * M_SQRT1_2;  // 1 / sqrt(2 pi)
+constexpr double kTanhBeta = M_SQRT2 * M_2_SQRTPI * 0.5;      // sqrt(2 / pi)
+constexpr double kTanhKappa = 0.044715;
+
+// d/dx [x Phi(x)] = Phi(x) + x phi(x).
+struct GeluErfBackward {
+  template <typename T>
+  T operator()(T g, T x) const {
+    const T cdf = T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
+    const T pdf = std::exp(T(-0.5) * x * x) * T(kInvSqrt2Pi);
+    return g * (cdf + x * pdf);
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    const Vec<T> cdf = Vec<T>(T(0.5)) * (Vec<T>(T(1)) + verf(x * Vec<T>(T(M_SQRT1_2))));
+    const Vec<T> pdf = fast_exp(Vec<T>(T(-0.5)) * x * x) * Vec<T>(T(kInvSqrt2Pi));
+    return g * (cdf + x * pdf);
+  }
+};
+
+// d/dx [x/2 (1 + tanh(u))], u = beta (x + kappa x^3):
+// (1 + tanh u) / 2 + x/2 (1 - tanh^2 u) beta (1 + 3 kappa x^2).
+struct GeluTanhBackward {
+  template <typename T>
+  T operator()(T g, T x) const {
+    const T x2 = x * x;
+    const T t = std::tanh(T(kTanhBeta) * (x + T(kTanhKappa) * x2 * x));
+    const T du = T(kTanhBeta) * (T(1) + T(3 * kTanhKappa) * x2);
+    return g * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du);
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    using V = Vec<T>;
+    const V x2 = x * x;
+    const V t = vtanh(V(T(kTanhBeta)) * (x + V(T(kTanhKappa)) * x2 * x));
+    const V du = V(T(kTanhBeta)) * (V(T(1)) + V(T(3 * kTanhKappa)) * x2);
+    const V half(T(0.5)), one(T(1));
+    return g * (half * (one + t) + half * x * (one - t * t) * du);
+  }
+};
+
+// No gradient where self <= threshold (NaN passes it, as in PyTorch).
+struct ThresholdBackward {
+  double threshold;
+  template <typename T>
+  T operator()(T g, T x) const {
+    return x <= static_cast<T>(threshold) ? T(0) : g;
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    return select<T>(x <= Vec<T>(static_cast<T>(threshold)), Vec<T>(T(0)), g);
+  }
+};
+
+// (grad, self) in T; 16-bit floats compute through float.
+template <typename T, typename Op>
+void run_typed(ops::TensorIterator& iter, const Op& op) {
+  if constexpr (kSimdFloat<T>) {
+    cpu_kernel_vec(
+        iter, [op](T g, T x) -> T { return op(g, x); },
+        [op](Vec<T> g, Vec<T> x) -> Vec<T> { return op.vec(g, x); });
+  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    cpu_kernel(iter,
+               [op](T g, T x) -> T { return T(op(static_cast<float>(g), static_cast<float>(x))); });
+  } else {
+    cpu_kernel(iter, [op](T g, T x) -> T { return op(g, x); });
+  }
+}
+
+void activation_backward_kernel(ops::TensorIterator& iter, ActivationBackward op, double param) {
+  switch (op) {
+    case ActivationBackward::GeluErf:
+      return KILN_DISPATCH_FLOATING(iter.dtype(0), "gelu_backward",
+                                    [&]<typename T>() { run_typed<T>(iter, GeluErfBackward{}); });
+    case ActivationBackward::GeluTanh:
+      return KILN_DISPATCH_FLOATING(iter.dtype(0), "gelu_backward",
+                                    [&]<typename T>() { run_typed<T>(iter, GeluTanhBackward{}); });
+    case ActivationBackward::Threshold:
+      return KILN_DISPATCH_ALL_NO_BOOL(iter.dtype(0), "threshold_backward", [&]<typename T>() {
+        run_typed<T>(iter, ThresholdBackward{param});
+      });
+  }
+}
+
+}  // namespace
+KILN_REGISTER_KERNEL(ops::activation_backward_kernels, &activation_backward_kernel);
+}  // namespace kiln::cpu::KILN_CAP_NAMESPACE
