@@ -100,6 +100,18 @@ TEST(PointwiseDerivatives, PowOfZeroToTheZeroHasAZeroGradient) {
   EXPECT_TRUE(all_close(grad_of(pow(x, Scalar(0.0)), x), f64({0, 0})));
 }
 
+// Python-number operands take the short formulas (and get no gradient of their own).
+TEST(PointwiseDerivatives, NumberOperands) {
+  Tensor x = leaf({-2.0, 0.5, 3.0});
+  EXPECT_TRUE(all_close(grad_of(pow(x, Scalar(2)), x), f64({-4, 1, 6})));
+  EXPECT_TRUE(all_close(grad_of(pow(x, Scalar(3.0)), x), f64({12, 0.75, 27})));
+  EXPECT_TRUE(all_close(grad_of(pow(x, Scalar(1.0)), x), f64({1, 1, 1})));
+  EXPECT_TRUE(all_close(grad_of(x * 2.0, x), f64({2, 2, 2})));
+  EXPECT_TRUE(all_close(grad_of(x / 4.0, x), f64({0.25, 0.25, 0.25})));
+  EXPECT_TRUE(all_close(grad_of(where(x > 0.0, x, 0.0), x), f64({0, 1, 1})));
+  EXPECT_TRUE(all_close(grad_of(maximum(x, 0.5), x), f64({0, 0.5, 1})));
+}
+
 TEST(PointwiseDerivatives, WhereAndMaskedFillRouteTheGradient) {
   Tensor cond = tensor({true, false, true});
   Tensor a = leaf({1.0, 2.0, 3.0});
@@ -232,29 +244,58 @@ TEST(PointwiseDerivatives, FusedBackwardKernelsMatchTheirDecompositions) {
   manual_seed(11);
   struct Case {
     const char* op;
-    ops::IValue param;
+    ops::Stack extra;
+    double scale;  // x = randn * scale (+ 0: sigmoid/tanh take results, mapped into range below)
   };
   const Case cases[] = {
-      {"gelu_backward", "none"}, {"gelu_backward", "tanh"}, {"threshold_backward", Scalar(0.25)}};
+      {"gelu_backward", {"none"}, 4.0},
+      {"gelu_backward", {"tanh"}, 4.0},
+      {"threshold_backward", {Scalar(0.25)}, 2.0},
+      {"hardtanh_backward", {Scalar(-1.0), Scalar(1.0)}, 2.0},
+      {"hardtanh_backward", {Scalar(0.0), Scalar(6.0)}, 5.0},
+      {"silu_backward", {}, 6.0},
+      {"sigmoid_backward", {}, 0.0},
+      {"tanh_backward", {}, 0.0},
+  };
   for (const Case& c : cases) {
     const ops::OpDef& o = op(c.op);
     for (DType d : {kFloat32, kFloat64}) {
       SCOPED_TRACE(std::string(c.op) + " " + std::string(dtype_name(d)));
       Tensor g = randn({37, 19}, d);
-      Tensor x = (randn({19, 37}, d) * 4.0).t();  // non-contiguous, |x| up to ~16
-      ops::Stack args{g, x, c.param};
-      Tensor fused = ops::call1(o, args);
-      Tensor reference = o.decomposition(args)[0];
-      EXPECT_TRUE(all_close(fused, reference, d == kFloat32 ? 1e-5 : 1e-12, 1e-6));
-      ops::Stack broadcast{randn({19}, d), x, c.param};
-      EXPECT_TRUE(all_close(ops::call1(o, broadcast), o.decomposition(broadcast)[0],
-                            d == kFloat32 ? 1e-5 : 1e-12, 1e-6));
+      Tensor x = (randn({19, 37}, d) * c.scale).t();  // non-contiguous
+      if (c.scale == 0.0) x = tanh(randn({19, 37}, d)).t();
+      for (const Tensor& grad : {g, randn({19}, d)}) {  // same shape, then broadcast
+        ops::Stack args{grad, x};
+        args.insert(args.end(), c.extra.begin(), c.extra.end());
+        EXPECT_TRUE(all_close(ops::call1(o, args), o.decomposition(args)[0],
+                              d == kFloat32 ? 1e-5 : 1e-12, 1e-6));
+      }
     }
   }
   // threshold_backward: nothing at or below the threshold, NaN self passes the gradient.
   Tensor t = ops::call1(op("threshold_backward"),
                         {f64({1, 2, 3, 4}), f64({0.0, -1.0, NAN, 0.5}), Scalar(0.0)});
   EXPECT_TRUE(all_close(t, f64({0, 0, 3, 4})));
+  // hardtanh_backward: nothing at the limits either.
+  Tensor h = ops::call1(op("hardtanh_backward"),
+                        {f64({1, 2, 3, 4}), f64({-1.0, 0.0, 1.0, 2.0}), Scalar(-1.0), Scalar(1.0)});
+  EXPECT_TRUE(all_close(h, f64({0, 2, 0, 0})));
+}
+
+// From PyTorch 2.x: torch.ops.aten.{silu,sigmoid,tanh}_backward(ones, x) at x = [-2, 0, 0.5].
+TEST(PointwiseDerivatives, SiluSigmoidTanhBackwardMatchPyTorch) {
+  Tensor g = ones({3}, kFloat64);
+  Tensor x = f64({-2.0, 0.0, 0.5});
+  EXPECT_TRUE(all_close(ops::call1(op("silu_backward"), {g, x}),
+                        f64({-0.09078424878489547, 0.5, 0.7399611873026519}), 1e-12, 1e-14));
+  EXPECT_TRUE(
+      all_close(ops::call1(op("sigmoid_backward"), {g, x}), f64({-6.0, 0.0, 0.25}), 1e-12, 1e-14));
+  EXPECT_TRUE(
+      all_close(ops::call1(op("tanh_backward"), {g, x}), f64({-3.0, 1.0, 0.75}), 1e-12, 1e-14));
+  // Through the ops themselves.
+  Tensor xl = x.clone().requires_grad_();
+  EXPECT_TRUE(all_close(grad_of(silu(xl), xl), f64({-0.09078424878489547, 0.5, 0.7399611873026519}),
+                        1e-12, 1e-14));
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace kiln::ops {
 namespace {
 
@@ -137,6 +139,8 @@ std::vector<Sample> tie_samples() {
 // Derivatives (BackwardArgs: inputs as called, outputs, one gradient per output). The engine
 // sums a gradient over broadcast dims and casts it to its input's dtype.
 const Tensor& in(const BackwardArgs& a, size_t i) { return a.inputs[i].to_tensor(); }
+// A Python-number operand (x * 2, x ** 2) never needs a gradient: formulas skip its passes.
+bool constant(const Tensor& t) { return t.impl()->is_wrapped_number(); }
 
 std::vector<Tensor> add_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
@@ -149,7 +153,7 @@ std::vector<Tensor> sub_derivative(const BackwardArgs& a) {
 }
 std::vector<Tensor> mul_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  return {g * in(a, 1), g * in(a, 0)};
+  return {g * in(a, 1), constant(in(a, 1)) ? Tensor() : g * in(a, 0)};
 }
 std::vector<Tensor> div_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
@@ -158,6 +162,7 @@ std::vector<Tensor> div_derivative(const BackwardArgs& a) {
     return {zeros_like(in(a, 0)), zeros_like(in(a, 1))};
   }
   const Tensor& other = in(a, 1);
+  if (constant(other)) return {g / other, Tensor()};
   return {g / other, -g * in(a, 0) / (other * other)};
 }
 // rsub(self, other, alpha) = other - alpha * self.
@@ -170,6 +175,7 @@ std::vector<Tensor> rsub_derivative(const BackwardArgs& a) {
 DerivativeFn rounded_remainder_derivative(const char* rounding) {
   return [rounding](const BackwardArgs& a) -> std::vector<Tensor> {
     const Tensor& g = a.grad_outputs[0];
+    if (constant(in(a, 1))) return {g, Tensor()};
     return {g, -g * div(in(a, 0), in(a, 1), rounding)};
   };
 }
@@ -182,17 +188,23 @@ Tensor pow_exponent_gradient(const Tensor& g, const Tensor& base, const Tensor& 
                              const Tensor& result) {
   return where((base == 0.0) & (exponent >= 0.0), 0.0, g * result * log(base));
 }
+// x ** e for a number e: e x^(e-1) in as few passes as e allows.
+Tensor pow_number_gradient(const Tensor& g, const Tensor& self, double e) {
+  if (e == 0.0) return zeros_like(g);
+  if (e == 1.0) return g;
+  if (e == 2.0) return g * self * 2.0;
+  return g * (pow(self, e - 1.0) * e);
+}
 std::vector<Tensor> pow_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
+  if (constant(in(a, 1)))
+    return {pow_number_gradient(g, in(a, 0), in(a, 1).item<double>()), Tensor()};
   return {pow_self_gradient(g, in(a, 0), in(a, 1)),
           pow_exponent_gradient(g, in(a, 0), in(a, 1), a.outputs[0])};
 }
 std::vector<Tensor> pow_scalar_exponent_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  const Tensor& self = in(a, 0);
-  const double e = a.inputs[1].to_scalar().to<double>();
-  if (e == 0.0) return {zeros_like(g)};
-  return {g * (pow(self, e - 1.0) * e)};
+  return {pow_number_gradient(g, in(a, 0), a.inputs[1].to_scalar().to<double>())};
 }
 std::vector<Tensor> pow_scalar_base_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
@@ -218,6 +230,7 @@ DerivativeFn extremum_derivative(bool is_max) {
     const Tensor split = where(self == other, g * 0.5, g);
     const Tensor self_loses = is_max ? self < other : self > other;
     const Tensor other_loses = is_max ? self > other : self < other;
+    if (constant(other)) return {split.masked_fill(self_loses, 0.0), Tensor()};
     return {split.masked_fill(self_loses, 0.0), split.masked_fill(other_loses, 0.0)};
   };
 }
@@ -278,7 +291,15 @@ KILN_REGISTER_OPS(binary_arithmetic) {
   declare_binary(
       {"pow(Tensor self, Tensor exponent) -> Tensor", pow_plan, true, true, true,
        [] {
-         return concat({binary_samples(kFloat32, 0.5, 3.0), binary_samples(kInt64, 0.0, 4.0)});
+         std::vector<Sample> numbers;
+         for (double e : {2.0, 3.5, 0.0}) {
+           numbers.push_back({{make_sample({3, 4}, kFloat32, 0.5, 3.0, 43), wrapped_scalar(e)},
+                              fmt::format("wrapped exponent {}", e)});
+         }
+         numbers.push_back({{make_sample({3, 4}, kFloat64, -3.0, 3.0, 44), wrapped_scalar(2)},
+                            "signed ** wrapped int 2"});
+         return concat(
+             {binary_samples(kFloat32, 0.5, 3.0), binary_samples(kInt64, 0.0, 4.0), numbers});
        },
        pow_derivative, DerivativeReads::InputsAndOutputs});
   declare_binary({"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",

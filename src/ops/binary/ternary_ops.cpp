@@ -213,7 +213,12 @@ const Tensor& in(const BackwardArgs& a, size_t i) { return a.inputs[i].to_tensor
 std::vector<Tensor> where_derivative(const BackwardArgs& a) {
   const Tensor& cond = in(a, 0);
   const Tensor& g = a.grad_outputs[0];
-  return {Tensor(), where(cond, g, 0.0), where(cond, 0.0, g)};
+  // A Python-number branch (where(c, x, 0.0)) needs no gradient.
+  auto branch = [&](size_t i, bool taken) {
+    if (in(a, i).impl()->is_wrapped_number()) return Tensor();
+    return taken ? where(cond, g, 0.0) : where(cond, 0.0, g);
+  };
+  return {Tensor(), branch(1, true), branch(2, false)};
 }
 
 // PyTorch's clamp_backward_min_max: self gets the gradient where min <= self <= max, min where

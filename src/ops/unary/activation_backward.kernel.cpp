@@ -1,6 +1,8 @@
 // Fused backward kernels of the activations on training's hot path: gelu_backward (erf and tanh
-// forms) and threshold_backward (relu's). One pass over (grad_output, self) instead of the
-// several elementwise ops their formulas take. float32/float64 take SIMD paths.
+// forms), threshold_backward (relu's), hardtanh_backward (relu6's), silu_backward, and
+// sigmoid_backward / tanh_backward (from the forward's result). One pass over (grad_output,
+// self) instead of the several elementwise ops their formulas take. float32/float64 take SIMD
+// paths.
 // First: capability.h (through it) defines the capability namespace that loops.h uses.
 #include "ops/unary/unary_kernels.h"
 
@@ -71,6 +73,58 @@ struct ThresholdBackward {
   }
 };
 
+// No gradient at or beyond the limits (hardtanh_backward).
+struct HardtanhBackward {
+  double lo, hi;
+  template <typename T>
+  T operator()(T g, T x) const {
+    return (x <= static_cast<T>(lo) || x >= static_cast<T>(hi)) ? T(0) : g;
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    const Vec<T> zero(T(0));
+    return select<T>(x <= Vec<T>(static_cast<T>(lo)), zero,
+                     select<T>(x >= Vec<T>(static_cast<T>(hi)), zero, g));
+  }
+};
+
+// d/dx [x sigmoid(x)] = s (1 + x (1 - s)).
+struct SiluBackward {
+  template <typename T>
+  T operator()(T g, T x) const {
+    const T s = T(1) / (T(1) + std::exp(-x));
+    return g * s * (T(1) + x * (T(1) - s));
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    const Vec<T> one(T(1));
+    const Vec<T> s = one / (one + fast_exp(-x));
+    return g * s * (one + x * (one - s));
+  }
+};
+
+// From the forward's result y: sigmoid' = y (1 - y), tanh' = 1 - y^2.
+struct SigmoidBackward {
+  template <typename T>
+  T operator()(T g, T y) const {
+    return g * (T(1) - y) * y;
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> y) const {
+    return g * (Vec<T>(T(1)) - y) * y;
+  }
+};
+struct TanhBackward {
+  template <typename T>
+  T operator()(T g, T y) const {
+    return g * (T(1) - y * y);
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> y) const {
+    return g * (Vec<T>(T(1)) - y * y);
+  }
+};
+
 // (grad, self) in T; 16-bit floats compute through float.
 template <typename T, typename Op>
 void run_typed(ops::TensorIterator& iter, const Op& op) {
@@ -86,18 +140,32 @@ void run_typed(ops::TensorIterator& iter, const Op& op) {
   }
 }
 
-void activation_backward_kernel(ops::TensorIterator& iter, ActivationBackward op, double param) {
+template <typename Op>
+void run_floating(ops::TensorIterator& iter, const Op& op, const char* name) {
+  KILN_DISPATCH_FLOATING(iter.dtype(0), name, [&]<typename T>() { run_typed<T>(iter, op); });
+}
+template <typename Op>
+void run_numeric(ops::TensorIterator& iter, const Op& op, const char* name) {
+  KILN_DISPATCH_ALL_NO_BOOL(iter.dtype(0), name, [&]<typename T>() { run_typed<T>(iter, op); });
+}
+
+void activation_backward_kernel(ops::TensorIterator& iter, ActivationBackward op, double a,
+                                double b) {
   switch (op) {
     case ActivationBackward::GeluErf:
-      return KILN_DISPATCH_FLOATING(iter.dtype(0), "gelu_backward",
-                                    [&]<typename T>() { run_typed<T>(iter, GeluErfBackward{}); });
+      return run_floating(iter, GeluErfBackward{}, "gelu_backward");
     case ActivationBackward::GeluTanh:
-      return KILN_DISPATCH_FLOATING(iter.dtype(0), "gelu_backward",
-                                    [&]<typename T>() { run_typed<T>(iter, GeluTanhBackward{}); });
+      return run_floating(iter, GeluTanhBackward{}, "gelu_backward");
     case ActivationBackward::Threshold:
-      return KILN_DISPATCH_ALL_NO_BOOL(iter.dtype(0), "threshold_backward", [&]<typename T>() {
-        run_typed<T>(iter, ThresholdBackward{param});
-      });
+      return run_numeric(iter, ThresholdBackward{a}, "threshold_backward");
+    case ActivationBackward::Hardtanh:
+      return run_numeric(iter, HardtanhBackward{a, b}, "hardtanh_backward");
+    case ActivationBackward::Silu:
+      return run_floating(iter, SiluBackward{}, "silu_backward");
+    case ActivationBackward::Sigmoid:
+      return run_floating(iter, SigmoidBackward{}, "sigmoid_backward");
+    case ActivationBackward::Tanh:
+      return run_floating(iter, TanhBackward{}, "tanh_backward");
   }
 }
 

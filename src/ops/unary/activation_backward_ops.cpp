@@ -1,6 +1,7 @@
-// Backward ops of activations, with aten's schemas: gelu_backward and threshold_backward (relu's
-// gradient). Each runs a fused kernel (activation_backward.kernel.cpp) and is differentiated
-// through its decomposition, which doubles as the reference the kernel is tested against.
+// Backward ops of activations, with aten's schemas: gelu_backward, threshold_backward (relu's),
+// hardtanh_backward (hardtanh's and relu6's), silu_backward, sigmoid_backward and tanh_backward.
+// Each runs a fused kernel (activation_backward.kernel.cpp) and is differentiated through its
+// decomposition, which doubles as the reference the kernel is tested against.
 #include "ops/binary/binary_samples.h"
 #include "ops/binary/elementwise_common.h"
 #include "ops/unary/unary_kernels.h"
@@ -11,6 +12,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 namespace kiln::ops {
 
@@ -18,32 +20,67 @@ cpu::KernelDispatch<ActivationBackwardKernel> activation_backward_kernels;
 
 namespace {
 
-// The promoted dtype of (grad_output, self), which must be floating for gelu_backward.
+// What one call computes: the kernel and its two parameters.
+struct BackwardCall {
+  ActivationBackward kind;
+  double a = 0, b = 0;
+};
+using CallFn = BackwardCall (*)(const Stack& args);
+
+// One op over (grad_output, x): x is self, or the forward's result for sigmoid/tanh.
+struct BackwardDecl {
+  const char* schema;
+  const char* name;
+  bool floating_only;
+  CallFn call;
+  DecompositionFn decomposition;
+  SampleFn samples;
+};
+
+// The promoted dtype of (grad_output, x).
 DType backward_dtype(const Stack& args, const char* op, bool floating_only) {
   const DType d = result_type(args[0].to_tensor(), args[1].to_tensor());
   if (d == DType::Bool || (floating_only && !is_floating_point(d))) unsupported(op, d);
   return d;
 }
 
-ActivationBackward gelu_kind(const Stack& args) {
+void declare_backward(const BackwardDecl& d) {
+  const char* name = d.name;
+  const bool floating_only = d.floating_only;
+  const CallFn call = d.call;
+  declare(OpBuilder(d.schema)
+              .meta([=](const Stack& args) {
+                call(args);  // argument checks, so that meta tensors raise too
+                const DType dtype = backward_dtype(args, name, floating_only);
+                return std::vector<TensorMeta>{
+                    elementwise_meta({args[0].to_tensor(), args[1].to_tensor()}, dtype, name)};
+              })
+              .cpu([=](const Stack& args, const std::vector<Tensor>& out) {
+                const BackwardCall c = call(args);
+                const DType dtype = backward_dtype(args, name, floating_only);
+                if (out[0].numel() == 0) return;
+                auto iter = elementwise_iter(out[0], {args[0].to_tensor(), args[1].to_tensor()},
+                                             dtype, dtype, name);
+                activation_backward_kernels(iter, c.kind, c.a, c.b);
+              })
+              .decomposition(d.decomposition)
+              .tolerance(1e-5, 1e-5)
+              .samples(d.samples));
+}
+
+BackwardCall gelu_call(const Stack& args) {
   const std::string& approximate = args[2].to_string();
   KILN_CHECK(approximate == "none" || approximate == "tanh",
              "gelu_backward: approximate must be 'none' or 'tanh', got '{}'", approximate);
-  return approximate == "tanh" ? ActivationBackward::GeluTanh : ActivationBackward::GeluErf;
+  return {approximate == "tanh" ? ActivationBackward::GeluTanh : ActivationBackward::GeluErf};
 }
 
-void run_backward(const Stack& args, const Tensor& out, DType dtype, ActivationBackward kind,
-                  double param, const char* op) {
-  if (out.numel() == 0) return;
-  auto iter = elementwise_iter(out, {args[0].to_tensor(), args[1].to_tensor()}, dtype, dtype, op);
-  activation_backward_kernels(iter, kind, param);
-}
+// ---- decompositions: grad times the activation's derivative, in kiln ops ----
 
-// grad * d gelu(x) / dx in kiln ops.
 std::vector<Tensor> gelu_backward_decomposition(const Stack& args) {
   const Tensor& g = args[0].to_tensor();
   const Tensor& x = args[1].to_tensor();
-  if (gelu_kind(args) == ActivationBackward::GeluErf) {
+  if (gelu_call(args).kind == ActivationBackward::GeluErf) {
     const double inv_sqrt_2pi = 0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2;
     const Tensor cdf = (erf(x * (0.5 * std::numbers::sqrt2)) + 1.0) * 0.5;
     const Tensor pdf = exp(x * x * -0.5) * inv_sqrt_2pi;
@@ -61,71 +98,116 @@ std::vector<Tensor> threshold_backward_decomposition(const Stack& args) {
   return {where(args[1].to_tensor() <= args[2].to_scalar(), 0.0, args[0].to_tensor())};
 }
 
-// grad_output and self have one shape in practice (PyTorch's oneDNN path rejects broadcasting).
-std::vector<Sample> gelu_backward_samples() {
+std::vector<Tensor> hardtanh_backward_decomposition(const Stack& args) {
+  const Tensor& x = args[1].to_tensor();
+  return {where((x <= args[2].to_scalar()) | (x >= args[3].to_scalar()), 0.0, args[0].to_tensor())};
+}
+
+std::vector<Tensor> silu_backward_decomposition(const Stack& args) {
+  const Tensor& x = args[1].to_tensor();
+  const Tensor s = sigmoid(x);
+  return {args[0].to_tensor() * s * (x * (1.0 - s) + 1.0)};
+}
+
+std::vector<Tensor> sigmoid_backward_decomposition(const Stack& args) {
+  const Tensor& y = args[1].to_tensor();
+  return {args[0].to_tensor() * (1.0 - y) * y};
+}
+
+std::vector<Tensor> tanh_backward_decomposition(const Stack& args) {
+  const Tensor& y = args[1].to_tensor();
+  return {args[0].to_tensor() * (1.0 - y * y)};
+}
+
+// ---- samples ----
+
+// (grad_output, x) pairs of one shape (PyTorch's oneDNN gelu_backward rejects broadcasting; the
+// others broadcast as binary ops), x in [low, high).
+std::vector<Sample> pair_samples(double low, double high, const Stack& extra, bool with_broadcast) {
   std::vector<Sample> s;
-  for (const char* approximate : {"none", "tanh"}) {
-    for (Sample& t : binary_samples(kFloat32, -3.0, 3.0, {approximate})) {
-      if (t.description.find("broadcast") == std::string::npos && t.description != "empty") {
-        s.push_back(std::move(t));
-      }
+  for (Sample& t : binary_samples(kFloat32, -3.0, 3.0, extra)) {
+    if (!with_broadcast &&
+        (t.description.find("broadcast") != std::string::npos || t.description == "empty")) {
+      continue;
     }
+    // x from [-3, 3) to [low, high), keeping its layout.
+    t.args[1] = (t.args[1].to_tensor() + 3.0) * ((high - low) / 6.0) + low;
+    s.push_back(std::move(t));
   }
+  Stack wide{make_sample({2, 37}, kFloat64, -1, 1, 1),
+             make_sample({2, 37}, kFloat64, low, high, 2)};
+  wide.insert(wide.end(), extra.begin(), extra.end());
+  s.push_back({std::move(wide), "float64 SIMD tail"});
+  Stack bf16{make_sample({3, 4}, kBFloat16), make_sample({3, 4}, kBFloat16, low, high, 3)};
+  bf16.insert(bf16.end(), extra.begin(), extra.end());
+  s.push_back({std::move(bf16), "bfloat16"});
+  return s;
+}
+
+std::vector<Sample> gelu_backward_samples() {
+  std::vector<Sample> s = pair_samples(-3.0, 3.0, {"none"}, false);
+  for (Sample& t : pair_samples(-8.0, 8.0, {"tanh"}, false)) s.push_back(std::move(t));
   s.push_back({{make_sample({0, 4}, kFloat32), make_sample({0, 4}, kFloat32), "tanh"}, "empty"});
-  s.push_back(
-      {{make_sample({2, 37}, kFloat64, -1, 1, 1), make_sample({2, 37}, kFloat64, -8, 8, 2), "none"},
-       "float64, wide range"});
-  s.push_back(
-      {{make_sample({2, 37}, kFloat64, -1, 1, 3), make_sample({2, 37}, kFloat64, -8, 8, 4), "tanh"},
-       "float64 tanh, wide range"});
   s.push_back(
       {{make_sample({300}, kFloat32, -1, 1, 5), make_sample({300}, kFloat32, -8, 8, 6), "none"},
        "wide range crossing SIMD width"});
-  s.push_back({{make_sample({3, 4}, kBFloat16), make_sample({3, 4}, kBFloat16, -3, 3, 7), "tanh"},
-               "bfloat16"});
   s.push_back({{make_sample({3, 4}, kFloat32), make_sample({3, 4}, kFloat32), "sigmoid"},
                "bad approximate"});
   return s;
 }
 
 std::vector<Sample> threshold_backward_samples() {
-  std::vector<Sample> s = binary_samples(kFloat32, -3.0, 3.0, {Scalar(0.0)});
-  for (Sample& t : binary_samples(kFloat64, -3.0, 3.0, {Scalar(0.5)})) s.push_back(std::move(t));
+  std::vector<Sample> s = pair_samples(-3.0, 3.0, {Scalar(0.0)}, true);
+  for (Sample& t : pair_samples(-3.0, 3.0, {Scalar(0.5)}, true)) s.push_back(std::move(t));
   s.push_back({{make_sample({3, 4}, kInt64, -5, 5), make_sample({3, 4}, kInt64, -5, 5, 2),
                 Scalar(int64_t{1})},
                "int64"});
   return s;
 }
 
+std::vector<Sample> hardtanh_backward_samples() {
+  std::vector<Sample> s = pair_samples(-3.0, 3.0, {Scalar(-1.0), Scalar(1.0)}, true);
+  for (Sample& t : pair_samples(-3.0, 9.0, {Scalar(0.0), Scalar(6.0)}, true)) {
+    s.push_back(std::move(t));
+  }
+  s.push_back({{make_sample({3, 4}, kInt64, -5, 5), make_sample({3, 4}, kInt64, -5, 5, 2),
+                Scalar(int64_t{-2}), Scalar(int64_t{3})},
+               "int64 (not supported, as in PyTorch)"});
+  return s;
+}
+
 }  // namespace
 
-KILN_OP("gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor")
-    .meta([](const Stack& args) {
-      gelu_kind(args);
-      const DType d = backward_dtype(args, "gelu_backward", true);
-      return std::vector<TensorMeta>{
-          elementwise_meta({args[0].to_tensor(), args[1].to_tensor()}, d, "gelu_backward")};
-    })
-    .cpu([](const Stack& args, const std::vector<Tensor>& out) {
-      run_backward(args, out[0], backward_dtype(args, "gelu_backward", true), gelu_kind(args), 0.0,
-                   "gelu_backward");
-    })
-    .decomposition(gelu_backward_decomposition)
-    .tolerance(1e-5, 1e-5)
-    .samples(gelu_backward_samples);
-
-KILN_OP("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor")
-    .meta([](const Stack& args) {
-      const DType d = backward_dtype(args, "threshold_backward", false);
-      return std::vector<TensorMeta>{
-          elementwise_meta({args[0].to_tensor(), args[1].to_tensor()}, d, "threshold_backward")};
-    })
-    .cpu([](const Stack& args, const std::vector<Tensor>& out) {
-      run_backward(args, out[0], backward_dtype(args, "threshold_backward", false),
-                   ActivationBackward::Threshold, args[2].to_scalar().to<double>(),
-                   "threshold_backward");
-    })
-    .decomposition(threshold_backward_decomposition)
-    .samples(threshold_backward_samples);
+KILN_REGISTER_OPS(activation_backward_ops) {
+  const BackwardDecl decls[] = {
+      {"gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+       "gelu_backward", true, gelu_call, gelu_backward_decomposition, gelu_backward_samples},
+      {"threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+       "threshold_backward", false,
+       [](const Stack& a) {
+         return BackwardCall{ActivationBackward::Threshold, a[2].to_scalar().to<double>()};
+       },
+       threshold_backward_decomposition, threshold_backward_samples},
+      {"hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> "
+       "Tensor",
+       "hardtanh_backward", true,
+       [](const Stack& a) {
+         return BackwardCall{ActivationBackward::Hardtanh, a[2].to_scalar().to<double>(),
+                             a[3].to_scalar().to<double>()};
+       },
+       hardtanh_backward_decomposition, hardtanh_backward_samples},
+      {"silu_backward(Tensor grad_output, Tensor self) -> Tensor", "silu_backward", true,
+       [](const Stack&) { return BackwardCall{ActivationBackward::Silu}; },
+       silu_backward_decomposition, [] { return pair_samples(-6.0, 6.0, {}, true); }},
+      // From the forward's result: y in (0, 1) for sigmoid, (-1, 1) for tanh.
+      {"sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor", "sigmoid_backward", true,
+       [](const Stack&) { return BackwardCall{ActivationBackward::Sigmoid}; },
+       sigmoid_backward_decomposition, [] { return pair_samples(0.0, 1.0, {}, true); }},
+      {"tanh_backward(Tensor grad_output, Tensor output) -> Tensor", "tanh_backward", true,
+       [](const Stack&) { return BackwardCall{ActivationBackward::Tanh}; },
+       tanh_backward_decomposition, [] { return pair_samples(-1.0, 1.0, {}, true); }},
+  };
+  for (const BackwardDecl& d : decls) declare_backward(d);
+}
 
 }  // namespace kiln::ops

@@ -106,13 +106,14 @@ std::vector<Tensor> softplus_derivative(const BackwardArgs& a) {
   return {where(bx > a.inputs[2].to_double(), g, g * sigmoid(bx))};
 }
 
-// hardtanh_backward: no gradient at or beyond the limits (relu6 is hardtanh(0, 6)).
+// The fused hardtanh_backward: no gradient at or beyond the limits (relu6 is hardtanh(0, 6)).
 std::vector<Tensor> hardtanh_derivative(const BackwardArgs& a) {
   const Tensor& x = input(a);
   const bool relu6 = a.inputs.size() == 1;
   const double lo = relu6 ? 0.0 : a.inputs[1].to_double();
   const double hi = relu6 ? 6.0 : a.inputs[2].to_double();
-  return {where((x <= lo) | (x >= hi), 0.0, a.grad_outputs[0])};
+  static const OpDef& backward = OpRegistry::instance().get("hardtanh_backward");
+  return {call1(backward, {a.grad_outputs[0], x, Scalar(lo), Scalar(hi)})};
 }
 
 std::vector<Tensor> leaky_relu_derivative(const BackwardArgs& a) {
