@@ -7,6 +7,8 @@
 #include <kiln/kiln.h>
 
 #include <cmath>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "test_util.h"
@@ -296,6 +298,59 @@ TEST(PointwiseDerivatives, SiluSigmoidTanhBackwardMatchPyTorch) {
   Tensor xl = x.clone().requires_grad_();
   EXPECT_TRUE(all_close(grad_of(silu(xl), xl), f64({-0.09078424878489547, 0.5, 0.7399611873026519}),
                         1e-12, 1e-14));
+}
+
+// Double backward: the derivative formulas are written in differentiable ops, so the gradient of
+// u = <d f / dx, v> matches central differences of u (float64, smooth points only).
+TEST(PointwiseDerivatives, FormulasAreDifferentiableAgain) {
+  manual_seed(5);
+  using Fn = std::function<Tensor(const Tensor&)>;
+  const Tensor t = rand({6}, kFloat64) * 0.8 + 0.1;
+  const std::pair<const char*, Fn> cases[] = {
+      {"pow", [](const Tensor& x) { return pow(x, x * 0.5 + 1.0); }},
+      {"pow number", [](const Tensor& x) { return pow(x, Scalar(3.5)); }},
+      {"atan2", [](const Tensor& x) { return atan2(x, x * x + 1.0); }},
+      {"maximum", [](const Tensor& x) { return maximum(x * x, x + 1.5); }},
+      {"clamp", [](const Tensor& x) { return (x * x).clamp(0.2, 0.7); }},
+      {"lerp", [](const Tensor& x) { return lerp(x, x * x, x); }},
+      {"addcdiv", [](const Tensor& x) { return addcdiv(x, x * x, x + 2.0, 0.5); }},
+      {"elu", [](const Tensor& x) { return elu(x - 0.5, 1.5); }},
+      {"softplus", [](const Tensor& x) { return softplus(x * 3.0, 2.0, 5.0); }},
+      {"gelu tanh", [](const Tensor& x) { return gelu(x * 2.0, "tanh"); }},
+      {"silu", [](const Tensor& x) { return silu(x * 3.0); }},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x * 3.0); }},
+      {"tanh", [](const Tensor& x) { return tanh(x * 3.0); }},
+      {"logit", [](const Tensor& x) { return logit(x, 0.05); }},
+      {"mse_loss", [t](const Tensor& x) { return mse_loss(x * x, t); }},
+      {"huber_loss", [t](const Tensor& x) { return huber_loss(x * 3.0, t, {}); }},
+      {"binary_cross_entropy", [t](const Tensor& x) { return binary_cross_entropy(x, t, {}); }},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.first);
+    const Fn& f = c.second;  // not a structured binding: lambdas capture it (clang 14)
+    const Tensor x0 = rand({6}, kFloat64) * 0.8 + 0.1;  // in (0.1, 0.9)
+    const Tensor v = randn(f(x0).sizes(), kFloat64);
+    const Tensor w = randn({6}, kFloat64);
+    // u(x) = <d <f(x), v> / dx, w>.
+    auto u = [&](const Tensor& x, bool create_graph) {
+      Tensor y = (f(x) * v).sum();
+      Tensor g = autograd::grad({y}, {x}, {}, std::nullopt, create_graph)[0];
+      return (g * w).sum();
+    };
+    Tensor x = x0.clone().requires_grad_();
+    const std::vector<double> analytic = autograd::grad({u(x, true)}, {x})[0].tolist<double>();
+    const double eps = 1e-6;
+    for (int64_t i = 0; i < 6; ++i) {
+      Tensor plus = x0.clone(), minus = x0.clone();
+      plus.data_ptr<double>()[i] += eps;
+      minus.data_ptr<double>()[i] -= eps;
+      const double up = u(plus.requires_grad_(), false).item<double>();
+      const double down = u(minus.requires_grad_(), false).item<double>();
+      const double numeric = (up - down) / (2 * eps);
+      EXPECT_NEAR(analytic[static_cast<size_t>(i)], numeric, 1e-5 + 1e-4 * std::abs(numeric))
+          << "element " << i;
+    }
+  }
 }
 
 }  // namespace
