@@ -252,7 +252,10 @@ std::vector<Tensor> clamp_max_tensor_derivative(const BackwardArgs& a) {
 
 std::vector<Tensor> lerp_tensor_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  const Tensor g_end = g * in(a, 2);
+  const Tensor& weight = in(a, 2);
+  const Tensor g_end = g * weight;
+  // A Python-number weight needs no gradient.
+  if (weight.impl()->is_wrapped_number()) return {g - g_end, g_end, Tensor()};
   return {g - g_end, g_end, g * (in(a, 1) - in(a, 0))};
 }
 

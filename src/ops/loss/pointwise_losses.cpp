@@ -228,13 +228,13 @@ std::vector<Tensor> bce_derivative(const BackwardArgs& a) {
   const Tensor unweighted_scale = reduced_scale(a.grad_outputs[0], r, x.numel());
   const Tensor scale = weight.defined() ? unweighted_scale * weight : unweighted_scale;
   const Tensor grad_self = (x - t) / (x * (1.0 - x)).clamp_min(1e-12) * scale;
-  const Tensor grad_target = ((-x).log1p().clamp_min(-100.0) - x.log().clamp_min(-100.0)) * scale;
-  // The weight multiplies each element's loss (PyTorch has no gradient for it).
+  const Tensor log_x = x.log().clamp_min(-100.0);
+  const Tensor log_1mx = (-x).log1p().clamp_min(-100.0);
+  const Tensor grad_target = (log_1mx - log_x) * scale;
+  // The weight multiplies each element's loss -(log(1 - x) + t (log x - log(1 - x))), clamped
+  // logs as in the forward (PyTorch has no gradient for it).
   Tensor grad_weight;
-  if (weight.defined()) {
-    static const OpDef& bce = OpRegistry::instance().get("binary_cross_entropy");
-    grad_weight = call1(bce, {x, t, IValue(), reduction_value(Reduction::None)}) * unweighted_scale;
-  }
+  if (weight.defined()) grad_weight = -(log_1mx + t * (log_x - log_1mx)) * unweighted_scale;
   return {grad_self, grad_target, grad_weight};
 }
 
