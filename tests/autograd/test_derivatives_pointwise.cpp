@@ -176,6 +176,18 @@ TEST(PointwiseDerivatives, BinaryCrossEntropyAtZeroAndOne) {
   EXPECT_TRUE(all_close(grad_of(loss, x), f64({-250000000998.9507, 750000002996.852}), 1e-6));
 }
 
+// d/dx = sigmoid(x) - t, also at x = 0 (where a min/abs form of log-sigmoid has kinks) and for
+// huge logits.
+TEST(PointwiseDerivatives, BinaryCrossEntropyWithLogitsAtZeroAndLargeLogits) {
+  Tensor x = leaf({0.0, 1000.0, -1000.0, 2.0});
+  Tensor t = f64({0.25, 1.0, 0.0, 0.5});
+  BinaryCrossEntropyWithLogitsOptions o;
+  o.reduction = Reduction::Sum;
+  const double s2 = 1.0 / (1.0 + std::exp(-2.0));
+  EXPECT_TRUE(all_close(grad_of(binary_cross_entropy_with_logits(x, t, o), x),
+                        f64({0.25, 0.0, 0.0, s2 - 0.5}), 1e-12, 1e-14));
+}
+
 TEST(PointwiseDerivatives, NllLossWeightGradientIncludesTheMeanDenominator) {
   // x = [[-1, -2, -3], [-4, -5, -6]], targets 0 and 2, w = [1, 2, 3]:
   // sum: L = -(1 * -1 + 3 * -6) = 19, dL/dw = [1, 0, 6].

@@ -8,6 +8,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
+#include <kiln/ops/unary.h>
 
 #include <fmt/format.h>
 
@@ -331,8 +332,10 @@ KILN_OP("l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor")
     })
     .samples([] { return regression_samples({}); });
 
-// The numerically stable form: log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), and
-// loss = (1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x)).
+// loss = (1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x)), with log(sigmoid(x)) =
+// -softplus(-x): stable for large |x| (softplus is linear beyond its threshold), and its gradient
+// 1 - sigmoid(x) is right at x = 0 too (min(x, 0) - log1p(exp(-|x|)) has kinks there whose
+// subgradients do not cancel).
 KILN_OP(
     "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? "
     "pos_weight=None, int reduction=1) -> Tensor")
@@ -347,7 +350,7 @@ KILN_OP(
       KILN_CHECK(IntList(self.sizes()) == IntList(target.sizes()),
                  "{}: target size {} must be the same as input size {}", op,
                  sizes_str(target.sizes()), sizes_str(self.sizes()));
-      Tensor log_sigmoid = self.clamp_max(0.0) - (-self.abs()).exp().log1p();
+      Tensor log_sigmoid = -softplus(-self);
       if (pos_weight.defined()) log_sigmoid = log_sigmoid * ((pos_weight - 1.0) * target + 1.0);
       Tensor loss = (1.0 - target) * self - log_sigmoid;
       if (weight.defined()) loss = loss * weight;
