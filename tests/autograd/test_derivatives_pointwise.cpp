@@ -102,6 +102,24 @@ TEST(PointwiseDerivatives, PowOfZeroToTheZeroHasAZeroGradient) {
   EXPECT_TRUE(all_close(grad_of(pow(x, Scalar(0.0)), x), f64({0, 0})));
 }
 
+// The in-place variants differentiate through the functional op on the old value.
+TEST(PointwiseDerivatives, InPlaceVariants) {
+  Tensor x = leaf({-2.0, 0.5, 3.0});
+  Tensor y = x * 1.0;
+  y.clamp_(-1.0, 1.0);
+  y.relu_();
+  y.mul_(3.0);
+  // d/dx of 3 relu(clamp(x, -1, 1)): 0 (clamped), 3, 0 (clamped).
+  EXPECT_TRUE(all_close(grad_of(y, x), f64({0, 3, 0})));
+
+  Tensor z = x * 2.0;
+  Tensor value = scalar_tensor(5.0, kFloat64).requires_grad_();
+  ops::call(op("masked_fill_.Tensor"), {z, tensor({true, false, true}), value});
+  auto g = autograd::grad({(z * f64({1, 2, 3})).sum()}, {x, value});
+  EXPECT_TRUE(all_close(g[0], f64({0, 4, 0})));
+  EXPECT_NEAR(g[1].item<double>(), 1 + 3, 1e-12);
+}
+
 // Python-number operands take the short formulas (and get no gradient of their own).
 TEST(PointwiseDerivatives, NumberOperands) {
   Tensor x = leaf({-2.0, 0.5, 3.0});
