@@ -288,6 +288,9 @@ TEST(PointwiseDerivatives, FusedBackwardKernelsMatchTheirDecompositions) {
       {"silu_backward", {}, 6.0},
       {"sigmoid_backward", {}, 0.0},
       {"tanh_backward", {}, 0.0},
+      {"leaky_relu_backward", {Scalar(0.1), false}, 2.0},
+      {"softplus_backward", {Scalar(1.0), Scalar(20.0)}, 30.0},
+      {"softplus_backward", {Scalar(2.0), Scalar(3.0)}, 2.0},
   };
   for (const Case& c : cases) {
     const ops::OpDef& o = op(c.op);
@@ -302,6 +305,16 @@ TEST(PointwiseDerivatives, FusedBackwardKernelsMatchTheirDecompositions) {
         EXPECT_TRUE(all_close(ops::call1(o, args), o.decomposition(args)[0],
                               d == kFloat32 ? 1e-5 : 1e-12, 1e-6));
       }
+    }
+  }
+  // elu_backward takes self (or the result) last.
+  const ops::OpDef& elu_backward = op("elu_backward");
+  for (bool is_result : {false, true}) {
+    for (DType d : {kFloat32, kFloat64}) {
+      ops::Stack args{randn({37, 19}, d), Scalar(1.5), Scalar(2.0),
+                      Scalar(0.5),        is_result,   (randn({19, 37}, d) * 3.0).t()};
+      EXPECT_TRUE(all_close(ops::call1(elu_backward, args), elu_backward.decomposition(args)[0],
+                            d == kFloat32 ? 1e-5 : 1e-12, 1e-6));
     }
   }
   // threshold_backward: nothing at or below the threshold, NaN self passes the gradient.

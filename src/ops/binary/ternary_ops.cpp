@@ -22,7 +22,8 @@ struct TernaryPlan {
 using TernaryPlanFn = TernaryPlan (*)(const Stack& args);
 
 void declare_ternary(const char* schema, const char* name, TernaryPlanFn plan, bool inplace,
-                     bool out, SampleFn samples, DerivativeFn derivative) {
+                     bool out, SampleFn samples, DerivativeFn derivative,
+                     DerivativeReads reads = DerivativeReads::Inputs) {
   OpBuilder b(schema);
   std::move(b)
       .meta([plan, name](const Stack& args) {
@@ -40,7 +41,7 @@ void declare_ternary(const char* schema, const char* name, TernaryPlanFn plan, b
         ternary_kernels(iter, p.kind, p.alpha);
       })
       .samples(std::move(samples))
-      .derivative(std::move(derivative));
+      .derivative(std::move(derivative), reads);
   if (inplace) std::move(b).inplace_variant();
   if (out) std::move(b).out_variant();
   declare(std::move(b));
@@ -395,7 +396,7 @@ KILN_REGISTER_OPS(binary_ternary) {
         s.insert(s.end(), more.begin(), more.end());
         return s;
       },
-      lerp_scalar_derivative);
+      lerp_scalar_derivative, DerivativeReads::Nothing);
 
   declare_ternary(
       "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "

@@ -1,10 +1,10 @@
-// Fused backward kernels of the activations on training's hot path: gelu_backward (erf and tanh
-// forms), threshold_backward (relu's), hardtanh_backward (relu6's), silu_backward, and
-// sigmoid_backward / tanh_backward (from the forward's result). One pass over (grad_output,
-// self) instead of the several elementwise ops their formulas take. float32/float64 take SIMD
-// paths.
+// Fused backward kernels of the activations: gelu_backward (erf and tanh forms),
+// threshold_backward (relu's), hardtanh_backward (relu6's), silu_backward, sigmoid_backward /
+// tanh_backward (from the forward's result), leaky_relu_backward, elu_backward and
+// softplus_backward. One pass over (grad_output, self) instead of the several elementwise ops
+// their formulas take. float32/float64 take SIMD paths.
 // First: capability.h (through it) defines the capability namespace that loops.h uses.
-#include "ops/unary/unary_kernels.h"
+#include "ops/unary/activation_backward_kernels.h"
 
 #include "ops/cpu/loops.h"
 #include "ops/unary/unary_math.h"
@@ -125,6 +125,55 @@ struct TanhBackward {
   }
 };
 
+// x > 0 ? g : g * slope (leaky_relu_backward; the same from the result for a positive slope).
+struct LeakyReluBackward {
+  double slope;
+  template <typename T>
+  T operator()(T g, T x) const {
+    return x > T(0) ? g : g * static_cast<T>(slope);
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    return select<T>(x > Vec<T>(T(0)), g, g * Vec<T>(static_cast<T>(slope)));
+  }
+};
+
+// elu_backward: scale where x > 0; below, input_scale * alpha * scale * exp(input_scale x) from
+// the input, or input_scale * (y + alpha * scale) from the result y.
+struct EluBackward {
+  double alpha, scale, input_scale;
+  bool is_result;
+  template <typename T>
+  T operator()(T g, T x) const {
+    const T neg = static_cast<T>(alpha * scale);
+    const T is = static_cast<T>(input_scale);
+    if (!(x <= T(0))) return g * static_cast<T>(scale);  // NaN too, as PyTorch
+    return is_result ? g * is * (x + neg) : g * is * neg * std::exp(x * is);
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    const Vec<T> neg(static_cast<T>(alpha * scale));
+    const Vec<T> is(static_cast<T>(input_scale));
+    const Vec<T> below = is_result ? g * is * (x + neg) : g * is * neg * fast_exp(x * is);
+    return select<T>(x <= Vec<T>(T(0)), below, g * Vec<T>(static_cast<T>(scale)));
+  }
+};
+
+// softplus_backward: g where beta x > threshold (the forward is x there), else g sigmoid(beta x).
+struct SoftplusBackward {
+  double beta, threshold;
+  template <typename T>
+  T operator()(T g, T x) const {
+    const T bx = x * static_cast<T>(beta);
+    return bx > static_cast<T>(threshold) ? g : g / (T(1) + std::exp(-bx));
+  }
+  template <typename T>
+  Vec<T> vec(Vec<T> g, Vec<T> x) const {
+    const Vec<T> bx = x * Vec<T>(static_cast<T>(beta));
+    return select<T>(bx > Vec<T>(static_cast<T>(threshold)), g, g / (Vec<T>(T(1)) + fast_exp(-bx)));
+  }
+};
+
 // (grad, self) in T; 16-bit floats compute through float.
 template <typename T, typename Op>
 void run_typed(ops::TensorIterator& iter, const Op& op) {
@@ -149,8 +198,9 @@ void run_numeric(ops::TensorIterator& iter, const Op& op, const char* name) {
   KILN_DISPATCH_ALL_NO_BOOL(iter.dtype(0), name, [&]<typename T>() { run_typed<T>(iter, op); });
 }
 
-void activation_backward_kernel(ops::TensorIterator& iter, ActivationBackward op, double a,
-                                double b) {
+void activation_backward_kernel(ops::TensorIterator& iter, ActivationBackward op,
+                                const ops::ActivationBackwardParams& p) {
+  const double a = p.a, b = p.b;
   switch (op) {
     case ActivationBackward::GeluErf:
       return run_floating(iter, GeluErfBackward{}, "gelu_backward");
@@ -166,6 +216,12 @@ void activation_backward_kernel(ops::TensorIterator& iter, ActivationBackward op
       return run_floating(iter, SigmoidBackward{}, "sigmoid_backward");
     case ActivationBackward::Tanh:
       return run_floating(iter, TanhBackward{}, "tanh_backward");
+    case ActivationBackward::LeakyRelu:
+      return run_floating(iter, LeakyReluBackward{a}, "leaky_relu_backward");
+    case ActivationBackward::Elu:
+      return run_floating(iter, EluBackward{a, b, p.c, p.flag}, "elu_backward");
+    case ActivationBackward::Softplus:
+      return run_floating(iter, SoftplusBackward{a, b}, "softplus_backward");
   }
 }
 

@@ -99,11 +99,11 @@ std::vector<Tensor> gelu_derivative(const BackwardArgs& a) {
   return {call1(backward, {a.grad_outputs[0], input(a), a.inputs[1]})};
 }
 
-// g * sigmoid(beta x), and g itself where beta x > threshold (the forward is x there).
+// The fused softplus_backward: g * sigmoid(beta x), and g where beta x > threshold (the forward
+// is x there).
 std::vector<Tensor> softplus_derivative(const BackwardArgs& a) {
-  const Tensor bx = input(a) * a.inputs[1].to_double();
-  const Tensor& g = a.grad_outputs[0];
-  return {where(bx > a.inputs[2].to_double(), g, g * sigmoid(bx))};
+  static const OpDef& backward = OpRegistry::instance().get("softplus_backward");
+  return {call1(backward, {a.grad_outputs[0], input(a), a.inputs[1], a.inputs[2]})};
 }
 
 // The fused hardtanh_backward: no gradient at or beyond the limits (relu6 is hardtanh(0, 6)).
@@ -116,20 +116,21 @@ std::vector<Tensor> hardtanh_derivative(const BackwardArgs& a) {
   return {call1(backward, {a.grad_outputs[0], x, Scalar(lo), Scalar(hi)})};
 }
 
+// The fused leaky_relu_backward: g where x > 0, else g * negative_slope.
 std::vector<Tensor> leaky_relu_derivative(const BackwardArgs& a) {
-  const Tensor& g = a.grad_outputs[0];
-  return {where(input(a) > 0.0, g, g * a.inputs[1].to_double())};
+  static const OpDef& backward = OpRegistry::instance().get("leaky_relu_backward");
+  return {call1(backward, {a.grad_outputs[0], input(a), a.inputs[1], false})};
 }
 
-// elu_backward: scale where x > 0, else input_scale * alpha * scale * exp(input_scale x).
+// The fused elu_backward (from the input): scale where x > 0, else
+// input_scale * alpha * scale * exp(input_scale x). selu is elu with fixed constants.
 std::vector<Tensor> elu_derivative(const BackwardArgs& a) {
+  static const OpDef& backward = OpRegistry::instance().get("elu_backward");
   const bool selu = a.inputs.size() == 1;
-  const double alpha = selu ? kSeluAlpha : a.inputs[1].to_double();
-  const double scale = selu ? kSeluScale : a.inputs[2].to_double();
-  const double input_scale = selu ? 1.0 : a.inputs[3].to_double();
-  const Tensor& x = input(a);
-  const Tensor& g = a.grad_outputs[0];
-  return {where(x <= 0.0, g * exp(x * input_scale) * (input_scale * alpha * scale), g * scale)};
+  const Scalar alpha = selu ? Scalar(kSeluAlpha) : a.inputs[1].to_scalar();
+  const Scalar scale = selu ? Scalar(kSeluScale) : a.inputs[2].to_scalar();
+  const Scalar input_scale = selu ? Scalar(1.0) : a.inputs[3].to_scalar();
+  return {call1(backward, {a.grad_outputs[0], alpha, scale, input_scale, false, input(a)})};
 }
 
 // g / (x (1 - x)); outside [0, 1] NaN without eps, and 0 outside [eps, 1 - eps] with it (where

@@ -76,21 +76,6 @@ struct UnaryParams {
 using UnaryKernel = void(TensorIterator& iter, UnaryOpId op, const UnaryParams& params);
 extern cpu::KernelDispatch<UnaryKernel> unary_kernels;
 
-// The fused activation backward kernels (activation_backward.kernel.cpp): operand 0 is the
-// gradient input, 1 grad_output, 2 self (or the forward's result), all in the compute dtype.
-enum class ActivationBackward {
-  GeluErf,    // gelu_backward(approximate='none')
-  GeluTanh,   // gelu_backward(approximate='tanh')
-  Threshold,  // threshold_backward: a is the threshold
-  Hardtanh,   // hardtanh_backward: a = min_val, b = max_val
-  Silu,       // silu_backward
-  Sigmoid,    // sigmoid_backward (from the result)
-  Tanh,       // tanh_backward (from the result)
-};
-using ActivationBackwardKernel = void(TensorIterator& iter, ActivationBackward op, double a,
-                                      double b);
-extern cpu::KernelDispatch<ActivationBackwardKernel> activation_backward_kernels;
-
 // How an op's result dtype follows its input's, as in PyTorch.
 enum class UnaryDTypeRule {
   FloatPromote,    // exp, sin, ...: floating stays, integral and bool compute in float32
