@@ -24,6 +24,24 @@ struct UnaryDerivative {
 
 Tensor zero_gradient(const Tensor& x, const Tensor&, const Tensor&) { return zeros_like(x); }
 
+// The fused backward ops (activation_backward_ops.cpp).
+Tensor relu_gradient(const Tensor&, const Tensor& y, const Tensor& g) {
+  static const OpDef& threshold_backward = OpRegistry::instance().get("threshold_backward");
+  return call1(threshold_backward, {g, y, Scalar(0)});
+}
+Tensor sigmoid_gradient(const Tensor&, const Tensor& y, const Tensor& g) {
+  static const OpDef& sigmoid_backward = OpRegistry::instance().get("sigmoid_backward");
+  return call1(sigmoid_backward, {g, y});
+}
+Tensor tanh_gradient(const Tensor&, const Tensor& y, const Tensor& g) {
+  static const OpDef& tanh_backward = OpRegistry::instance().get("tanh_backward");
+  return call1(tanh_backward, {g, y});
+}
+Tensor silu_gradient(const Tensor& x, const Tensor&, const Tensor& g) {
+  static const OpDef& silu_backward = OpRegistry::instance().get("silu_backward");
+  return call1(silu_backward, {g, x});
+}
+
 constexpr double kLn2 = std::numbers::ln2;
 constexpr double kLn10 = std::numbers::ln10;
 constexpr double kTwoOverSqrtPi = std::numbers::inv_sqrtpi * 2.0;
@@ -57,8 +75,7 @@ const UnaryDerivative kUnaryDerivatives[] = {
     {"atan", [](const Tensor& x, const Tensor&, const Tensor& g) { return g / (x * x + 1); }},
     {"sinh", [](const Tensor& x, const Tensor&, const Tensor& g) { return g * cosh(x); }},
     {"cosh", [](const Tensor& x, const Tensor&, const Tensor& g) { return g * sinh(x); }},
-    {"tanh", [](const Tensor&, const Tensor& y, const Tensor& g) { return g * (1 - y * y); },
-     DerivativeReads::Outputs},
+    {"tanh", tanh_gradient, DerivativeReads::Outputs},
     {"asinh", [](const Tensor& x, const Tensor&, const Tensor& g) { return g * rsqrt(x * x + 1); }},
     {"acosh", [](const Tensor& x, const Tensor&, const Tensor& g) { return g * rsqrt(x * x - 1); }},
     {"atanh", [](const Tensor& x, const Tensor&, const Tensor& g) { return g / (1 - x * x); }},
@@ -71,8 +88,7 @@ const UnaryDerivative kUnaryDerivatives[] = {
        return g * exp(y * y) * kSqrtPiOverTwo;
      },
      DerivativeReads::Outputs},
-    {"sigmoid", [](const Tensor&, const Tensor& y, const Tensor& g) { return g * y * (1 - y); },
-     DerivativeReads::Outputs},
+    {"sigmoid", sigmoid_gradient, DerivativeReads::Outputs},
     {"reciprocal", [](const Tensor&, const Tensor& y, const Tensor& g) { return -g * y * y; },
      DerivativeReads::Outputs},
     {"square", [](const Tensor& x, const Tensor&, const Tensor& g) { return g * x * 2; }},
@@ -82,14 +98,9 @@ const UnaryDerivative kUnaryDerivatives[] = {
     {"trunc", zero_gradient, DerivativeReads::Nothing},
     {"frac", [](const Tensor&, const Tensor&, const Tensor& g) { return g; },
      DerivativeReads::Nothing},
-    // PyTorch's threshold_backward: no gradient where the result is not positive.
-    {"relu", [](const Tensor&, const Tensor& y, const Tensor& g) { return g * (y > 0); },
-     DerivativeReads::Outputs},
-    {"silu",
-     [](const Tensor& x, const Tensor&, const Tensor& g) {
-       Tensor s = sigmoid(x);
-       return g * s * (x * (1 - s) + 1);
-     }},
+    // PyTorch's threshold_backward (a fused op): no gradient where the result is not positive.
+    {"relu", relu_gradient, DerivativeReads::Outputs},
+    {"silu", silu_gradient},
     {"mish",
      [](const Tensor& x, const Tensor&, const Tensor& g) {
        Tensor t = tanh(log1p(exp(x)));
