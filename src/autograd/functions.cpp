@@ -96,7 +96,10 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
   }
   KILN_CHECK(static_cast<bool>(op_.derivative), "the derivative for '{}' is not implemented",
              op_.full_name());
-  std::vector<Tensor> result = op_.derivative(ops::BackwardArgs{inputs, outputs, grads});
+  std::vector<bool> needs_grad(num_outputs());
+  for (size_t i = 0; i < needs_grad.size(); ++i) needs_grad[i] = next_edge(i).is_valid();
+  std::vector<Tensor> result =
+      op_.derivative(ops::BackwardArgs{inputs, outputs, grads, &needs_grad});
   KILN_CHECK(result.size() == num_outputs(),
              "the derivative of '{}' returned {} gradients for {} tensor arguments",
              op_.full_name(), result.size(), num_outputs());

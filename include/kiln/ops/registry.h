@@ -47,6 +47,11 @@ struct BackwardArgs {
   const Stack& inputs;
   const std::vector<Tensor>& outputs;
   const std::vector<Tensor>& grad_outputs;
+  // One flag per tensor argument, flattened as the returned gradients: whether that gradient is
+  // wanted (PyTorch's output_mask). A formula may return an undefined tensor where it is not,
+  // skipping the work (a first layer's input gradient, a loss target's). Absent: all wanted.
+  const std::vector<bool>* needs_grad_mask = nullptr;
+  bool needs_grad(size_t i) const { return needs_grad_mask == nullptr || (*needs_grad_mask)[i]; }
 };
 
 using MetaFn = std::function<std::vector<TensorMeta>(const Stack& args)>;
