@@ -92,6 +92,38 @@ void add_product(const Tensor& out, const Tensor& self, const Tensor& a, const T
   linalg::gemm_into(out, a, b, alpha, reads_self ? beta : Scalar(0));
 }
 
+// ---- derivatives ----
+
+// t * s, skipping the multiply for s == 1 (linear layers' alpha/beta).
+Tensor scaled(const Tensor& t, const Scalar& s) { return s.to<double>() == 1.0 ? t : t * s; }
+
+// d(self @ mat2) for mm and bmm: grad @ mat2^T and self^T @ grad, with `product` mm or bmm.
+template <Tensor (*product)(const Tensor&, const Tensor&)>
+std::vector<Tensor> product_grads(const Tensor& g, const Tensor& a, const Tensor& b,
+                                  const Scalar& alpha) {
+  return {scaled(product(g, b.transpose(-1, -2)), alpha),
+          scaled(product(a.transpose(-1, -2), g), alpha)};
+}
+
+std::vector<Tensor> matrix_product_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& x = a.inputs[0].to_tensor();
+  const Tensor& y = a.inputs[1].to_tensor();
+  return x.dim() == 2 ? product_grads<mm>(g, x, y, 1) : product_grads<bmm>(g, x, y, 1);
+}
+
+// addmm/baddbmm: beta * grad for self (the engine sums it to self's shape), alpha * the
+// product's gradients for the matrices.
+std::vector<Tensor> add_product_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& x = a.inputs[1].to_tensor();
+  const Tensor& y = a.inputs[2].to_tensor();
+  const Scalar beta = a.inputs[3].to_scalar(), alpha = a.inputs[4].to_scalar();
+  std::vector<Tensor> mats =
+      x.dim() == 2 ? product_grads<mm>(g, x, y, alpha) : product_grads<bmm>(g, x, y, alpha);
+  return {scaled(g, beta), mats[0], mats[1]};
+}
+
 // ---- samples ----
 
 using Samples = std::vector<Sample>;
@@ -223,6 +255,7 @@ KILN_OP("mm(Tensor self, Tensor mat2) -> Tensor")
     .samples(mm_samples);
 
 KILN_OP("bmm(Tensor self, Tensor mat2) -> Tensor")
+    .derivative(matrix_product_derivative, DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
       return std::vector<TensorMeta>{product_meta(a, bmm_sizes("bmm", a, args[1].to_tensor()))};
@@ -235,6 +268,7 @@ KILN_OP("bmm(Tensor self, Tensor mat2) -> Tensor")
     .samples(bmm_samples);
 
 KILN_OP("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
+    .derivative(add_product_derivative, DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& self = args[0].to_tensor();
       const Tensor& a = args[1].to_tensor();
@@ -254,6 +288,7 @@ KILN_OP("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar a
 KILN_OP(
     "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
     "Tensor")
+    .derivative(add_product_derivative, DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& self = args[0].to_tensor();
       const Tensor& a = args[1].to_tensor();
@@ -271,6 +306,12 @@ KILN_OP(
     .samples(baddbmm_samples);
 
 KILN_OP("dot(Tensor self, Tensor tensor) -> Tensor")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const Tensor& g = a.grad_outputs[0];
+          return {g * a.inputs[1].to_tensor(), g * a.inputs[0].to_tensor()};
+        },
+        DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
       const Tensor& b = args[1].to_tensor();
