@@ -251,8 +251,8 @@ std::vector<Tensor> convolution_derivative(const BackwardArgs& a) {
   const Tensor bias = a.inputs[2].to_optional_tensor();
   const ConvParams p = read_params(a.inputs, weight.dim() - 2);
   // Only the gradients some argument asks for (a network's first layer needs no grad_input).
-  const std::array<bool, 3> mask{input.requires_grad(), weight.requires_grad(),
-                                 bias.defined() && bias.requires_grad()};
+  const std::array<bool, 3> mask{a.needs_grad(0), a.needs_grad(1),
+                                 bias.defined() && a.needs_grad(2)};
   const IValue bias_sizes = bias.defined() ? IValue(std::vector<int64_t>{bias.size(0)}) : IValue();
   std::vector<Tensor> g =
       call(backward, {a.grad_outputs[0], input, weight, bias_sizes, p.stride, p.padding, p.dilation,

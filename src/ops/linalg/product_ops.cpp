@@ -98,18 +98,21 @@ void add_product(const Tensor& out, const Tensor& self, const Tensor& a, const T
 Tensor scaled(const Tensor& t, const Scalar& s) { return s.to<double>() == 1.0 ? t : t * s; }
 
 // d(self @ mat2) for mm and bmm: grad @ mat2^T and self^T @ grad, with `product` mm or bmm.
+// Only the wanted ones (want_a, want_b) are computed.
 template <Tensor (*product)(const Tensor&, const Tensor&)>
 std::vector<Tensor> product_grads(const Tensor& g, const Tensor& a, const Tensor& b,
-                                  const Scalar& alpha) {
-  return {scaled(product(g, b.transpose(-1, -2)), alpha),
-          scaled(product(a.transpose(-1, -2), g), alpha)};
+                                  const Scalar& alpha, bool want_a, bool want_b) {
+  return {want_a ? scaled(product(g, b.transpose(-1, -2)), alpha) : Tensor(),
+          want_b ? scaled(product(a.transpose(-1, -2), g), alpha) : Tensor()};
 }
 
 std::vector<Tensor> matrix_product_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
   const Tensor& x = a.inputs[0].to_tensor();
   const Tensor& y = a.inputs[1].to_tensor();
-  return x.dim() == 2 ? product_grads<mm>(g, x, y, 1) : product_grads<bmm>(g, x, y, 1);
+  const bool wx = a.needs_grad(0), wy = a.needs_grad(1);
+  return x.dim() == 2 ? product_grads<mm>(g, x, y, 1, wx, wy)
+                      : product_grads<bmm>(g, x, y, 1, wx, wy);
 }
 
 // addmm/baddbmm: beta * grad for self (the engine sums it to self's shape), alpha * the
@@ -119,9 +122,10 @@ std::vector<Tensor> add_product_derivative(const BackwardArgs& a) {
   const Tensor& x = a.inputs[1].to_tensor();
   const Tensor& y = a.inputs[2].to_tensor();
   const Scalar beta = a.inputs[3].to_scalar(), alpha = a.inputs[4].to_scalar();
-  std::vector<Tensor> mats =
-      x.dim() == 2 ? product_grads<mm>(g, x, y, alpha) : product_grads<bmm>(g, x, y, alpha);
-  return {scaled(g, beta), mats[0], mats[1]};
+  const bool wx = a.needs_grad(1), wy = a.needs_grad(2);
+  std::vector<Tensor> mats = x.dim() == 2 ? product_grads<mm>(g, x, y, alpha, wx, wy)
+                                          : product_grads<bmm>(g, x, y, alpha, wx, wy);
+  return {a.needs_grad(0) ? scaled(g, beta) : Tensor(), mats[0], mats[1]};
 }
 
 // ---- samples ----
@@ -241,7 +245,8 @@ Samples dot_samples() {
 KILN_OP("mm(Tensor self, Tensor mat2) -> Tensor")
     .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
       const Tensor& g = a.grad_outputs[0];
-      return {mm(g, a.inputs[1].to_tensor().t()), mm(a.inputs[0].to_tensor().t(), g)};
+      return {a.needs_grad(0) ? mm(g, a.inputs[1].to_tensor().t()) : Tensor(),
+              a.needs_grad(1) ? mm(a.inputs[0].to_tensor().t(), g) : Tensor()};
     })
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
