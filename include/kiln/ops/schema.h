@@ -22,6 +22,7 @@ enum class ArgType {
   Float,
   FloatList,
   Bool,
+  BoolList,  // "bool[3]" (output_mask): held as a list of 0/1 ints
   Scalar,
   String,
   DType,
