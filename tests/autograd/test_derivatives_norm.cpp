@@ -6,6 +6,8 @@
 
 #include "test_util.h"
 
+#include <cmath>
+
 namespace kiln {
 namespace {
 
@@ -81,6 +83,53 @@ TEST(NormBackward, LayerNormMatchesPyTorch) {
   EXPECT_TRUE(testing::all_close(
       g[1], f64({-0.08846255291383343, -0.730636561432442, 6.754526882840716}, {3}), 1e-6, 1e-8));
   EXPECT_TRUE(testing::all_close(g[2], f64({0, 2.5, 5}, {3}), 1e-6, 1e-8));
+}
+
+// Double backward runs through native_layer_norm_backward's decomposition: the gradient of
+// sum(dL/dx * d) matches central differences of dL/dx in float64.
+TEST(NormBackward, LayerNormDoubleBackwardMatchesFiniteDifferences) {
+  manual_seed(3);
+  Tensor x = randn({3, 6}, kFloat64).requires_grad_(true);
+  Tensor w = randn({6}, kFloat64), c = randn({3, 6}, kFloat64), d = randn({3, 6}, kFloat64);
+  auto first = [&](const Tensor& in, bool create) {
+    Tensor loss = (layer_norm(in, {6}, w, Tensor(), 1e-5) * c).sum();
+    return autograd::grad({loss}, {in}, {}, std::nullopt, create)[0];
+  };
+  Tensor g = first(x, true);
+  Tensor second = autograd::grad({(g * d).sum()}, {x})[0];
+  const std::vector<double> analytic = second.tolist<double>();
+  for (int64_t j : {0, 4, 9, 17}) {
+    auto at = [&](double delta) {
+      Tensor xp = x.detach().clone();
+      xp.data_ptr<double>()[j] += delta;
+      xp.requires_grad_(true);
+      return (first(xp, false) * d).sum().item<double>();
+    };
+    const double numeric = (at(1e-6) - at(-1e-6)) / 2e-6;
+    EXPECT_NEAR(analytic[j], numeric, 1e-5 + 1e-4 * std::abs(numeric)) << "element " << j;
+  }
+}
+
+// The fused op cannot replay its dropout mask in backward; scaled_dot_product_attention takes
+// its math path when dropout meets inputs that require grad, and differentiates.
+TEST(AttentionBackward, DropoutGoesThroughTheMathPath) {
+  if (!ops::OpRegistry::instance().get("bmm").derivative) {
+    GTEST_SKIP() << "the math path needs bmm's derivative (another branch of issue 4)";
+  }
+  manual_seed(5);
+  Tensor q = randn({2, 3, 4, 8}).requires_grad_(true);
+  Tensor k = randn({2, 3, 5, 8}).requires_grad_(true);
+  Tensor v = randn({2, 3, 5, 8}).requires_grad_(true);
+  Tensor out = scaled_dot_product_attention(q, k, v, Tensor(), 0.5);
+  std::vector<Tensor> g = autograd::grad({out.sum()}, {q, k, v});
+  EXPECT_EQ(IntList(g[2].sizes()), IntList(v.sizes()));
+  // Each value row gets the dropped-and-rescaled weights' column sums: at most 2x softmax's.
+  EXPECT_TRUE(isfinite(g[0]).all().item<bool>());
+  EXPECT_LE(g[2].sum().item<double>(), 2.0 * 2 * 3 * 4 * 8 + 1e-3);
+
+  Tensor qf = q.detach().requires_grad_(true);
+  auto flash = _scaled_dot_product_flash_attention_for_cpu(qf, k.detach(), v.detach(), 0.5);
+  EXPECT_THROW(autograd::grad({std::get<0>(flash).sum()}, {qf}), Error);
 }
 
 }  // namespace
