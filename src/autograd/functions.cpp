@@ -87,8 +87,10 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
   outputs.reserve(saved_outputs_.size());
   for (const SavedVariable& v : saved_outputs_) outputs.push_back(v.unpack(node_name));
   // Formulas see a gradient for every output: zeros where none flowed.
+  std::vector<bool> flowed(grads.size(), true);
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) {
+      flowed[i] = false;
       const InputMetadata& m = input_metadata()[i];
       grads[i] =
           zeros(IntList(m.sizes.data(), m.sizes.size()), TensorOptions(m.dtype).device(m.device));
@@ -99,7 +101,7 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
   std::vector<bool> needs_grad(num_outputs());
   for (size_t i = 0; i < needs_grad.size(); ++i) needs_grad[i] = next_edge(i).is_valid();
   std::vector<Tensor> result =
-      op_.derivative(ops::BackwardArgs{inputs, outputs, grads, &needs_grad});
+      op_.derivative(ops::BackwardArgs{inputs, outputs, grads, &flowed, &needs_grad});
   KILN_CHECK(result.size() == num_outputs(),
              "the derivative of '{}' returned {} gradients for {} tensor arguments",
              op_.full_name(), result.size(), num_outputs());

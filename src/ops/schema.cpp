@@ -116,9 +116,8 @@ class SchemaParser {
     if (t == "int") return list ? ArgType::IntList : ArgType::Int;
     if (t == "SymInt") return list ? ArgType::SymIntList : ArgType::SymInt;
     if (t == "float") return list ? ArgType::FloatList : ArgType::Float;
-    if (t == "bool" && list) return ArgType::BoolList;
+    if (t == "bool") return list ? ArgType::BoolList : ArgType::Bool;
     if (list) fail("lists of " + t + " are not supported");
-    if (t == "bool") return ArgType::Bool;
     if (t == "Scalar") return ArgType::Scalar;
     if (t == "str") return ArgType::String;
     if (t == "ScalarType") return ArgType::DType;

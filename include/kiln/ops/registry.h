@@ -47,6 +47,10 @@ struct BackwardArgs {
   const Stack& inputs;
   const std::vector<Tensor>& outputs;
   const std::vector<Tensor>& grad_outputs;
+  // Which grad_outputs flowed from the graph (the others are zeros the engine made): formulas may
+  // skip terms for outputs nobody used (statistics outputs of the norm ops). Null: all flowed.
+  const std::vector<bool>* grad_flowed = nullptr;
+  bool flowed(size_t i) const { return grad_flowed == nullptr || (*grad_flowed)[i]; }
   // One flag per tensor argument, flattened as the returned gradients: whether that gradient is
   // wanted (PyTorch's output_mask). A formula may return an undefined tensor where it is not,
   // skipping the work (a first layer's input gradient, a loss target's). Absent: all wanted.
