@@ -68,20 +68,22 @@ TEST(NnGradients, ConvBatchNormPoolNeedsOpDerivatives) {
 
 TEST(NnGradients, EmbeddingLayerNormGeluNeedsOpDerivatives) {
   manual_seed(7);
-  auto emb = std::make_shared<Embedding>(10, 6, 0);
+  auto emb = std::make_shared<Embedding>(10, 6);
   auto net = std::make_shared<Sequential>(std::make_shared<LayerNorm>(6), std::make_shared<GELU>(),
                                           std::make_shared<Linear>(6, 2),
                                           std::make_shared<GroupNorm>(1, 2));
-  emb->to(kFloat64);
-  net->to(kFloat64);
-  Tensor idx = tensor({{1, 0, 3}, {9, 3, 2}});
   auto both = std::make_shared<Sequential>(emb, net);
+  both->to(kFloat64);
+  Tensor idx = tensor({{1, 0, 3}, {9, 3, 2}});
   expect_grads_match_finite_differences(*both, [&] {
     Tensor h = (*emb)(idx);  // (2, 3, 6)
     return (*net)(h.reshape({6, 6})).square().sum();
   });
-  // The padding row gets no gradient.
-  EXPECT_TRUE(testing::all_close(emb->weight.grad()[0], zeros({6}, kFloat64), 0, 0));
+  // The padding row gets no gradient although it is looked up (PyTorch's padding_idx).
+  auto padded = std::make_shared<Embedding>(4, 3, 0);
+  (*padded)(tensor({0, 1, 0})).sum().backward();
+  EXPECT_TRUE(testing::all_close(padded->weight.grad()[0], zeros({3}), 0, 0));
+  EXPECT_TRUE(testing::all_close(padded->weight.grad()[1], ones({3}), 0, 0));
 }
 
 }  // namespace
