@@ -26,11 +26,11 @@ void check_input(const std::string& type_name, const Tensor& input) {
 
 }  // namespace
 
-MaxPool2d::MaxPool2d(IntList kernel_size_, std::optional<std::vector<int64_t>> stride_,
-                     IntList padding_, IntList dilation_, bool ceil_mode_)
+MaxPool2d::MaxPool2d(IntList kernel_size_, IntList stride_, IntList padding_, IntList dilation_,
+                     bool ceil_mode_)
     : Module("MaxPool2d"),
       kernel_size(to_vec(kernel_size_)),
-      stride(stride_ ? *stride_ : to_vec(kernel_size_)),
+      stride(stride_.empty() ? to_vec(kernel_size_) : to_vec(stride_)),
       padding(to_vec(padding_)),
       dilation(to_vec(dilation_)),
       ceil_mode(ceil_mode_) {
@@ -57,12 +57,11 @@ std::string MaxPool2d::extra_repr() const {
                      size_repr(dilation), py_bool(ceil_mode));
 }
 
-AvgPool2d::AvgPool2d(IntList kernel_size_, std::optional<std::vector<int64_t>> stride_,
-                     IntList padding_, bool ceil_mode_, bool count_include_pad_,
-                     std::optional<int64_t> divisor_override_)
+AvgPool2d::AvgPool2d(IntList kernel_size_, IntList stride_, IntList padding_, bool ceil_mode_,
+                     bool count_include_pad_, std::optional<int64_t> divisor_override_)
     : Module("AvgPool2d"),
       kernel_size(to_vec(kernel_size_)),
-      stride(stride_ ? *stride_ : to_vec(kernel_size_)),
+      stride(stride_.empty() ? to_vec(kernel_size_) : to_vec(stride_)),
       padding(to_vec(padding_)),
       ceil_mode(ceil_mode_),
       count_include_pad(count_include_pad_),

@@ -47,7 +47,7 @@ Tensor torch_output(const std::string& name) {
 TEST(NnLayers, Pooling) {
   autograd::NoGradGuard no_grad;  // forward values only
   Tensor x = seq({2, 3, 6, 7}, 0.53, 0.1);
-  MaxPool2d mp(3, std::vector<int64_t>{2}, 1);
+  MaxPool2d mp(3, 2, 1);
   EXPECT_TRUE(matches_torch(mp(x), "max_pool2d"));
   EXPECT_EQ(mp.repr(),
             "MaxPool2d(kernel_size=3, stride=2, padding=1, "

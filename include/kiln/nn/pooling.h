@@ -1,7 +1,8 @@
 #pragma once
 // 2-d pooling layers (torch.nn.MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, AdaptiveMaxPool2d) over
 // (N, C, H, W) or (C, H, W) input. Sizes given as one number apply to both dims and print as one
-// number, as in PyTorch; stride defaults to the kernel size.
+// number, as in PyTorch; an empty stride (the default) means the kernel size:
+// MaxPool2d(3, 2, 1) is ResNet's stem pooling.
 #include <kiln/nn/module.h>
 
 #include <optional>
@@ -11,8 +12,8 @@ namespace kiln::nn {
 
 class MaxPool2d : public Module {
  public:
-  explicit MaxPool2d(IntList kernel_size, std::optional<std::vector<int64_t>> stride = std::nullopt,
-                     IntList padding = 0, IntList dilation = 1, bool ceil_mode = false);
+  explicit MaxPool2d(IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                     IntList dilation = 1, bool ceil_mode = false);
   Tensor forward(const Tensor& input) override;
   // (output, indices), indices h * W + w within each plane (return_indices=True).
   std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
@@ -24,8 +25,8 @@ class MaxPool2d : public Module {
 
 class AvgPool2d : public Module {
  public:
-  explicit AvgPool2d(IntList kernel_size, std::optional<std::vector<int64_t>> stride = std::nullopt,
-                     IntList padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+  explicit AvgPool2d(IntList kernel_size, IntList stride = {}, IntList padding = 0,
+                     bool ceil_mode = false, bool count_include_pad = true,
                      std::optional<int64_t> divisor_override = std::nullopt);
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
