@@ -86,6 +86,7 @@ TEST(Optimizers, StateDictHasPyTorchsStructure) {
   a.mutable_grad() = f32(kGrads[0], {2, 3});  // b has no grad: skipped, no state
   adam.step();
   adam.step();
+  EXPECT_TRUE(all_close(b, f32(kP0, {2, 3}), 0, 0));
   OptimizerState s = adam.state_dict();
   ASSERT_EQ(s.state.size(), 1u);
   const auto& st = s.state.at(0);

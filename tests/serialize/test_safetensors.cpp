@@ -154,6 +154,9 @@ TEST_F(SafetensorsTest, LoadsAFileWrittenByThePythonPackage) {
   expect("scalar", kFloat32, scalar_tensor(2.5, TensorOptions(kFloat64)));
   expect("odd_u8", kUInt8, tensor({1, 2, 3}));
   EXPECT_EQ(IntList(t.at("empty").sizes()), (IntList{0, 4}));
+  // Aligned tensors view the one mapping, at their offsets' distance (f64 at 48, f32 at 96).
+  EXPECT_EQ(static_cast<char*>(t.at("f32").data_ptr()) - static_cast<char*>(t.at("f64").data_ptr()),
+            48);
   // int64 beyond float64's exact range: compare as integers.
   EXPECT_EQ(t.at("i64").tolist<int64_t>(),
             (std::vector<int64_t>{-3, 1000000004, 2000000011, 3000000018, 4000000025, 5000000032}));
