@@ -29,6 +29,21 @@ void LRScheduler::step() {
   }
 }
 
+LRSchedulerState LRScheduler::state_dict() const {
+  return {last_epoch_, step_count_, base_lrs_, last_lr_};
+}
+
+void LRScheduler::load_state_dict(const LRSchedulerState& state) {
+  KILN_CHECK(state.base_lrs.size() == num_groups() && state.last_lr.size() == num_groups(),
+             "LRScheduler.load_state_dict: the state has {} base_lrs and {} last_lr for an "
+             "optimizer with {} param groups",
+             state.base_lrs.size(), state.last_lr.size(), num_groups());
+  last_epoch_ = state.last_epoch;
+  step_count_ = state.step_count;
+  base_lrs_ = state.base_lrs;
+  last_lr_ = state.last_lr;
+}
+
 // ---- StepLR ----
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {

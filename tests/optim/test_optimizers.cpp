@@ -265,6 +265,33 @@ TEST(LRSchedulers, ChainAndRejectBadArguments) {
   EXPECT_TRUE(throws_error([&] { one.step(); }, {"Tried to step 4 times", "total steps is 3"}));
 }
 
+TEST(LRSchedulers, ResumeFromStateDicts) {
+  // CosineAnnealingLR(T_max=4, eta_min=0.01) from lr 0.2 (reference_values.inc): stop after
+  // 3 steps, rebuild optimizer and scheduler, load both states, and continue with PyTorch's rates.
+  const SchedulerCase* c = nullptr;
+  for (const auto& k : kSchedulerCases)
+    if (std::string(k.name) == "CosineAnnealingLR") c = &k;
+  ASSERT_NE(c, nullptr);
+  Tensor p = zeros({2});
+  p.requires_grad_(true);
+  SGD sgd({p}, SGDOptions{.lr = 0.2});
+  CosineAnnealingLR sched(sgd, 4, 0.01);
+  for (int i = 0; i < 3; ++i) sched.step();
+  OptimizerState opt_state = sgd.state_dict();
+  LRSchedulerState sched_state = sched.state_dict();
+
+  SGD sgd2({p}, SGDOptions{.lr = 0.2});
+  CosineAnnealingLR sched2(sgd2, 4, 0.01);
+  sgd2.load_state_dict(opt_state);
+  sched2.load_state_dict(sched_state);
+  EXPECT_EQ(sched2.last_epoch(), 3);
+  for (size_t s = 4; s < c->lrs.size(); ++s) {
+    sched2.step();
+    EXPECT_NEAR(sgd2.lr(0), c->lrs[s], 1e-12) << "step " << s;
+  }
+  EXPECT_TRUE(throws_error([&] { sched2.load_state_dict(LRSchedulerState{}); }, {"param groups"}));
+}
+
 TEST(ClipGrad, NormMatchesPyTorch) {
   for (const auto& c : kClipCases) {
     SCOPED_TRACE(c.norm_type);

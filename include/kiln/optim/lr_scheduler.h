@@ -12,6 +12,15 @@
 
 namespace kiln::optim {
 
+// What a scheduler needs to resume (PyTorch's scheduler.state_dict(): last_epoch, _step_count,
+// base_lrs, _last_lr). The schedule's own arguments are not saved: rebuild it with the same ones.
+struct LRSchedulerState {
+  int64_t last_epoch = -1;
+  int64_t step_count = 0;
+  std::vector<double> base_lrs;
+  std::vector<double> last_lr;
+};
+
 class LRScheduler {
  public:
   virtual ~LRScheduler() = default;
@@ -24,6 +33,10 @@ class LRScheduler {
   int64_t last_epoch() const { return last_epoch_; }
   // The groups' learning rates when the scheduler was made (PyTorch's initial_lr).
   const std::vector<double>& base_lrs() const { return base_lrs_; }
+
+  // To resume training: load the optimizer's state dict and this one into freshly built ones.
+  LRSchedulerState state_dict() const;
+  void load_state_dict(const LRSchedulerState& state);
 
  protected:
   explicit LRScheduler(Optimizer& optimizer);
