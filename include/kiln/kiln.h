@@ -28,3 +28,11 @@
 #include <kiln/ops/sorting.h>
 #include <kiln/ops/unary.h>
 #include <kiln/ops/view.h>
+#include <kiln/optim/adam.h>
+#include <kiln/optim/adamw.h>
+#include <kiln/optim/clip_grad.h>
+#include <kiln/optim/lr_scheduler.h>
+#include <kiln/optim/optimizer.h>
+#include <kiln/optim/rmsprop.h>
+#include <kiln/optim/sgd.h>
+#include <kiln/serialize/safetensors.h>
