@@ -134,6 +134,7 @@ TEST(GradcheckOpInfo, EverySampleMatchesFiniteDifferences) {
     if (!has_tensor_argument(*op) || kNotGradchecked.count(op->name())) continue;
     if (!selected(*op)) continue;
     for (const ops::Sample& s : op->samples()) {
+      if (!s.differentiable_point) continue;
       SCOPED_TRACE(op->full_name() + " [" + s.description + "]");
       manual_seed(7);
       std::vector<Tensor> leaves;
@@ -148,7 +149,11 @@ TEST(GradcheckOpInfo, EverySampleMatchesFiniteDifferences) {
         continue;  // error samples and float64-less ops are the op tests' business
       }
       // No float64 output, or a sample of infinities and NaNs: nothing to difference.
-      if (!base.defined() || !std::isfinite(base.item<double>())) continue;
+      // Values near float64's range (nan_to_num's replacements) swamp a 1e-6 step.
+      if (!base.defined() || !std::isfinite(base.item<double>()) ||
+          std::abs(base.item<double>()) > 1e10) {
+        continue;
+      }
 
       for (Tensor& leaf : leaves) leaf.requires_grad_(true);
       std::vector<Tensor> grads;
@@ -177,6 +182,9 @@ TEST(GradcheckOpInfo, EverySampleMatchesFiniteDifferences) {
           const double minus = objective(*op, args, weights).item<double>();
           data[j] = saved;
           const double numeric = (plus - minus) / (2 * eps);
+          // A NaN gradient where the function is undefined nearby (kl_div at a zero target, as
+          // PyTorch's) matches a NaN difference.
+          if (std::isnan(analytic[j]) && std::isnan(numeric)) continue;
           EXPECT_NEAR(analytic[j], numeric, 1e-5 + 1e-3 * std::abs(numeric))
               << "input " << l << " element " << j;
         }

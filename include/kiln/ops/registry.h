@@ -41,6 +41,9 @@ enum class Variant { Functional, InPlace, Out };
 struct Sample {
   Stack args;
   std::string description;
+  // False for a sample placed on a non-smooth point on purpose (ties, a kink): the forward is
+  // checked there, but finite differences cannot check a (sub)gradient convention.
+  bool differentiable_point = true;
 };
 
 struct BackwardArgs {

@@ -42,7 +42,9 @@ std::vector<Sample> max_pool_samples() {
       {{s({1, 4, 4}, DType::Int64), L{2, 2}, L{1, 1}}, "int64, overlapping"},
       {{s({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
       {{s({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
-      {{full({1, 3, 3}, 1.0), L{2, 2}, L{1, 1}}, "ties: first maximum"},
+      {{full({1, 3, 3}, 1.0), L{2, 2}, L{1, 1}},
+       "ties: first maximum",
+       /*differentiable_point=*/false},
   };
 }
 
