@@ -1,6 +1,7 @@
 #include <kiln/nn/conv.h>
 #include <kiln/nn/functional.h>
 #include <kiln/nn/init.h>
+#include <kiln/ops/conv.h>
 #include <kiln/ops/creation.h>
 
 #include <cmath>
@@ -76,13 +77,45 @@ void ConvNdBase::check_input(const Tensor& input) const {
              name(), in_channels, c, fmt::join(input.sizes(), ", "));
 }
 
+void ConvNdBase::set_padding_string(std::string value) {
+  KILN_CHECK(value == "same" || value == "valid",
+             "{}: invalid padding string '{}', should be one of {{'valid', 'same'}}", name(),
+             value);
+  for (size_t i = 0; i < padding.size(); ++i) {
+    KILN_CHECK(value == "valid" || stride[i] == 1,
+               "{}: padding='same' is not supported for strided convolutions (stride {})", name(),
+               py_tuple(stride));
+    padding[i] = value == "same" ? dilation[i] * (kernel_size[i] - 1) / 2 : 0;
+  }
+  padding_string = std::move(value);
+}
+
+Tensor ConvNdBase::conv_forward(const Tensor& input) const {
+  check_input(input);
+  if (padding_string == "same" && padding_mode == "zeros") {
+    // An even extent pads one more on the right: the op knows how.
+    return spatial_dims_ == 1
+               ? kiln::conv1d_padding_mode(input, weight, bias, stride, "same", dilation, groups)
+               : kiln::conv2d_padding_mode(input, weight, bias, stride, "same", dilation, groups);
+  }
+  const Tensor x = pad_input(input);
+  return spatial_dims_ == 1
+             ? functional::conv1d(x, weight, bias, stride, conv_padding(), dilation, groups)
+             : functional::conv2d(x, weight, bias, stride, conv_padding(), dilation, groups);
+}
+
 Tensor ConvNdBase::pad_input(const Tensor& input) const {
   if (padding_mode == "zeros") return input;
-  // F.pad lists the last dim first: (left_w, right_w, left_h, right_h, ...).
+  // F.pad lists the last dim first: (left_w, right_w, left_h, right_h, ...); "same" puts the odd
+  // one out on the right, as PyTorch.
   std::vector<int64_t> pads;
   for (int64_t i = spatial_dims_ - 1; i >= 0; --i) {
-    pads.push_back(padding[static_cast<size_t>(i)]);
-    pads.push_back(padding[static_cast<size_t>(i)]);
+    const auto d = static_cast<size_t>(i);
+    const int64_t left = padding[d];
+    const int64_t right =
+        padding_string == "same" ? dilation[d] * (kernel_size[d] - 1) - left : left;
+    pads.push_back(left);
+    pads.push_back(right);
   }
   return functional::pad(input, pads, padding_mode);
 }
@@ -100,7 +133,11 @@ std::string ConvNdBase::extra_repr() const {
       if (e != x) return false;
     return true;
   };
-  if (!all_equal(padding, 0)) s += ", padding=" + py_tuple(padding);
+  if (!padding_string.empty()) {
+    s += ", padding=" + padding_string;
+  } else if (!all_equal(padding, 0)) {
+    s += ", padding=" + py_tuple(padding);
+  }
   if (!all_equal(dilation, 1)) s += ", dilation=" + py_tuple(dilation);
   if (!all_equal(output_padding, 0)) s += ", output_padding=" + py_tuple(output_padding);
   if (groups != 1) s += fmt::format(", groups={}", groups);
@@ -115,11 +152,15 @@ Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, I
     : ConvNdBase("Conv1d", 1, in_channels, out_channels, kernel_size, stride, padding, dilation,
                  false, 0, groups, bias, std::move(padding_mode)) {}
 
-Tensor Conv1d::forward(const Tensor& input) {
-  check_input(input);
-  return functional::conv1d(pad_input(input), weight, bias, stride, conv_padding(), dilation,
-                            groups);
+Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
+               std::string padding, IntList dilation, int64_t groups, bool bias,
+               std::string padding_mode)
+    : ConvNdBase("Conv1d", 1, in_channels, out_channels, kernel_size, stride, 0, dilation, false, 0,
+                 groups, bias, std::move(padding_mode)) {
+  set_padding_string(std::move(padding));
 }
+
+Tensor Conv1d::forward(const Tensor& input) { return conv_forward(input); }
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
                IntList padding, IntList dilation, int64_t groups, bool bias,
@@ -127,11 +168,15 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, I
     : ConvNdBase("Conv2d", 2, in_channels, out_channels, kernel_size, stride, padding, dilation,
                  false, 0, groups, bias, std::move(padding_mode)) {}
 
-Tensor Conv2d::forward(const Tensor& input) {
-  check_input(input);
-  return functional::conv2d(pad_input(input), weight, bias, stride, conv_padding(), dilation,
-                            groups);
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
+               std::string padding, IntList dilation, int64_t groups, bool bias,
+               std::string padding_mode)
+    : ConvNdBase("Conv2d", 2, in_channels, out_channels, kernel_size, stride, 0, dilation, false, 0,
+                 groups, bias, std::move(padding_mode)) {
+  set_padding_string(std::move(padding));
 }
+
+Tensor Conv2d::forward(const Tensor& input) { return conv_forward(input); }
 
 ConvTranspose1d::ConvTranspose1d(int64_t in_channels, int64_t out_channels, IntList kernel_size,
                                  IntList stride, IntList padding, IntList output_padding,

@@ -22,6 +22,9 @@ class ConvNdBase : public Module {
   bool transposed;
   int64_t groups;
   std::string padding_mode;  // "zeros", "reflect", "replicate" or "circular"
+  // "same" or "valid" when padding was given as a string (then `padding` holds the left side of
+  // each dim's padding), "" otherwise.
+  std::string padding_string;
   Tensor weight, bias;
 
  protected:
@@ -29,8 +32,12 @@ class ConvNdBase : public Module {
              IntList kernel_size, IntList stride, IntList padding, IntList dilation,
              bool transposed, IntList output_padding, int64_t groups, bool bias,
              std::string padding_mode);
+  // padding="same"/"valid": checks the string and the stride, and sets `padding`.
+  void set_padding_string(std::string value);
   // input padded per padding_mode when it is not "zeros" (then the conv itself pads nothing).
   Tensor pad_input(const Tensor& input) const;
+  // A convolution's forward: padding per padding_mode, numbers or string.
+  Tensor conv_forward(const Tensor& input) const;
   std::vector<int64_t> conv_padding() const;
   void check_input(const Tensor& input) const;
   int64_t spatial_dims_;
@@ -41,6 +48,10 @@ class Conv1d : public ConvNdBase {
   Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride = 1,
          IntList padding = 0, IntList dilation = 1, int64_t groups = 1, bool bias = true,
          std::string padding_mode = "zeros");
+  // padding="same" (output as long as the input; stride 1) or "valid" (no padding).
+  Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
+         std::string padding, IntList dilation = 1, int64_t groups = 1, bool bias = true,
+         std::string padding_mode = "zeros");
   Tensor forward(const Tensor& input) override;
 };
 
@@ -48,6 +59,10 @@ class Conv2d : public ConvNdBase {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride = 1,
          IntList padding = 0, IntList dilation = 1, int64_t groups = 1, bool bias = true,
+         std::string padding_mode = "zeros");
+  // padding="same" (output as long as the input; stride 1) or "valid" (no padding).
+  Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
+         std::string padding, IntList dilation = 1, int64_t groups = 1, bool bias = true,
          std::string padding_mode = "zeros");
   Tensor forward(const Tensor& input) override;
 };

@@ -2,6 +2,7 @@
 // kiln's nn layer: Module, layers, containers, init and functional (torch.nn).
 #include <kiln/nn/activation.h>
 #include <kiln/nn/attention.h>
+#include <kiln/nn/checkpoint.h>
 #include <kiln/nn/container.h>
 #include <kiln/nn/conv.h>
 #include <kiln/nn/dropout.h>
