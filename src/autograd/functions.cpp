@@ -40,8 +40,10 @@ void OpNode::save_outputs(const std::vector<Tensor>& outputs) {
   // argument, which its formula must not read either.
   const bool reads_outputs = (static_cast<uint8_t>(op_.derivative_reads) &
                               static_cast<uint8_t>(ops::DerivativeReads::Outputs)) != 0;
-  for (const Tensor& out : outputs) {
-    saved_outputs_.emplace_back(reads_outputs && save_self_ ? out : Tensor(), /*is_output=*/true,
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const bool read =
+        reads_outputs && save_self_ && (i >= 32 || ((op_.derivative_output_mask >> i) & 1u) != 0);
+    saved_outputs_.emplace_back(read ? outputs[i] : Tensor(), /*is_output=*/true,
                                 /*check_version=*/true);
   }
 }

@@ -278,3 +278,27 @@ TEST(Autograd, LeafGradientNeverAliasesAUsersTensor) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Only the outputs a formula reads are saved: batch_norm's formula reads its statistics, not its
+// result, so relu_ on the result (torchvision's ResNet) is fine; exp's reads its result.
+TEST(Autograd, InPlaceOnAnOutputTheFormulaDoesNotRead) {
+  manual_seed(5);
+  Tensor x = randn({4, 3, 2, 2}, kFloat64).requires_grad_();
+  Tensor y = batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), /*training=*/true, 0.1, 1e-5);
+  y.relu_();
+  y.sum().backward();
+  EXPECT_TRUE(x.grad().defined());
+  Tensor z = layer_norm(x, {2, 2});
+  z.relu_();
+  EXPECT_NO_THROW(z.sum().backward());
+
+  Tensor e = x.exp();
+  e.mul_(2);
+  EXPECT_TRUE(testing::throws_error([&] { e.sum().backward(); }, {"inplace operation"}));
+}
+
+}  // namespace
+}  // namespace kiln

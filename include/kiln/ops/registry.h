@@ -15,6 +15,7 @@
 #include <any>
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <source_location>
 #include <string>
@@ -89,6 +90,9 @@ struct OpDef {
   SampleFn samples;
   DerivativeFn derivative;
   DerivativeReads derivative_reads = DerivativeReads::Inputs;
+  // Which outputs the formula reads when it reads outputs (bit i: output i); the others are not
+  // kept, so that an in-place op on them (relu_ after batch_norm) is no error.
+  uint32_t derivative_output_mask = ~0u;
   DecompositionFn decomposition;
   std::any lowering;           // the inductor's lowering for prims; its type is the inductor's own
   bool is_random = false;      // draws from the Philox generator
@@ -147,6 +151,9 @@ class OpBuilder {
   OpBuilder&& not_differentiable() &&;
   OpBuilder&& tolerance(double rtol, double atol) &&;
   OpBuilder&& derivative(DerivativeFn fn, DerivativeReads reads = DerivativeReads::Inputs) &&;
+  // The same, reading only the listed outputs (the others appear undefined in BackwardArgs).
+  OpBuilder&& derivative(DerivativeFn fn, DerivativeReads reads,
+                         std::initializer_list<int> outputs_read) &&;
   OpBuilder&& decomposition(DecompositionFn fn) &&;
 
   // Validates the declaration and adds it (and its variants) to the registry.

@@ -201,7 +201,7 @@ KILN_OP(
     "running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
     .meta(native_batch_norm_meta)
     .cpu(native_batch_norm_impl)
-    .derivative(norm::native_batch_norm_derivative, DerivativeReads::InputsAndOutputs)
+    .derivative(norm::native_batch_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
     .tolerance(1e-5, 1e-5)
     .samples([] { return batch_norm_samples(true); });
 

@@ -117,7 +117,7 @@ KILN_OP(
     "HxW, int group, float eps) -> (Tensor, Tensor, Tensor)")
     .meta(native_group_norm_meta)
     .cpu(native_group_norm_impl)
-    .derivative(norm::native_group_norm_derivative, DerivativeReads::InputsAndOutputs)
+    .derivative(norm::native_group_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{

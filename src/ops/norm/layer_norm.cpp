@@ -144,7 +144,7 @@ KILN_OP(
     "float eps) -> (Tensor, Tensor, Tensor)")
     .meta(native_layer_norm_meta)
     .cpu(native_layer_norm_impl)
-    .derivative(norm::native_layer_norm_derivative, DerivativeReads::InputsAndOutputs)
+    .derivative(norm::native_layer_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
     .tolerance(1e-5, 1e-5)
     .samples([] { return layer_norm_samples(true); });
 
