@@ -68,6 +68,9 @@ class TensorImpl {
   // Replaces the geometry (used by resize_, as_strided_, and set-style in-place view ops).
   void set_sizes_and_strides(SymIntList sizes, SymIntList strides, SymInt storage_offset);
   void set_storage(Storage storage) { storage_ = std::move(storage); }
+  // With set_storage, lets nn::Module::to(dtype) give a parameter converted data in place
+  // (PyTorch's `param.data = ...`).
+  void set_dtype(DType dtype) { dtype_ = dtype; }
 
   // A 0-dim tensor made from a C++ number: ranks lowest in type promotion, like PyTorch's wrapped
   // numbers.
