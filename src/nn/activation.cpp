@@ -13,6 +13,13 @@ Tensor InplaceActivation::forward(const Tensor& input) {
 
 Tensor ReLU::compute(const Tensor& input) const { return functional::relu(input); }
 
+Tensor ReLU::forward(const Tensor& input) {
+  if (!inplace) return compute(input);
+  Tensor self = input;
+  self.relu_();
+  return self;
+}
+
 Hardtanh::Hardtanh(double min_val_, double max_val_, bool inplace_)
     : Hardtanh("Hardtanh", min_val_, max_val_, inplace_) {}
 

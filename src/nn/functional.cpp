@@ -25,6 +25,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
 
 Tensor dropout(const Tensor& input, double p, bool training, bool inplace) {
   KILN_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got {}", p);
+  // The identity needs no kernel (aten's dropout returns its input too).
+  if (!training || p == 0.0) return input;
   if (inplace) {
     Tensor self = input;
     return kiln::dropout_(self, p, training);

@@ -289,6 +289,13 @@ LoadStateDictResult Module::load_state_dict(const OrderedDict<Tensor>& state_dic
   return result;
 }
 
+LoadStateDictResult Module::load_state_dict(const std::map<std::string, Tensor>& state_dict,
+                                            bool strict) {
+  OrderedDict<Tensor> ordered;
+  for (const auto& [key, value] : state_dict) ordered.insert(key, value);
+  return load_state_dict(ordered, strict);
+}
+
 Tensor Module::forward(const Tensor&) {
   KILN_FAIL("{}: forward(const Tensor&) is not defined for this module type", type_name_);
 }

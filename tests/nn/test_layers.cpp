@@ -47,6 +47,7 @@ Tensor torch_output(const std::string& name) {
 Tensor x4() { return seq({2, 4, 3, 3}, 0.37, 0.5); }
 
 TEST(NnLayers, Linear) {
+  autograd::NoGradGuard no_grad;  // forward values only
   auto m = prepared(std::make_shared<Linear>(3, 4));
   EXPECT_TRUE(matches_torch((*m)(seq({2, 3}, 0.7, 0.2)), "linear"));
   EXPECT_TRUE(throws_error([&] { (*m)(ones({2, 5}, kFloat64)); }, {"Linear", "3", "[2, 5]"}));
@@ -54,12 +55,14 @@ TEST(NnLayers, Linear) {
 }
 
 TEST(NnLayers, Bilinear) {
+  autograd::NoGradGuard no_grad;  // forward values only
   auto m = prepared(std::make_shared<Bilinear>(3, 2, 2));
   EXPECT_TRUE(matches_torch(m->forward(seq({2, 3}, 0.7, 0.2), seq({2, 2}, 0.4, 0.0)), "bilinear"));
   EXPECT_EQ(m->repr(), "Bilinear(in1_features=3, in2_features=2, out_features=2, bias=True)");
 }
 
 TEST(NnLayers, Conv2d) {
+  autograd::NoGradGuard no_grad;  // forward values only
   auto m = prepared(std::make_shared<Conv2d>(4, 6, 3, /*stride=*/2, /*padding=*/1,
                                              /*dilation=*/1, /*groups=*/2));
   EXPECT_EQ(IntList(m->weight.sizes()), IntList({6, 2, 3, 3}));
@@ -75,6 +78,7 @@ TEST(NnLayers, Conv2d) {
 }
 
 TEST(NnLayers, ConvTranspose2dAndConv1d) {
+  autograd::NoGradGuard no_grad;  // forward values only
   auto t = prepared(std::make_shared<ConvTranspose2d>(4, 2, 3, /*stride=*/2, /*padding=*/1,
                                                       /*output_padding=*/1));
   EXPECT_EQ(IntList(t->weight.sizes()), IntList({4, 2, 3, 3}));
@@ -89,6 +93,7 @@ TEST(NnLayers, ConvTranspose2dAndConv1d) {
 }
 
 TEST(NnLayers, BatchNorm2dTrainingUpdatesRunningStats) {
+  autograd::NoGradGuard no_grad;  // forward values only
   auto m = prepared(std::make_shared<BatchNorm2d>(4, 1e-5, 0.3));
   Tensor x = x4();
   EXPECT_TRUE(matches_torch((*m)(x), "batchnorm2d_train"));
@@ -107,6 +112,7 @@ TEST(NnLayers, BatchNorm2dTrainingUpdatesRunningStats) {
 }
 
 TEST(NnLayers, BatchNormCumulativeAverageAndNoTracking) {
+  autograd::NoGradGuard no_grad;  // forward values only
   // momentum nullopt: the running mean is the plain average of the batch means.
   auto m = std::make_shared<BatchNorm1d>(2, 1e-5, std::nullopt);
   m->to(kFloat64);
@@ -129,6 +135,7 @@ TEST(NnLayers, BatchNormCumulativeAverageAndNoTracking) {
 }
 
 TEST(NnLayers, LayerGroupRmsNorm) {
+  autograd::NoGradGuard no_grad;  // forward values only
   auto ln = prepared(std::make_shared<LayerNorm>(3));
   EXPECT_TRUE(matches_torch((*ln)(x4()), "layernorm"));
   EXPECT_EQ(ln->repr(), "LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)");
@@ -146,6 +153,7 @@ TEST(NnLayers, LayerGroupRmsNorm) {
 }
 
 TEST(NnLayers, Embedding) {
+  autograd::NoGradGuard no_grad;  // forward values only
   auto m = prepared(std::make_shared<Embedding>(6, 3, -2));
   EXPECT_EQ(m->padding_idx, 4);
   EXPECT_TRUE(matches_torch((*m)(tensor({{0, 4}, {5, 1}})), "embedding"));
@@ -160,6 +168,7 @@ TEST(NnLayers, Embedding) {
 }
 
 TEST(NnLayers, Activations) {
+  autograd::NoGradGuard no_grad;  // forward values only
   Tensor x = seq({2, 5}, 1.3, -0.4) * 3.0;
   struct Case {
     const char* name;

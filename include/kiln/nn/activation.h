@@ -24,6 +24,8 @@ class InplaceActivation : public Module {
 class ReLU : public InplaceActivation {
  public:
   explicit ReLU(bool inplace = false) : InplaceActivation("ReLU", inplace) {}
+  // In place through relu_ (no extra copy), as ResNet's ReLU(inplace=True) runs.
+  Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override { return inplace_repr(); }
 
  protected:

@@ -11,6 +11,7 @@
 #include <kiln/nn/ordered_dict.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -102,6 +103,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // shape mismatch always raises kiln::Error naming the key and both shapes; missing or
   // unexpected keys raise only when strict.
   LoadStateDictResult load_state_dict(const OrderedDict<Tensor>& state_dict, bool strict = true);
+  // The same from a name -> tensor map (what kiln::safetensors::load returns).
+  LoadStateDictResult load_state_dict(const std::map<std::string, Tensor>& state_dict,
+                                      bool strict = true);
 
   // ---- forward ----
   // The single-input forward; modules with other signatures add their own overloads. The
