@@ -1,8 +1,7 @@
-#include "models/pooling.h"
-
 #include <kiln/core/error.h>
 #include <kiln/models/resnet.h>
 #include <kiln/nn/init.h>
+#include <kiln/nn/pooling.h>
 
 #include <string>
 
@@ -68,13 +67,12 @@ ResNet::ResNet(const ResNetConfig& config) : nn::Module("ResNet") {
       register_module("conv1", std::make_shared<nn::Conv2d>(3, inplanes_, 7, 2, 3, 1, 1, false));
   bn1 = register_module("bn1", std::make_shared<nn::BatchNorm2d>(inplanes_));
   relu = register_module("relu", std::make_shared<nn::ReLU>(true));
-  maxpool = register_module("maxpool", std::make_shared<detail::MaxPool2d>(3, 2, 1));
+  maxpool = register_module("maxpool", std::make_shared<nn::MaxPool2d>(3, 2, 1));
   layer1 = register_module("layer1", make_layer(config.block, 64, config.layers[0], 1));
   layer2 = register_module("layer2", make_layer(config.block, 128, config.layers[1], 2));
   layer3 = register_module("layer3", make_layer(config.block, 256, config.layers[2], 2));
   layer4 = register_module("layer4", make_layer(config.block, 512, config.layers[3], 2));
-  avgpool = register_module(
-      "avgpool", std::make_shared<detail::AdaptiveAvgPool2d>(std::vector<int64_t>{1, 1}));
+  avgpool = register_module("avgpool", std::make_shared<nn::AdaptiveAvgPool2d>(IntList{1, 1}));
   int64_t expansion =
       config.block == ResNetBlock::Basic ? BasicBlock::expansion : Bottleneck::expansion;
   fc = register_module("fc", std::make_shared<nn::Linear>(512 * expansion, config.num_classes));

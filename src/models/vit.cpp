@@ -13,44 +13,13 @@
 
 namespace kiln::models {
 
-MultiheadSelfAttention::MultiheadSelfAttention(int64_t embed_dim_, int64_t num_heads_,
-                                               double dropout_)
-    : nn::Module("MultiheadAttention"),
-      embed_dim(embed_dim_),
-      num_heads(num_heads_),
-      dropout(dropout_) {
-  KILN_CHECK(num_heads > 0 && embed_dim % num_heads == 0,
-             "MultiheadAttention: embed_dim {} is not a multiple of num_heads {}", embed_dim,
-             num_heads);
-  in_proj_weight = register_parameter("in_proj_weight", empty({3 * embed_dim, embed_dim}));
-  in_proj_bias = register_parameter("in_proj_bias", zeros({3 * embed_dim}));
-  out_proj = register_module(
-      "out_proj", std::make_shared<nn::NonDynamicallyQuantizableLinear>(embed_dim, embed_dim));
-  // torch.nn.MultiheadAttention._reset_parameters.
-  nn::init::xavier_uniform_(in_proj_weight);
-  nn::init::zeros_(out_proj->bias);
-}
-
-Tensor MultiheadSelfAttention::forward(const Tensor& input) {
-  KILN_CHECK(input.dim() == 3 && input.size(2) == embed_dim,
-             "MultiheadAttention: expected input (batch, seq, {}), got {} dims", embed_dim,
-             input.dim());
-  int64_t batch = input.size(0), seq = input.size(1), head_dim = embed_dim / num_heads;
-  auto qkv = linear(input, in_proj_weight, in_proj_bias).split(embed_dim, 2);
-  auto heads = [&](const Tensor& t) {  // (B, S, E) -> (B, heads, S, head_dim)
-    return t.view({batch, seq, num_heads, head_dim}).transpose(1, 2);
-  };
-  Tensor context = scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]),
-                                                Tensor(), is_training() ? dropout : 0.0);
-  return out_proj->forward(context.transpose(1, 2).reshape({batch, seq, embed_dim}));
-}
-
 EncoderBlock::EncoderBlock(int64_t num_heads, int64_t hidden_dim, int64_t mlp_dim, double dropout_p,
                            double attention_dropout)
     : nn::Module("EncoderBlock") {
   ln_1 = register_module("ln_1", std::make_shared<nn::LayerNorm>(hidden_dim, 1e-6));
-  self_attention = register_module("self_attention", std::make_shared<MultiheadSelfAttention>(
-                                                         hidden_dim, num_heads, attention_dropout));
+  self_attention = register_module(
+      "self_attention", std::make_shared<nn::MultiheadAttention>(
+                            hidden_dim, num_heads, attention_dropout, true, /*batch_first=*/true));
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(dropout_p));
   ln_2 = register_module("ln_2", std::make_shared<nn::LayerNorm>(hidden_dim, 1e-6));
   auto fc1 = std::make_shared<nn::Linear>(hidden_dim, mlp_dim);
@@ -69,7 +38,10 @@ EncoderBlock::EncoderBlock(int64_t num_heads, int64_t hidden_dim, int64_t mlp_di
 Tensor EncoderBlock::forward(const Tensor& input) {
   KILN_CHECK(input.dim() == 3, "EncoderBlock: expected input (batch, seq, hidden), got {} dims",
              input.dim());
-  Tensor x = dropout->forward(self_attention->forward(ln_1->forward(input))) + input;
+  Tensor normed = ln_1->forward(input);
+  Tensor attended = std::get<0>(
+      self_attention->forward(normed, normed, normed, Tensor(), /*need_weights=*/false));
+  Tensor x = dropout->forward(attended) + input;
   return x + mlp->forward(ln_2->forward(x));
 }
 

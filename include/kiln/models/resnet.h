@@ -9,6 +9,7 @@
 #include <kiln/nn/conv.h>
 #include <kiln/nn/linear.h>
 #include <kiln/nn/normalization.h>
+#include <kiln/nn/pooling.h>
 
 #include <memory>
 #include <vector>
@@ -64,7 +65,8 @@ class ResNet : public nn::Module {
   std::shared_ptr<nn::Conv2d> conv1;
   std::shared_ptr<nn::BatchNorm2d> bn1;
   std::shared_ptr<nn::ReLU> relu;
-  std::shared_ptr<nn::Module> maxpool, avgpool;
+  std::shared_ptr<nn::MaxPool2d> maxpool;
+  std::shared_ptr<nn::AdaptiveAvgPool2d> avgpool;
   std::shared_ptr<nn::Sequential> layer1, layer2, layer3, layer4;
   std::shared_ptr<nn::Linear> fc;
 

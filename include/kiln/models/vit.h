@@ -1,10 +1,11 @@
 #pragma once
 // Vision Transformer (Dosovitskiy et al. 2020) with torchvision's VisionTransformer structure and
 // parameter names: conv_proj, class_token, encoder.pos_embedding,
-// encoder.layers.encoder_layer_N.{ln_1, self_attention.{in_proj_weight, in_proj_bias, out_proj},
-// ln_2, mlp.0, mlp.3}, encoder.ln, heads.head. Pre-LN (eps 1e-6), erf-GELU; attention runs through
+// encoder.layers.encoder_layer_N.{ln_1, self_attention (nn::MultiheadAttention), ln_2, mlp.0,
+// mlp.3}, encoder.ln, heads.head. Pre-LN (eps 1e-6), erf-GELU; attention runs through
 // scaled_dot_product_attention. Weights start as torchvision's and load from its state dicts.
 #include <kiln/nn/activation.h>
+#include <kiln/nn/attention.h>
 #include <kiln/nn/container.h>
 #include <kiln/nn/conv.h>
 #include <kiln/nn/dropout.h>
@@ -28,19 +29,6 @@ struct ViTConfig {
   int64_t num_classes = 1000;
 };
 
-// torch.nn.MultiheadAttention's self-attention with batch_first=True and its parameter names:
-// in_proj_weight (3E, E), in_proj_bias (3E), out_proj (Linear E -> E). Input (B, S, E).
-class MultiheadSelfAttention : public nn::Module {
- public:
-  MultiheadSelfAttention(int64_t embed_dim, int64_t num_heads, double dropout = 0.0);
-  Tensor forward(const Tensor& input) override;
-
-  int64_t embed_dim, num_heads;
-  double dropout;
-  Tensor in_proj_weight, in_proj_bias;
-  std::shared_ptr<nn::NonDynamicallyQuantizableLinear> out_proj;
-};
-
 // x + attention(ln_1(x)), then + mlp(ln_2(.)); mlp is Sequential(Linear, GELU, Dropout, Linear,
 // Dropout) as torchvision's MLPBlock.
 class EncoderBlock : public nn::Module {
@@ -50,7 +38,7 @@ class EncoderBlock : public nn::Module {
   Tensor forward(const Tensor& input) override;
 
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
-  std::shared_ptr<MultiheadSelfAttention> self_attention;
+  std::shared_ptr<nn::MultiheadAttention> self_attention;  // batch_first
   std::shared_ptr<nn::Dropout> dropout;
   std::shared_ptr<nn::Sequential> mlp;
 };
