@@ -10,7 +10,8 @@ another) and <out>/<model>/index.txt, one line per tensor:
 Names: "state.<state_dict key>" (the weights), "input.<name>", "output.<name>", "weight.<name>"
 (the fixed random tensor R each output is multiplied by in the scalar loss sum(output * R)),
 "grad.<parameter name>" (the loss's gradient with respect to that parameter), and
-"after.<buffer name>" (buffers after a training-mode forward).
+"after.<buffer name>" (buffers after a training-mode forward). The same tensors under the same
+names also go to <out>/<model>/model.safetensors when the safetensors package is installed.
 
 Run: python3 tests/models/export_reference.py <out_dir>
 """
@@ -30,6 +31,7 @@ class Writer:
         os.makedirs(self.dir, exist_ok=True)
         self.data = bytearray()
         self.lines = []
+        self.tensors = {}
 
     def add(self, name, tensor):
         t = tensor.detach().contiguous().cpu()
@@ -40,12 +42,19 @@ class Writer:
         self.lines.append(f"{name} {dtype} {len(self.data)} {t.dim()} "
                           + " ".join(str(s) for s in t.shape))
         self.data += t.numpy().tobytes()
+        self.tensors[name] = t.clone()
 
     def add_state(self, model):
         for key, value in model.state_dict().items():
             self.add("state." + key, value)
 
     def close(self):
+        # The same tensors as model.safetensors, for loaders of that format.
+        try:
+            from safetensors.torch import save_file
+            save_file(self.tensors, os.path.join(self.dir, "model.safetensors"))
+        except ImportError:
+            pass
         with open(os.path.join(self.dir, "tensors.bin"), "wb") as f:
             f.write(bytes(self.data))
         # Written last: its presence means the model's data is complete.
