@@ -4,19 +4,16 @@ BertForSequenceClassification and GPT2LMHeadModel, and a torch.nn.Sequential MLP
 
 Each model is built small, with seeded random weights (no download), its parameters perturbed
 away from their structured initial values (ones, zeros) so that every one of them matters. For
-each model the script writes <out>/<model>/tensors.bin (raw little-endian data, one tensor after
-another) and <out>/<model>/index.txt, one line per tensor:
-    <name> <dtype f32|i64> <byte offset> <ndim> <dim>...
-Names: "state.<state_dict key>" (the weights), "input.<name>", "output.<name>", "weight.<name>"
+each model the script writes <out>/<model>/model.safetensors (the format kiln checkpoints load
+from), with float tensors as float32 and integer ones as int64, under these names:
+"state.<state_dict key>" (the weights), "input.<name>", "output.<name>", "weight.<name>"
 (the fixed random tensor R each output is multiplied by in the scalar loss sum(output * R)),
 "grad.<parameter name>" (the loss's gradient with respect to that parameter), and
-"after.<buffer name>" (buffers after a training-mode forward). The same tensors under the same
-names also go to <out>/<model>/model.safetensors when the safetensors package is installed.
+"after.<buffer name>" (buffers after a training-mode forward).
 
 Run: python3 tests/models/export_reference.py <out_dir>
 """
 import os
-import struct
 import sys
 import warnings
 
@@ -29,19 +26,11 @@ class Writer:
     def __init__(self, out_dir, model_name):
         self.dir = os.path.join(out_dir, model_name)
         os.makedirs(self.dir, exist_ok=True)
-        self.data = bytearray()
-        self.lines = []
         self.tensors = {}
 
     def add(self, name, tensor):
         t = tensor.detach().contiguous().cpu()
-        if t.dtype.is_floating_point:
-            t, dtype = t.to(torch.float32), "f32"
-        else:
-            t, dtype = t.to(torch.int64), "i64"
-        self.lines.append(f"{name} {dtype} {len(self.data)} {t.dim()} "
-                          + " ".join(str(s) for s in t.shape))
-        self.data += t.numpy().tobytes()
+        t = t.to(torch.float32) if t.dtype.is_floating_point else t.to(torch.int64)
         self.tensors[name] = t.clone()
 
     def add_state(self, model):
@@ -49,17 +38,11 @@ class Writer:
             self.add("state." + key, value)
 
     def close(self):
-        # The same tensors as model.safetensors, for loaders of that format.
-        try:
-            from safetensors.torch import save_file
-            save_file(self.tensors, os.path.join(self.dir, "model.safetensors"))
-        except ImportError:
-            pass
-        with open(os.path.join(self.dir, "tensors.bin"), "wb") as f:
-            f.write(bytes(self.data))
-        # Written last: its presence means the model's data is complete.
-        with open(os.path.join(self.dir, "index.txt"), "w") as f:
-            f.write("\n".join(self.lines) + "\n")
+        from safetensors.torch import save_file
+        # Written under a temporary name and renamed: a present file is a complete one.
+        path = os.path.join(self.dir, "model.safetensors")
+        save_file(self.tensors, path + ".tmp")
+        os.replace(path + ".tmp", path)
 
 
 def perturb(model, scale=0.05):

@@ -1,16 +1,13 @@
 #pragma once
-// Reads the reference data tests/models/export_reference.py writes: <dir>/<model>/index.txt (one
-// line per tensor: name, dtype f32|i64, byte offset, ndim, dims) and tensors.bin (raw
-// little-endian data). The directory comes from $KILN_MODELS_REFERENCE_DIR, else from the path
-// CMake compiles in (where the CTest fixture models_reference_export writes it).
+// Reads the reference data tests/models/export_reference.py writes: <dir>/<model>/model.safetensors
+// (through kiln's safetensors reader, so these tests exercise it on files from the Python package).
+// The directory comes from $KILN_MODELS_REFERENCE_DIR, else from the path CMake compiles in (where
+// the CTest fixture models_reference_export writes it).
 #include <kiln/kiln.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -29,28 +26,11 @@ class ReferenceData {
  public:
   // Empty when the model's data was not exported (has() is false for every name then).
   explicit ReferenceData(const std::string& model) {
-    auto dir = reference_dir() / model;
-    std::ifstream index(dir / "index.txt");
-    if (!index) return;
-    std::ifstream bin(dir / "tensors.bin", std::ios::binary);
-    std::string data((std::istreambuf_iterator<char>(bin)), std::istreambuf_iterator<char>());
-    std::string line;
-    while (std::getline(index, line)) {
-      if (line.empty()) continue;
-      std::istringstream in(line);
-      std::string name, dtype;
-      size_t offset = 0;
-      int64_t ndim = 0;
-      in >> name >> dtype >> offset >> ndim;
-      std::vector<int64_t> shape(static_cast<size_t>(ndim));
-      for (auto& s : shape) in >> s;
-      DType dt = dtype == "f32" ? DType::Float32 : DType::Int64;
-      Tensor t = kiln::empty(shape, TensorOptions(dt));
-      KILN_CHECK(offset + t.nbytes() <= data.size(), "reference data {}: {} lies past the end",
-                 model, name);
-      std::memcpy(t.data_ptr(), data.data() + offset, t.nbytes());
+    const auto file = reference_dir() / model / "model.safetensors";
+    if (!std::filesystem::exists(file)) return;
+    for (auto& [name, tensor] : safetensors::load(file.string())) {
       order_.push_back(name);
-      tensors_.emplace(name, t);
+      tensors_.emplace(name, tensor);
     }
   }
 
