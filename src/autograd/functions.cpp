@@ -123,11 +123,28 @@ AccumulateGrad::AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {
 }
 
 namespace {
+// PyTorch's gradient layout contract: a leaf's .grad has the leaf's strides when the leaf is
+// dense, else is contiguous (so that p.grad().view(...) works wherever p.view(...) does).
+bool obeys_layout_contract(const Tensor& g, const Tensor& leaf) {
+  if (!leaf.impl()->is_non_overlapping_and_dense()) return g.is_contiguous();
+  return IntList(g.strides()) == IntList(leaf.strides()) || leaf.numel() <= 1;
+}
+
 // Whether g can become a leaf's .grad without a copy: no other tensor or view shares it, it has
-// no history, and its layout is dense (as a clone would be).
-bool owned_solely(const Tensor& g) {
+// no history, and it is laid out as the contract asks.
+bool owned_solely(const Tensor& g, const Tensor& leaf) {
   return g.use_count() == 1 && g.storage().use_count() == 1 && !g.requires_grad() &&
-         g.impl()->is_non_overlapping_and_dense() && !g.impl()->is_wrapped_number();
+         !g.impl()->is_wrapped_number() && g.storage_offset() == 0 &&
+         obeys_layout_contract(g, leaf);
+}
+
+// A copy of g laid out as the contract asks.
+Tensor copy_for_leaf(const Tensor& g, const Tensor& leaf) {
+  Tensor out = leaf.impl()->is_non_overlapping_and_dense()
+                   ? empty_strided(leaf.sizes(), leaf.strides(), g.options())
+                   : empty(leaf.sizes(), g.options());
+  out.copy_(g.detach());
+  return out;
 }
 }  // namespace
 
@@ -144,7 +161,11 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     // A fresh tensor: the incoming gradient may alias a user's tensor or a saved value, so it
     // is copied unless nothing else holds it (the common case: stealing saves a copy of every
     // parameter's gradient per step).
-    m.grad = keep_history || owned_solely(g) ? g : g.detach().clone();
+    if (keep_history) {
+      m.grad = g;
+    } else {
+      m.grad = owned_solely(g, leaf_) ? g : copy_for_leaf(g, leaf_);
+    }
   } else if (keep_history || m.grad.requires_grad()) {
     m.grad = m.grad + g;
   } else {

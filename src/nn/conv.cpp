@@ -77,17 +77,15 @@ void ConvNdBase::check_input(const Tensor& input) const {
              name(), in_channels, c, fmt::join(input.sizes(), ", "));
 }
 
-void ConvNdBase::set_padding_string(std::string value) {
-  KILN_CHECK(value == "same" || value == "valid",
-             "{}: invalid padding string '{}', should be one of {{'valid', 'same'}}", name(),
-             value);
+void ConvNdBase::set_padding_string(PaddingString value) {
+  const bool same = value == PaddingString::Same;
   for (size_t i = 0; i < padding.size(); ++i) {
-    KILN_CHECK(value == "valid" || stride[i] == 1,
+    KILN_CHECK(!same || stride[i] == 1,
                "{}: padding='same' is not supported for strided convolutions (stride {})", name(),
                py_tuple(stride));
-    padding[i] = value == "same" ? dilation[i] * (kernel_size[i] - 1) / 2 : 0;
+    padding[i] = same ? dilation[i] * (kernel_size[i] - 1) / 2 : 0;
   }
-  padding_string = std::move(value);
+  padding_string = same ? "same" : "valid";
 }
 
 Tensor ConvNdBase::conv_forward(const Tensor& input) const {
@@ -153,11 +151,11 @@ Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, I
                  false, 0, groups, bias, std::move(padding_mode)) {}
 
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
-               std::string padding, IntList dilation, int64_t groups, bool bias,
+               PaddingString padding, IntList dilation, int64_t groups, bool bias,
                std::string padding_mode)
     : ConvNdBase("Conv1d", 1, in_channels, out_channels, kernel_size, stride, 0, dilation, false, 0,
                  groups, bias, std::move(padding_mode)) {
-  set_padding_string(std::move(padding));
+  set_padding_string(padding);
 }
 
 Tensor Conv1d::forward(const Tensor& input) { return conv_forward(input); }
@@ -169,11 +167,11 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, I
                  false, 0, groups, bias, std::move(padding_mode)) {}
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
-               std::string padding, IntList dilation, int64_t groups, bool bias,
+               PaddingString padding, IntList dilation, int64_t groups, bool bias,
                std::string padding_mode)
     : ConvNdBase("Conv2d", 2, in_channels, out_channels, kernel_size, stride, 0, dilation, false, 0,
                  groups, bias, std::move(padding_mode)) {
-  set_padding_string(std::move(padding));
+  set_padding_string(padding);
 }
 
 Tensor Conv2d::forward(const Tensor& input) { return conv_forward(input); }

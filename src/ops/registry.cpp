@@ -162,7 +162,6 @@ OpBuilder&& OpBuilder::samples(SampleFn fn) && {
 }
 OpBuilder&& OpBuilder::random() && {
   def_.is_random = true;
-  def_.differentiable = false;
   return std::move(*this);
 }
 OpBuilder&& OpBuilder::not_differentiable() && {

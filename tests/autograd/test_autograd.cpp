@@ -302,3 +302,25 @@ TEST(Autograd, InPlaceOnAnOutputTheFormulaDoesNotRead) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// PyTorch's layout contract: a dense leaf's .grad has the leaf's strides, whatever layout the
+// formula produced (mm's weight gradient comes out transposed here).
+TEST(Autograd, LeafGradientsFollowTheLeafsLayout) {
+  manual_seed(6);
+  Tensor w = randn({16, 3}).requires_grad_();
+  Tensor x = randn({5, 16});
+  kiln::mm(x, w).sum().backward();
+  EXPECT_EQ(IntList(w.grad().strides()), IntList({3, 1}));
+  EXPECT_NO_THROW(w.grad().view({-1}));
+  Tensor wt = randn({3, 16}).t().detach().requires_grad_();  // a dense transposed leaf
+  kiln::mm(x, wt).sum().backward();
+  EXPECT_EQ(IntList(wt.grad().strides()), IntList(wt.strides()));
+  // Values: d sum(x @ w) / dw[i][j] = sum_k x[k][i].
+  EXPECT_TRUE(testing::all_close(w.grad(), x.sum({0}).unsqueeze(1).expand({16, 3}), 1e-5, 1e-5));
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,4 +1,4 @@
-// Convolution modules with padding given as a string ("same", "valid"), as PyTorch.
+// Convolution modules with padding="same" / "valid" (kSame / kValid, as libtorch spells them).
 #include <kiln/kiln.h>
 
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@ TEST(NnConvPaddingString, SameAndValidAgreeWithExplicitPadding) {
   autograd::NoGradGuard no_grad;
   for (const std::string mode : {"zeros", "reflect"}) {
     SCOPED_TRACE(mode);
-    Conv2d same(2, 3, std::vector<int64_t>{2, 3}, 1, "same", 1, 1, true, mode);
-    Conv2d valid(2, 3, std::vector<int64_t>{2, 3}, 1, "valid");
+    Conv2d same(2, 3, std::vector<int64_t>{2, 3}, 1, kSame, 1, 1, true, mode);
+    Conv2d valid(2, 3, std::vector<int64_t>{2, 3}, 1, kValid);
     valid.weight.copy_(same.weight);
     valid.bias.copy_(same.bias);
     Tensor x = randn({1, 2, 5, 6});
@@ -28,9 +28,9 @@ TEST(NnConvPaddingString, SameAndValidAgreeWithExplicitPadding) {
     EXPECT_EQ(IntList(got.sizes()), IntList({1, 3, 5, 6}));
     EXPECT_TRUE(testing::all_close(got, expected, 1e-5, 1e-6));
   }
-  EXPECT_TRUE(testing::throws_error([] { Conv2d(2, 3, 3, 2, "same"); }, {"strided"}));
-  EXPECT_TRUE(testing::throws_error([] { Conv1d(2, 3, 3, 1, "full"); }, {"full", "valid"}));
-  EXPECT_NE(Conv2d(2, 3, 3, 1, "same").repr().find("padding=same"), std::string::npos);
+  EXPECT_TRUE(testing::throws_error([] { Conv2d(2, 3, 3, 2, kSame); }, {"strided"}));
+  EXPECT_NE(Conv2d(2, 3, 3, 1, kSame).repr().find("padding=same"), std::string::npos);
+  EXPECT_NE(Conv1d(2, 3, 3, 1, kValid).repr().find("padding=valid"), std::string::npos);
 }
 
 }  // namespace

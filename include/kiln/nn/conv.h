@@ -9,6 +9,12 @@
 
 namespace kiln::nn {
 
+// padding="valid" / padding="same" as libtorch spells them (torch::kValid, torch::kSame): an enum,
+// so that a plain 0 still means numeric padding.
+enum class PaddingString { Valid, Same };
+inline constexpr PaddingString kValid = PaddingString::Valid;
+inline constexpr PaddingString kSame = PaddingString::Same;
+
 // The shared part of ConvNd / ConvTransposeNd. Weight (out, in / groups, k...) for a convolution,
 // (in, out / groups, k...) for a transposed one; both kaiming_uniform(a = sqrt(5)) with bias
 // U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = weight.size(1) * prod(k), as PyTorch.
@@ -32,8 +38,8 @@ class ConvNdBase : public Module {
              IntList kernel_size, IntList stride, IntList padding, IntList dilation,
              bool transposed, IntList output_padding, int64_t groups, bool bias,
              std::string padding_mode);
-  // padding="same"/"valid": checks the string and the stride, and sets `padding`.
-  void set_padding_string(std::string value);
+  // padding=kSame/kValid: checks the stride and sets `padding`.
+  void set_padding_string(PaddingString value);
   // input padded per padding_mode when it is not "zeros" (then the conv itself pads nothing).
   Tensor pad_input(const Tensor& input) const;
   // A convolution's forward: padding per padding_mode, numbers or string.
@@ -48,9 +54,9 @@ class Conv1d : public ConvNdBase {
   Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride = 1,
          IntList padding = 0, IntList dilation = 1, int64_t groups = 1, bool bias = true,
          std::string padding_mode = "zeros");
-  // padding="same" (output as long as the input; stride 1) or "valid" (no padding).
+  // padding=kSame (output as long as the input; stride 1) or kValid (no padding).
   Conv1d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
-         std::string padding, IntList dilation = 1, int64_t groups = 1, bool bias = true,
+         PaddingString padding, IntList dilation = 1, int64_t groups = 1, bool bias = true,
          std::string padding_mode = "zeros");
   Tensor forward(const Tensor& input) override;
 };
@@ -60,9 +66,9 @@ class Conv2d : public ConvNdBase {
   Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride = 1,
          IntList padding = 0, IntList dilation = 1, int64_t groups = 1, bool bias = true,
          std::string padding_mode = "zeros");
-  // padding="same" (output as long as the input; stride 1) or "valid" (no padding).
+  // padding=kSame (output as long as the input; stride 1) or kValid (no padding).
   Conv2d(int64_t in_channels, int64_t out_channels, IntList kernel_size, IntList stride,
-         std::string padding, IntList dilation = 1, int64_t groups = 1, bool bias = true,
+         PaddingString padding, IntList dilation = 1, int64_t groups = 1, bool bias = true,
          std::string padding_mode = "zeros");
   Tensor forward(const Tensor& input) override;
 };
