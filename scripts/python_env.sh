@@ -18,6 +18,6 @@ kiln_python_with_torch() {
   echo "[setup] installing PyTorch and numpy into $venv (first run only)" >&2
   python3 -m venv "$venv" >&2
   "$venv/bin/pip" install -q --upgrade pip >&2
-  "$venv/bin/pip" install -q torch numpy >&2
+  "$venv/bin/pip" install -q torch numpy torchvision transformers safetensors >&2
   echo "$venv/bin/python"
 }

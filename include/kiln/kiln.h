@@ -7,6 +7,7 @@
 #include <kiln/core/parallel.h>
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor.h>
+#include <kiln/models/models.h>
 #include <kiln/nn/nn.h>
 #include <kiln/ops/attention.h>
 #include <kiln/ops/binary.h>
