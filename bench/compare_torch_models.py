@@ -60,21 +60,23 @@ def torch_resnet18(torch):
 
 def torch_bert(torch):
     import transformers
-    config = transformers.BertConfig(num_labels=2)  # BERT-base defaults, dropout 0.1
-    model = transformers.BertForSequenceClassification(config, attn_implementation="sdpa")
+    # BERT-base defaults (dropout 0.1); the attention implementation is a config field.
+    config = transformers.BertConfig(num_labels=2, attn_implementation="sdpa")
+    model = transformers.BertForSequenceClassification(config)
     ids, labels = torch.randint(0, config.vocab_size, (4, 128)), torch.randint(0, 2, (4,))
     opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
 
     def train():
         opt.zero_grad(set_to_none=True)
-        model(input_ids=ids, labels=labels).loss.backward()  # cross-entropy, as kiln's loss()
+        # Hugging Face's loss for 2 labels is cross-entropy, as kiln's loss().
+        model(input_ids=ids, labels=labels).loss.backward()
         opt.step()
     return model, lambda: model(input_ids=ids).logits, train
 
 
 def torch_gpt2(torch):
     import transformers
-    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(), attn_implementation="sdpa")
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(attn_implementation="sdpa"))
     ids = torch.randint(0, model.config.vocab_size, (1, 256))
     return model, lambda: model(input_ids=ids).logits, None
 
