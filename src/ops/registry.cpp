@@ -162,7 +162,8 @@ OpBuilder&& OpBuilder::samples(SampleFn fn) && {
 }
 OpBuilder&& OpBuilder::random() && {
   def_.is_random = true;
-  def_.differentiable = false;
+  // Random ops carry no gradient unless they declare a derivative (native_dropout does).
+  if (!def_.derivative) def_.differentiable = false;
   return std::move(*this);
 }
 OpBuilder&& OpBuilder::not_differentiable() && {
@@ -177,6 +178,7 @@ OpBuilder&& OpBuilder::tolerance(double rtol, double atol) && {
 OpBuilder&& OpBuilder::derivative(DerivativeFn fn, DerivativeReads reads) && {
   def_.derivative = std::move(fn);
   def_.derivative_reads = reads;
+  def_.differentiable = true;
   return std::move(*this);
 }
 OpBuilder&& OpBuilder::decomposition(DecompositionFn fn) && {

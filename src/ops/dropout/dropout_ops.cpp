@@ -118,6 +118,17 @@ KILN_OP("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"
       dropout_kernels(x.data_ptr(), output.data_ptr(), mask.data_ptr<bool>(), input.dtype(), n, p,
                       random_detail::PhiloxStream{seed, offset});
     })
+    // PyTorch's native_dropout_backward: grad * mask * scale, scale 1 / (1 - p) in training (0 at
+    // p = 1) and 1 in eval (the mask is all true there). Reads the mask (output 1).
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const double p = a.inputs[1].to_double();
+          const bool train = a.inputs[2].is_none() || a.inputs[2].to_bool();
+          const double scale = !train ? 1.0 : (p == 1.0 ? 0.0 : 1.0 / (1.0 - p));
+          const Tensor& grad = a.grad_outputs[0];
+          return {grad * a.outputs[1].to(grad.dtype()) * scale};
+        },
+        DerivativeReads::Outputs)
     .random()
     .samples(native_dropout_samples);
 
