@@ -49,32 +49,15 @@ Workload make_mlp() {
           }};
 }
 
-// torchvision's ReLU(inplace=True) modules. kiln's native_batch_norm derivative is declared as
-// reading its outputs, and the engine then version-checks every output, including the normalized
-// one that the in-place ReLU overwrites (PyTorch saves only save_mean / save_invstd), so backward
-// raises "modified by an inplace operation". Training therefore runs these ReLUs out of place.
-std::vector<std::shared_ptr<kiln::nn::ReLU>> relu_modules(kiln::nn::Module& model) {
-  std::vector<std::shared_ptr<kiln::nn::ReLU>> relus;
-  for (const auto& m : model.modules())
-    if (auto relu = std::dynamic_pointer_cast<kiln::nn::ReLU>(m)) relus.push_back(relu);
-  return relus;
-}
-
 Workload make_resnet18() {
   kiln::manual_seed(0);
   auto model = kiln::models::resnet18();
-  auto relus = relu_modules(*model);
   Tensor x = kiln::randn({8, 3, 224, 224});
   Tensor labels = kiln::randint(0, 1000, {8}, kiln::kInt64);
   auto sgd = std::make_shared<kiln::optim::SGD>(
       model->parameters(), kiln::optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
-  return {model,
-          [model, relus, x] {
-            for (const auto& relu : relus) relu->inplace = true;
-            return model->forward(x);
-          },
-          [model, relus, x, labels, sgd] {
-            for (const auto& relu : relus) relu->inplace = false;
+  return {model, [model, x] { return model->forward(x); },
+          [model, x, labels, sgd] {
             sgd->zero_grad();
             F::cross_entropy(model->forward(x), labels).backward();
             sgd->step();

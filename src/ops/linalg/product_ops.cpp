@@ -98,12 +98,27 @@ void add_product(const Tensor& out, const Tensor& self, const Tensor& a, const T
 Tensor scaled(const Tensor& t, const Scalar& s) { return s.to<double>() == 1.0 ? t : t * s; }
 
 // d(self @ mat2) for mm and bmm: grad @ mat2^T and self^T @ grad, with `product` mm or bmm.
+// Whether a matrix is the transpose of a contiguous one (a linear layer's weight.t()).
+bool transposed_contiguous(const Tensor& m) {
+  return m.dim() == 2 && m.stride(0) == 1 && m.stride(1) == m.size(0) && m.size(0) > 1 &&
+         m.size(1) > 1;
+}
+
+// x @ y computed so that the result is laid out like `like`: for a transposed `like`, as
+// (y^T @ x^T)^T. The gradient of linear's weight.t() then comes out as a plain contiguous
+// (out, in) matrix, which the weight's .grad takes without a copy (PyTorch's mm_mat2_backward).
+template <Tensor (*product)(const Tensor&, const Tensor&)>
+Tensor product_like(const Tensor& x, const Tensor& y, const Tensor& like) {
+  if (transposed_contiguous(like)) return product(y.transpose(-1, -2), x.transpose(-1, -2)).t();
+  return product(x, y);
+}
+
 // Only the wanted ones (want_a, want_b) are computed.
 template <Tensor (*product)(const Tensor&, const Tensor&)>
 std::vector<Tensor> product_grads(const Tensor& g, const Tensor& a, const Tensor& b,
                                   const Scalar& alpha, bool want_a, bool want_b) {
-  return {want_a ? scaled(product(g, b.transpose(-1, -2)), alpha) : Tensor(),
-          want_b ? scaled(product(a.transpose(-1, -2), g), alpha) : Tensor()};
+  return {want_a ? scaled(product_like<product>(g, b.transpose(-1, -2), a), alpha) : Tensor(),
+          want_b ? scaled(product_like<product>(a.transpose(-1, -2), g, b), alpha) : Tensor()};
 }
 
 std::vector<Tensor> matrix_product_derivative(const BackwardArgs& a) {
@@ -245,8 +260,9 @@ Samples dot_samples() {
 KILN_OP("mm(Tensor self, Tensor mat2) -> Tensor")
     .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
       const Tensor& g = a.grad_outputs[0];
-      return {a.needs_grad(0) ? mm(g, a.inputs[1].to_tensor().t()) : Tensor(),
-              a.needs_grad(1) ? mm(a.inputs[0].to_tensor().t(), g) : Tensor()};
+      const Tensor& x = a.inputs[0].to_tensor();
+      const Tensor& y = a.inputs[1].to_tensor();
+      return product_grads<mm>(g, x, y, 1, a.needs_grad(0), a.needs_grad(1));
     })
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
