@@ -32,8 +32,14 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output, bool check_version
       grad_fn_ = m->grad_fn;
       output_nr_ = m->output_nr;
     }
-  } else {
+  } else if (check_version) {
     data_ = t;
+  } else {
+    // A formula that reads only sizes and dtypes needs no history: holding the input itself
+    // would close a cycle when the input's own history later leads back here (an in-place
+    // write through a view makes the base's CopySlices reach the view's node, which saved
+    // the base).
+    data_ = alias_without_history(t);
   }
 }
 

@@ -98,6 +98,9 @@ TEST(Autograd, SecondOrderWithCreateGraph) {
   Tensor z = (x.exp()).sum();
   z.backward(Tensor(), std::nullopt, /*create_graph=*/true);
   EXPECT_TRUE(x.grad().requires_grad());
+  // As in PyTorch, such a .grad and its leaf reference each other through the graph; resetting
+  // .grad after use breaks the cycle.
+  x.mutable_grad() = Tensor();
 }
 
 TEST(Autograd, RetainGraphAndReleasedGraph) {
