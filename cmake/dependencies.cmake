@@ -8,6 +8,8 @@ pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 # oneDNN for convolutions and float32 GEMM (src/ops/linalg/gemm.cpp says why). Debian's libdnnl-dev
 # ships a CMake config; the library runs on OpenMP, so kiln's thread count governs it.
 find_package(dnnl CONFIG REQUIRED)
+# nlohmann-json (header-only) parses safetensors headers.
+find_package(nlohmann_json REQUIRED)
 if(KILN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kiln needs on Debian 12 (run as root). Idempotent: installs only what is missing.
 #   scripts/setup.sh          build and test dependencies (Debian packages)
-#   scripts/setup.sh --torch  also a Python with PyTorch and numpy (the test oracle and the
+#   scripts/setup.sh --torch  also a Python with PyTorch, numpy, torchvision, transformers and
+#                             safetensors (the test oracle, the model references and the
 #                             benchmark comparison; never a dependency of kiln itself)
 set -euo pipefail
 

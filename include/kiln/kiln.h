@@ -1,11 +1,14 @@
 #pragma once
 // Everything a kiln user needs: #include <kiln/kiln.h>
+#include <kiln/autograd/autograd.h>
 #include <kiln/core/device.h>
 #include <kiln/core/dtype.h>
 #include <kiln/core/error.h>
 #include <kiln/core/parallel.h>
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor.h>
+#include <kiln/models/models.h>
+#include <kiln/nn/nn.h>
 #include <kiln/ops/attention.h>
 #include <kiln/ops/binary.h>
 #include <kiln/ops/conv.h>
@@ -26,3 +29,11 @@
 #include <kiln/ops/sorting.h>
 #include <kiln/ops/unary.h>
 #include <kiln/ops/view.h>
+#include <kiln/optim/adam.h>
+#include <kiln/optim/adamw.h>
+#include <kiln/optim/clip_grad.h>
+#include <kiln/optim/lr_scheduler.h>
+#include <kiln/optim/optimizer.h>
+#include <kiln/optim/rmsprop.h>
+#include <kiln/optim/sgd.h>
+#include <kiln/serialize/safetensors.h>

@@ -34,6 +34,13 @@ Tensor& Tensor::requires_grad_(bool r) {
   KILN_CHECK(!r || is_floating_point(),
              "requires_grad_: only tensors of floating point dtype can require gradients, got {}",
              dtype_name(dtype()));
+  if (!is_leaf()) {
+    KILN_CHECK(r,
+               "requires_grad_: you can only change requires_grad flags of leaf variables. If you "
+               "want to use a computed variable in a subgraph that doesn't require "
+               "differentiation use var_no_grad = var.detach().");
+    return *this;
+  }
   checked()->set_requires_grad(r);
   return *this;
 }

@@ -162,7 +162,6 @@ OpBuilder&& OpBuilder::samples(SampleFn fn) && {
 }
 OpBuilder&& OpBuilder::random() && {
   def_.is_random = true;
-  def_.differentiable = false;
   return std::move(*this);
 }
 OpBuilder&& OpBuilder::not_differentiable() && {
@@ -174,9 +173,20 @@ OpBuilder&& OpBuilder::tolerance(double rtol, double atol) && {
   def_.sample_atol = atol;
   return std::move(*this);
 }
-OpBuilder&& OpBuilder::derivative(DerivativeFn fn) && {
+OpBuilder&& OpBuilder::derivative(DerivativeFn fn, DerivativeReads reads) && {
   def_.derivative = std::move(fn);
+  def_.derivative_reads = reads;
   return std::move(*this);
+}
+OpBuilder&& OpBuilder::derivative(DerivativeFn fn, DerivativeReads reads,
+                                  std::initializer_list<int> outputs_read) && {
+  def_.derivative_output_mask = 0;
+  for (int i : outputs_read) {
+    KILN_CHECK(i >= 0 && i < 32, "{}: derivative output index {} out of range", def_.schema.name,
+               i);
+    def_.derivative_output_mask |= 1u << i;
+  }
+  return std::move(*this).derivative(std::move(fn), reads);
 }
 OpBuilder&& OpBuilder::decomposition(DecompositionFn fn) && {
   def_.decomposition = std::move(fn);
@@ -360,9 +370,13 @@ std::vector<Tensor> run_view(const OpDef& op, Stack& args) {
   const Tensor& base = args[0].to_tensor();
   std::vector<Tensor> outs;
   outs.reserve(metas.size());
+  const std::shared_ptr<TensorImpl>& root =
+      base.impl()->view_base() ? base.impl()->view_base() : base.impl_ptr();
   for (const TensorMeta& m : metas) {
-    outs.emplace_back(std::make_shared<TensorImpl>(base.storage(), m.dtype, m.sizes, m.strides,
-                                                   m.storage_offset));
+    auto impl =
+        std::make_shared<TensorImpl>(base.storage(), m.dtype, m.sizes, m.strides, m.storage_offset);
+    impl->set_view_base(root);
+    outs.emplace_back(std::move(impl));
   }
   return outs;
 }

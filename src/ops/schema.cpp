@@ -116,8 +116,8 @@ class SchemaParser {
     if (t == "int") return list ? ArgType::IntList : ArgType::Int;
     if (t == "SymInt") return list ? ArgType::SymIntList : ArgType::SymInt;
     if (t == "float") return list ? ArgType::FloatList : ArgType::Float;
+    if (t == "bool") return list ? ArgType::BoolList : ArgType::Bool;
     if (list) fail("lists of " + t + " are not supported");
-    if (t == "bool") return ArgType::Bool;
     if (t == "Scalar") return ArgType::Scalar;
     if (t == "str") return ArgType::String;
     if (t == "ScalarType") return ArgType::DType;
@@ -241,6 +241,8 @@ bool matches(const Argument& a, const IValue& v) {
       return std::holds_alternative<std::vector<double>>(var);
     case ArgType::Bool:
       return v.is_bool();
+    case ArgType::BoolList:
+      return std::holds_alternative<std::vector<int64_t>>(var);
     case ArgType::Scalar:
       return v.is_scalar() || v.is_double() || v.is_int() || v.is_bool();
     case ArgType::String:

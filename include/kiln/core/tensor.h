@@ -7,6 +7,7 @@
 #include <kiln/core/tensor_impl.h>
 #include <kiln/core/tensor_options.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -16,6 +17,9 @@
 #include <vector>
 
 namespace kiln {
+namespace autograd {
+class Node;
+}
 
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
@@ -69,10 +73,28 @@ class Tensor {
   T* data_ptr() const;
   void* data_ptr() const { return checked()->data(); }
 
-  // ---- autograd slot (the autograd layer gives these meaning) ----
+  // ---- autograd (src/autograd gives these meaning) ----
   bool requires_grad() const { return checked()->requires_grad(); }
+  // Only leaves may change the flag (PyTorch's rule); floating-point dtypes only.
   Tensor& requires_grad_(bool r = true);
   Tensor& set_requires_grad(bool r) { return requires_grad_(r); }
+  // A leaf: created by the user (or with requires_grad false), not by a recorded op.
+  bool is_leaf() const;
+  // The gradient accumulated by backward(): leaves, and non-leaves after retain_grad().
+  const Tensor& grad() const;
+  Tensor& mutable_grad();  // for `t.mutable_grad() = ...` (PyTorch's `t.grad = ...`)
+  // The node that computes this tensor's gradient contributions; null for leaves.
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  uint32_t output_nr() const;  // which output of grad_fn's forward op this tensor is
+  // autograd::backward({*this}, {gradient}, ...): gradient may be omitted for one element.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, TensorList inputs = {}) const;
+  void retain_grad() const;
+  bool retains_grad() const;
+  // hook(grad) runs when this tensor's gradient is computed; a defined result replaces it.
+  // Returns a handle for remove_hook.
+  size_t register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  void remove_hook(size_t handle) const;
 
   // ---- conversion, copies ----
   Scalar item() const;

@@ -68,6 +68,9 @@ class TensorImpl {
   // Replaces the geometry (used by resize_, as_strided_, and set-style in-place view ops).
   void set_sizes_and_strides(SymIntList sizes, SymIntList strides, SymInt storage_offset);
   void set_storage(Storage storage) { storage_ = std::move(storage); }
+  // With set_storage, lets nn::Module::to(dtype) give a parameter converted data in place
+  // (PyTorch's `param.data = ...`).
+  void set_dtype(DType dtype) { dtype_ = dtype; }
 
   // A 0-dim tensor made from a C++ number: ranks lowest in type promotion, like PyTorch's wrapped
   // numbers.
@@ -80,6 +83,12 @@ class TensorImpl {
   void set_autograd_meta(std::shared_ptr<AutogradMetaInterface> m) {
     autograd_meta_ = std::move(m);
   }
+
+  // For a view op's output: the tensor at the root of its chain of views (whose memory it
+  // reads); null for tensors that are not views. Autograd uses it for in-place changes made
+  // through a view.
+  const std::shared_ptr<TensorImpl>& view_base() const { return view_base_; }
+  void set_view_base(std::shared_ptr<TensorImpl> base) { view_base_ = std::move(base); }
 
   uint32_t version() const { return storage_->version(); }
   void bump_version() { storage_->bump_version(); }
@@ -105,6 +114,7 @@ class TensorImpl {
   bool is_wrapped_number_ = false;
   bool requires_grad_ = false;
   std::shared_ptr<AutogradMetaInterface> autograd_meta_;
+  std::shared_ptr<TensorImpl> view_base_;
 };
 
 // Contiguous (row-major) strides for sizes.

@@ -15,6 +15,7 @@
 #include <any>
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <source_location>
 #include <string>
@@ -41,12 +42,24 @@ enum class Variant { Functional, InPlace, Out };
 struct Sample {
   Stack args;
   std::string description;
+  // False for a sample placed on a non-smooth point on purpose (ties, a kink): the forward is
+  // checked there, but finite differences cannot check a (sub)gradient convention.
+  bool differentiable_point = true;
 };
 
 struct BackwardArgs {
   const Stack& inputs;
   const std::vector<Tensor>& outputs;
   const std::vector<Tensor>& grad_outputs;
+  // Which grad_outputs flowed from the graph (the others are zeros the engine made): formulas may
+  // skip terms for outputs nobody used (statistics outputs of the norm ops). Null: all flowed.
+  const std::vector<bool>* grad_flowed = nullptr;
+  bool flowed(size_t i) const { return grad_flowed == nullptr || (*grad_flowed)[i]; }
+  // One flag per tensor argument, flattened as the returned gradients: whether that gradient is
+  // wanted (PyTorch's output_mask). A formula may return an undefined tensor where it is not,
+  // skipping the work (a first layer's input gradient, a loss target's). Absent: all wanted.
+  const std::vector<bool>* needs_grad_mask = nullptr;
+  bool needs_grad(size_t i) const { return needs_grad_mask == nullptr || (*needs_grad_mask)[i]; }
 };
 
 using MetaFn = std::function<std::vector<TensorMeta>(const Stack& args)>;
@@ -54,9 +67,16 @@ using ImplFn = std::function<void(const Stack& args, const std::vector<Tensor>& 
 using CompositeFn = std::function<std::vector<Tensor>(const Stack& args)>;
 using CustomFn = std::function<std::vector<Tensor>(const Stack& args)>;
 using SampleFn = std::function<std::vector<Sample>()>;
-// One gradient per tensor argument (undefined where none flows); filled by the autograd layer.
+// One gradient per tensor argument, list elements flattened and None arguments included
+// (undefined where none flows), written in kiln ops. A gradient may keep broadcast dims: the
+// engine sums it back to its input's shape and casts it to the input's dtype.
 using DerivativeFn = std::function<std::vector<Tensor>(const BackwardArgs&)>;
-// The op written in prims; filled by the decomposition layer.
+// Which values a derivative formula reads beyond sizes and dtypes: only those are checked against
+// later in-place changes (PyTorch's "modified by an inplace operation" error), and outputs are
+// kept for backward only when read.
+enum class DerivativeReads : uint8_t { Nothing = 0, Inputs = 1, Outputs = 2, InputsAndOutputs = 3 };
+// The op written in other ops (prims, for the decomposition layer). An op with no derivative
+// formula but a decomposition is differentiated through it (autograd records the decomposition).
 using DecompositionFn = std::function<std::vector<Tensor>(const Stack& args)>;
 
 struct OpDef {
@@ -69,6 +89,10 @@ struct OpDef {
   CompositeFn composite;
   SampleFn samples;
   DerivativeFn derivative;
+  DerivativeReads derivative_reads = DerivativeReads::Inputs;
+  // Which outputs the formula reads when it reads outputs (bit i: output i); the others are not
+  // kept, so that an in-place op on them (relu_ after batch_norm) is no error.
+  uint32_t derivative_output_mask = ~0u;
   DecompositionFn decomposition;
   std::any lowering;           // the inductor's lowering for prims; its type is the inductor's own
   bool is_random = false;      // draws from the Philox generator
@@ -126,7 +150,10 @@ class OpBuilder {
   OpBuilder&& random() &&;
   OpBuilder&& not_differentiable() &&;
   OpBuilder&& tolerance(double rtol, double atol) &&;
-  OpBuilder&& derivative(DerivativeFn fn) &&;
+  OpBuilder&& derivative(DerivativeFn fn, DerivativeReads reads = DerivativeReads::Inputs) &&;
+  // The same, reading only the listed outputs (the others appear undefined in BackwardArgs).
+  OpBuilder&& derivative(DerivativeFn fn, DerivativeReads reads,
+                         std::initializer_list<int> outputs_read) &&;
   OpBuilder&& decomposition(DecompositionFn fn) &&;
 
   // Validates the declaration and adds it (and its variants) to the registry.

@@ -22,6 +22,7 @@ enum class ArgType {
   Float,
   FloatList,
   Bool,
+  BoolList,  // "bool[3]": held as a list of 0/1 ints (IValue has no list of bools)
   Scalar,
   String,
   DType,

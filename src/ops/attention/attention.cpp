@@ -7,8 +7,15 @@
 #include "ops/random/generator_scope.h"
 
 #include <kiln/ops/attention.h>
+#include <kiln/ops/creation.h>
+#include <kiln/ops/dropout.h>
+#include <kiln/ops/linalg.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/softmax.h>
 #include <kiln/ops/view.h>
+
+#include <cmath>
+#include <limits>
 
 namespace kiln::ops {
 
@@ -25,6 +32,50 @@ DimVector concat(IntList a, IntList b) {
   DimVector r(a.begin(), a.end());
   for (int64_t x : b) r.push_back(x);
   return r;
+}
+
+// [B, Hk, S, D] -> [B, Hq, S, D]: query head h reads key/value head h / (Hq / Hk).
+Tensor repeat_heads(const Tensor& t, int64_t q_heads) {
+  const int64_t heads = t.size(1);
+  if (heads == q_heads) return t;
+  return t.unsqueeze(2)
+      .expand({t.size(0), heads, q_heads / heads, t.size(2), t.size(3)})
+      .reshape({t.size(0), q_heads, t.size(2), t.size(3)});
+}
+
+// softmax(q k^T * scale + mask) with dropout, times v, in differentiable ops: the path taken when
+// dropout meets inputs that require grad, since the fused op's backward cannot replay its
+// dropout mask (PyTorch's CPU dispatch also takes its math path then). `core` holds the fused
+// op's arguments.
+Tensor math_attention(const Stack& core) {
+  const Tensor& q = core[0].to_tensor();
+  const Tensor k = repeat_heads(core[1].to_tensor(), q.size(1));
+  const Tensor v = repeat_heads(core[2].to_tensor(), q.size(1));
+  const double dropout_p = core[3].to_double();
+  const bool is_causal = core[4].to_bool();
+  const Tensor mask = core[5].to_optional_tensor();
+  const double scale =
+      core[6].to_optional_double().value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;
+  Tensor keep;
+  if (mask.defined()) {
+    if (mask.dtype() == DType::Bool) {
+      keep = mask;
+    } else {
+      scores = scores + mask;
+    }
+  }
+  if (is_causal) {
+    Tensor causal = ones({q.size(2), k.size(2)}, TensorOptions(DType::Bool)).tril();
+    keep = keep.defined() ? keep.logical_and(causal) : causal;
+  }
+  if (keep.defined()) {
+    scores = scores.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
+  }
+  Tensor weights = softmax(scores, -1);
+  // A row with no key gives zeros, as the fused kernel does (not softmax's NaN).
+  if (keep.defined()) weights = weights.masked_fill(keep.logical_not(), 0.0);
+  return matmul(dropout(weights, dropout_p, true), v);
 }
 
 std::vector<Tensor> sdpa_composite(const Stack& args) {
@@ -86,6 +137,11 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
     core.emplace_back();
   }
   core.push_back(args[6]);
+  if (dropout_p > 0 && (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
+                        (mask.defined() && mask.requires_grad()))) {
+    Tensor out = math_attention(core);
+    return {out.reshape(concat(out_batch, {q_len, v.size(-1)}))};
+  }
   static const OpDef& flash =
       OpRegistry::instance().get("_scaled_dot_product_flash_attention_for_cpu");
   Tensor out = call(flash, std::move(core))[0];

@@ -3,6 +3,7 @@
 // [B, L, H]). Wider than aten's: value's head dim may differ from query's, masks may be bool,
 // key/value batch may be 1, and dropout runs (aten's kernel refuses dropout > 0).
 #include "ops/attention/attention_checks.h"
+#include "ops/attention/attention_derivative.h"
 #include "ops/attention/attention_kernels.h"
 #include "ops/attention/attention_samples.h"
 #include "ops/random/generator_scope.h"
@@ -136,6 +137,7 @@ KILN_OP(
     "(Tensor output, Tensor logsumexp)")
     .meta(flash_meta)
     .cpu(flash_impl)
+    .derivative(attention::flash_attention_derivative, DerivativeReads::InputsAndOutputs)
     .tolerance(1e-4, 1e-5)
     .samples(flash_attention_samples);
 

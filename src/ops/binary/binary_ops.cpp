@@ -5,6 +5,11 @@
 
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/unary.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
 
 namespace kiln::ops {
 namespace {
@@ -123,73 +128,216 @@ std::vector<Sample> arithmetic_samples(const Stack& extra = {}) {
                  binary_samples(kFloat64, -3, 3, extra)});
 }
 
+// Operands equal in half their elements (maximum/minimum split the gradient there).
+std::vector<Sample> tie_samples() {
+  Tensor a = make_sample({3, 4}, kFloat32, -3.0, 3.0, 41);
+  Tensor b = make_sample({3, 4}, kFloat32, -3.0, 3.0, 42);
+  b.view({-1}).narrow(0, 0, 6).copy_(a.view({-1}).narrow(0, 0, 6));
+  return {{{a, b}, "ties"}};
+}
+
+// Derivatives (BackwardArgs: inputs as called, outputs, one gradient per output). The engine
+// sums a gradient over broadcast dims and casts it to its input's dtype.
+const Tensor& in(const BackwardArgs& a, size_t i) { return a.inputs[i].to_tensor(); }
+// A Python-number operand (x * 2, x ** 2) never needs a gradient: formulas skip its passes.
+bool constant(const Tensor& t) { return t.impl()->is_wrapped_number(); }
+
+std::vector<Tensor> add_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Scalar alpha = a.inputs[2].to_scalar();
+  return {g, alpha.to<double>() == 1.0 ? g : g * alpha};
+}
+std::vector<Tensor> sub_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  return {g, g * -a.inputs[2].to_scalar().to<double>()};
+}
+std::vector<Tensor> mul_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  return {g * in(a, 1), constant(in(a, 1)) ? Tensor() : g * in(a, 0)};
+}
+std::vector<Tensor> div_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  if (!a.inputs[2].is_none()) {
+    // Rounded quotients are piecewise constant: zero gradient, as PyTorch.
+    return {zeros_like(in(a, 0)), zeros_like(in(a, 1))};
+  }
+  const Tensor& other = in(a, 1);
+  if (constant(other)) return {g / other, Tensor()};
+  return {g / other, -g * in(a, 0) / (other * other)};
+}
+// rsub(self, other, alpha) = other - alpha * self.
+std::vector<Tensor> rsub_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  return {g * -a.inputs[2].to_scalar().to<double>(), g};
+}
+// self - q * other with q = self / other rounded (floor for remainder, trunc for fmod): the
+// quotient is piecewise constant, so d/dself = 1 and d/dother = -q, as in PyTorch.
+DerivativeFn rounded_remainder_derivative(const char* rounding) {
+  return [rounding](const BackwardArgs& a) -> std::vector<Tensor> {
+    const Tensor& g = a.grad_outputs[0];
+    if (constant(in(a, 1))) return {g, Tensor()};
+    return {g, -g * div(in(a, 0), in(a, 1), rounding)};
+  };
+}
+// d(x^e)/dx = e x^(e-1), taken as 0 where e == 0 (so 0^0 has no NaN gradient), as PyTorch.
+Tensor pow_self_gradient(const Tensor& g, const Tensor& self, const Tensor& exponent) {
+  return where(exponent == 0.0, 0.0, g * exponent * pow(self, exponent - 1.0));
+}
+// d(b^e)/de = b^e log(b), taken as 0 where b == 0 and e >= 0 (PyTorch's convention).
+Tensor pow_exponent_gradient(const Tensor& g, const Tensor& base, const Tensor& exponent,
+                             const Tensor& result) {
+  return where((base == 0.0) & (exponent >= 0.0), 0.0, g * result * log(base));
+}
+// x ** e for a number e: e x^(e-1) in as few passes as e allows.
+Tensor pow_number_gradient(const Tensor& g, const Tensor& self, double e) {
+  if (e == 0.0) return zeros_like(g);
+  if (e == 1.0) return g;
+  if (e == 2.0) return g * self * 2.0;
+  return g * (pow(self, e - 1.0) * e);
+}
+std::vector<Tensor> pow_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  if (constant(in(a, 1)))
+    return {pow_number_gradient(g, in(a, 0), in(a, 1).item<double>()), Tensor()};
+  return {pow_self_gradient(g, in(a, 0), in(a, 1)),
+          pow_exponent_gradient(g, in(a, 0), in(a, 1), a.outputs[0])};
+}
+std::vector<Tensor> pow_scalar_exponent_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  return {pow_number_gradient(g, in(a, 0), a.inputs[1].to_scalar().to<double>())};
+}
+std::vector<Tensor> pow_scalar_base_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const double base = a.inputs[0].to_scalar().to<double>();
+  const Tensor& result = a.outputs[0];
+  if (base == 0.0) return {where(in(a, 1) >= 0.0, 0.0, g * result * std::log(base))};
+  return {g * result * std::log(base)};
+}
+std::vector<Tensor> atan2_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& y = in(a, 0);
+  const Tensor& x = in(a, 1);
+  const Tensor scale = g / (y * y + x * x);
+  return {scale * x, scale * -y};
+}
+// maximum/minimum: the gradient goes to the chosen operand and is split evenly between tied
+// ones (PyTorch's convention); a NaN operand passes it to both.
+DerivativeFn extremum_derivative(bool is_max) {
+  return [is_max](const BackwardArgs& a) -> std::vector<Tensor> {
+    const Tensor& g = a.grad_outputs[0];
+    const Tensor& self = in(a, 0);
+    const Tensor& other = in(a, 1);
+    const Tensor split = where(self == other, g * 0.5, g);
+    const Tensor self_loses = is_max ? self < other : self > other;
+    const Tensor other_loses = is_max ? self > other : self < other;
+    if (constant(other)) return {split.masked_fill(self_loses, 0.0), Tensor()};
+    return {split.masked_fill(self_loses, 0.0), split.masked_fill(other_loses, 0.0)};
+  };
+}
+
 }  // namespace
 
 KILN_REGISTER_OPS(binary_arithmetic) {
   declare_binary({"add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", add_plan, true,
-                  true, true, [] {
+                  true, true,
+                  [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)}),
                                    binary_samples(kBool)});
-                  }});
+                  },
+                  add_derivative, DerivativeReads::Nothing});
   declare_binary({"sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", sub_plan, true,
-                  true, true, [] {
+                  true, true,
+                  [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(-3)})});
-                  }});
+                  },
+                  sub_derivative, DerivativeReads::Nothing});
   declare_binary({"rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_plan, false,
-                  false, true, [] {
+                  false, true,
+                  [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)})});
-                  }});
-  declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true, [] {
+                  },
+                  rsub_derivative, DerivativeReads::Nothing});
+  declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true,
+                  [] {
                     return concat({arithmetic_samples(), binary_samples(kBool)});
-                  }});
+                  },
+                  mul_derivative});
   declare_binary({"div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor", div_plan,
-                  true, true, true, [] {
+                  true, true, true,
+                  [] {
                     return concat({division_samples(kFloat32), division_samples(kInt64),
                                    division_samples(kFloat32, {"trunc"}),
                                    division_samples(kFloat32, {"floor"}),
                                    division_samples(kInt32, {"trunc"}),
                                    division_samples(kInt64, {"floor"})});
-                  }});
+                  },
+                  div_derivative});
   declare_binary({"floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_plan, true,
                   true, false, [] {
                     return concat({division_samples(kFloat32), division_samples(kInt64)});
                   }});
-  declare_binary(
-      {"remainder(Tensor self, Tensor other) -> Tensor", remainder_plan, true, true, true, [] {
-         return concat({division_samples(kFloat32), division_samples(kInt32)});
-       }});
-  declare_binary({"fmod(Tensor self, Tensor other) -> Tensor", fmod_plan, true, true, true, [] {
+  declare_binary({"remainder(Tensor self, Tensor other) -> Tensor", remainder_plan, true, true,
+                  true,
+                  [] {
+                    return concat({division_samples(kFloat32), division_samples(kInt32)});
+                  },
+                  rounded_remainder_derivative("floor")});
+  declare_binary({"fmod(Tensor self, Tensor other) -> Tensor", fmod_plan, true, true, true,
+                  [] {
                     return concat({division_samples(kFloat32), division_samples(kInt64)});
-                  }});
+                  },
+                  rounded_remainder_derivative("trunc")});
   // aten's pow.Tensor_Tensor; the Tensor/Scalar forms below share its plan.
   declare_binary(
-      {"pow(Tensor self, Tensor exponent) -> Tensor", pow_plan, true, true, true, [] {
-         return concat({binary_samples(kFloat32, 0.5, 3.0), binary_samples(kInt64, 0.0, 4.0)});
-       }});
+      {"pow(Tensor self, Tensor exponent) -> Tensor", pow_plan, true, true, true,
+       [] {
+         std::vector<Sample> numbers;
+         for (double e : {2.0, 3.5, 0.0}) {
+           numbers.push_back({{make_sample({3, 4}, kFloat32, 0.5, 3.0, 43), wrapped_scalar(e)},
+                              fmt::format("wrapped exponent {}", e)});
+         }
+         numbers.push_back({{make_sample({3, 4}, kFloat64, -3.0, 3.0, 44), wrapped_scalar(2)},
+                            "signed ** wrapped int 2"});
+         return concat(
+             {binary_samples(kFloat32, 0.5, 3.0), binary_samples(kInt64, 0.0, 4.0), numbers});
+       },
+       pow_derivative, DerivativeReads::InputsAndOutputs});
   declare_binary({"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
-                  pow_scalar_exponent_plan, true, false, true, [] {
+                  pow_scalar_exponent_plan, true, false, true,
+                  [] {
                     return std::vector<Sample>{
                         {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(2.5)}, "float ** 2.5"},
                         {{make_sample({3, 4}, kInt64, -3, 3), Scalar(3)}, "int ** 3"},
-                        {{make_sample({3, 4}, kInt32, 0, 3), Scalar(0.5)}, "int ** 0.5"}};
-                  }});
+                        {{make_sample({3, 4}, kInt32, 0, 3), Scalar(0.5)}, "int ** 0.5"},
+                        {{make_sample({3, 4}, kFloat32, -3.0, 3.0), Scalar(3)}, "signed ** 3"},
+                        {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(-1.5)}, "float ** -1.5"},
+                        {{make_sample({3, 4}, kFloat32), Scalar(0)}, "float ** 0"}};
+                  },
+                  pow_scalar_exponent_derivative});
   declare_binary({"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_base_plan, false,
-                  false, true, [] {
+                  false, true,
+                  [] {
                     return std::vector<Sample>{
                         {{Scalar(2.0), make_sample({3, 4}, kFloat32)}, "2.0 ** float"},
-                        {{Scalar(3), make_sample({3, 4}, kInt64, 0, 4)}, "3 ** int"}};
-                  }});
-  declare_binary({"atan2(Tensor self, Tensor other) -> Tensor", atan2_plan, true, true, true, [] {
+                        {{Scalar(3), make_sample({3, 4}, kInt64, 0, 4)}, "3 ** int"},
+                        {{Scalar(0.5), make_sample({3, 4}, kFloat64)}, "0.5 ** float64"}};
+                  },
+                  pow_scalar_base_derivative, DerivativeReads::InputsAndOutputs});
+  declare_binary({"atan2(Tensor self, Tensor other) -> Tensor", atan2_plan, true, true, true,
+                  [] {
                     return concat({arithmetic_samples(), binary_samples(kInt32)});
-                  }});
-  declare_binary(
-      {"maximum(Tensor self, Tensor other) -> Tensor", maximum_plan, false, true, true, [] {
-         return concat({arithmetic_samples(), binary_samples(kBool)});
-       }});
-  declare_binary(
-      {"minimum(Tensor self, Tensor other) -> Tensor", minimum_plan, false, true, true, [] {
-         return concat({arithmetic_samples(), binary_samples(kBool)});
-       }});
+                  },
+                  atan2_derivative});
+  declare_binary({"maximum(Tensor self, Tensor other) -> Tensor", maximum_plan, false, true, true,
+                  [] {
+                    return concat({arithmetic_samples(), binary_samples(kBool), tie_samples()});
+                  },
+                  extremum_derivative(true)});
+  declare_binary({"minimum(Tensor self, Tensor other) -> Tensor", minimum_plan, false, true, true,
+                  [] {
+                    return concat({arithmetic_samples(), binary_samples(kBool), tie_samples()});
+                  },
+                  extremum_derivative(false)});
 }
 
 }  // namespace kiln::ops

@@ -59,6 +59,7 @@ void declare_binary(const BinaryDecl& decl) {
   if (decl.inplace) std::move(b).inplace_variant();
   if (decl.out) std::move(b).out_variant();
   if (!decl.differentiable) std::move(b).not_differentiable();
+  if (decl.derivative) std::move(b).derivative(decl.derivative, decl.derivative_reads);
   declare(std::move(b));
 }
 

@@ -40,6 +40,8 @@ struct BinaryDecl {
   bool out = true;
   bool differentiable = true;
   SampleFn samples;
+  DerivativeFn derivative = nullptr;  // kiln ops on BackwardArgs; broadcast gradients are summed
+  DerivativeReads derivative_reads = DerivativeReads::Inputs;
 };
 void declare_binary(const BinaryDecl& decl);
 

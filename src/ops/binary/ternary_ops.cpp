@@ -22,7 +22,8 @@ struct TernaryPlan {
 using TernaryPlanFn = TernaryPlan (*)(const Stack& args);
 
 void declare_ternary(const char* schema, const char* name, TernaryPlanFn plan, bool inplace,
-                     bool out, SampleFn samples) {
+                     bool out, SampleFn samples, DerivativeFn derivative,
+                     DerivativeReads reads = DerivativeReads::Inputs) {
   OpBuilder b(schema);
   std::move(b)
       .meta([plan, name](const Stack& args) {
@@ -39,7 +40,8 @@ void declare_ternary(const char* schema, const char* name, TernaryPlanFn plan, b
         auto iter = elementwise_iter(outs[0], {p.a, p.b, p.c}, p.compute, p.compute, name);
         ternary_kernels(iter, p.kind, p.alpha);
       })
-      .samples(std::move(samples));
+      .samples(std::move(samples))
+      .derivative(std::move(derivative), reads);
   if (inplace) std::move(b).inplace_variant();
   if (out) std::move(b).out_variant();
   declare(std::move(b));
@@ -95,6 +97,18 @@ ClampArgs clamp_args(const Stack& args, bool has_min, bool has_max) {
   return c;
 }
 
+// Scalar bounds: the gradient passes where min <= self <= max (bounds included), as PyTorch.
+std::vector<Tensor> clamp_scalar_derivative(const BackwardArgs& a, bool has_min, bool has_max) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  size_t i = 1;
+  const std::optional<Scalar> lo = has_min ? a.inputs[i++].to_optional_scalar() : std::nullopt;
+  const std::optional<Scalar> hi = has_max ? a.inputs[i].to_optional_scalar() : std::nullopt;
+  Tensor inside;
+  if (lo) inside = self >= *lo;
+  if (hi) inside = inside.defined() ? inside & (self <= *hi) : self <= *hi;
+  return {where(inside, a.grad_outputs[0], 0.0)};
+}
+
 void declare_clamp_scalar(const char* schema, const char* name, bool has_min, bool has_max,
                           SampleFn samples) {
   OpBuilder b(schema);
@@ -110,6 +124,8 @@ void declare_clamp_scalar(const char* schema, const char* name, bool has_min, bo
         clamp_scalar_kernels(iter, c.lo, c.hi);
       })
       .samples(std::move(samples))
+      .derivative(
+          [=](const BackwardArgs& a) { return clamp_scalar_derivative(a, has_min, has_max); })
       .inplace_variant()
       .out_variant();
   declare(std::move(b));
@@ -191,6 +207,79 @@ TernaryPlan addcdiv_plan(const Stack& args) {
   return {TernaryOp::Addcdiv, self, t1, t2, d, d, args[3].to_scalar(), std::nullopt};
 }
 
+// ---- derivatives ----
+
+const Tensor& in(const BackwardArgs& a, size_t i) { return a.inputs[i].to_tensor(); }
+
+std::vector<Tensor> where_derivative(const BackwardArgs& a) {
+  const Tensor& cond = in(a, 0);
+  const Tensor& g = a.grad_outputs[0];
+  // A Python-number branch (where(c, x, 0.0)) needs no gradient.
+  auto branch = [&](size_t i, bool taken) {
+    if (in(a, i).impl()->is_wrapped_number()) return Tensor();
+    return taken ? where(cond, g, 0.0) : where(cond, 0.0, g);
+  };
+  return {Tensor(), branch(1, true), branch(2, false)};
+}
+
+// PyTorch's clamp_backward_min_max: self gets the gradient where min <= self <= max, min where
+// self < min (and min < max), max where self > max or max < min (max wins a crossed pair).
+std::vector<Tensor> clamp_tensor_derivative(const BackwardArgs& a) {
+  const Tensor& self = in(a, 0);
+  const Tensor lo = a.inputs[1].to_optional_tensor();
+  const Tensor hi = a.inputs[2].to_optional_tensor();
+  const Tensor& g = a.grad_outputs[0];
+  if (lo.defined() && hi.defined()) {
+    return {where((self >= lo) & (self <= hi), g, 0.0), where((self < lo) & (lo < hi), g, 0.0),
+            where((self > hi) | (hi < lo), g, 0.0)};
+  }
+  if (lo.defined()) return {where(self >= lo, g, 0.0), where(self < lo, g, 0.0), Tensor()};
+  return {where(self <= hi, g, 0.0), Tensor(), where(self > hi, g, 0.0)};
+}
+
+std::vector<Tensor> clamp_min_tensor_derivative(const BackwardArgs& a) {
+  const Tensor& self = in(a, 0);
+  const Tensor& lo = in(a, 1);
+  const Tensor& g = a.grad_outputs[0];
+  return {where(self >= lo, g, 0.0), where(self < lo, g, 0.0)};
+}
+
+std::vector<Tensor> clamp_max_tensor_derivative(const BackwardArgs& a) {
+  const Tensor& self = in(a, 0);
+  const Tensor& hi = in(a, 1);
+  const Tensor& g = a.grad_outputs[0];
+  return {where(self <= hi, g, 0.0), where(self > hi, g, 0.0)};
+}
+
+std::vector<Tensor> lerp_tensor_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& weight = in(a, 2);
+  const Tensor g_end = g * weight;
+  // A Python-number weight needs no gradient.
+  if (weight.impl()->is_wrapped_number()) return {g - g_end, g_end, Tensor()};
+  return {g - g_end, g_end, g * (in(a, 1) - in(a, 0))};
+}
+
+std::vector<Tensor> lerp_scalar_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const double w = a.inputs[2].to_scalar().to<double>();
+  return {g * (1.0 - w), g * w};
+}
+
+std::vector<Tensor> addcmul_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const double value = a.inputs[3].to_scalar().to<double>();
+  const Tensor gv = value == 1.0 ? g : g * value;
+  return {g, gv * in(a, 2), gv * in(a, 1)};
+}
+
+std::vector<Tensor> addcdiv_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const double value = a.inputs[3].to_scalar().to<double>();
+  const Tensor g_t1 = (value == 1.0 ? g : g * value) / in(a, 2);
+  return {g, g_t1, -g_t1 * in(a, 1) / in(a, 2)};
+}
+
 // ---- samples ----
 
 // Three float tensors in [low, high) with broadcasting, non-contiguous, 0-dim and empty cases.
@@ -259,7 +348,7 @@ std::vector<Sample> one_bound_samples(const Scalar& bound) {
 
 KILN_REGISTER_OPS(binary_ternary) {
   declare_ternary("where(Tensor condition, Tensor self, Tensor other) -> Tensor", "where",
-                  where_plan, false, true, where_samples);
+                  where_plan, false, true, where_samples, where_derivative);
 
   declare_clamp_scalar("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", "clamp",
                        true, true, clamp_scalar_samples);
@@ -269,49 +358,65 @@ KILN_REGISTER_OPS(binary_ternary) {
                        [] { return one_bound_samples(Scalar(0.5)); });
   declare_ternary(
       "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", "clamp",
-      clamp_tensor_plan, true, false, [] {
+      clamp_tensor_plan, true, false,
+      [] {
         std::vector<Sample> s = ternary_samples(kFloat32, -3, 3, {}, 0.0, 3.0);
         s.push_back({{make_sample({3, 4}, kFloat32), make_sample({4}, kFloat32), std::nullopt},
                      "min only"});
         s.push_back(
             {{make_sample({3, 4}, kInt64, -5, 5), std::nullopt, make_sample({3, 1}, kInt64, -2, 2)},
              "int64 max only"});
+        s.push_back({{make_sample({3, 4}, kFloat64), make_sample({4}, kFloat64, 0.0, 1.0, 3),
+                      make_sample({3, 1}, kFloat64, -1.0, 0.0, 4)},
+                     "min above max"});
+        s.push_back({{make_sample({3, 4}, kFloat64), std::nullopt, make_sample({4}, kFloat64)},
+                     "max only"});
         return s;
-      });
-  declare_ternary("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", "clamp_min",
-                  clamp_bound_plan<BinaryOp::Maximum>, true, false,
-                  [] { return binary_samples(kFloat32); });
-  declare_ternary("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", "clamp_max",
-                  clamp_bound_plan<BinaryOp::Minimum>, true, false,
-                  [] { return binary_samples(kFloat32); });
+      },
+      clamp_tensor_derivative);
+  declare_ternary(
+      "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", "clamp_min",
+      clamp_bound_plan<BinaryOp::Maximum>, true, false, [] { return binary_samples(kFloat32); },
+      clamp_min_tensor_derivative);
+  declare_ternary(
+      "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", "clamp_max",
+      clamp_bound_plan<BinaryOp::Minimum>, true, false, [] { return binary_samples(kFloat32); },
+      clamp_max_tensor_derivative);
 
   // aten's lerp.Tensor (the Tensor-weight form carries the unqualified name here).
-  declare_ternary("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", "lerp",
-                  lerp_tensor_plan, true, true,
-                  [] { return ternary_samples(kFloat32, -3, 3, {}, -0.5, 1.5); });
-  declare_ternary("lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", "lerp",
-                  lerp_scalar_plan, true, false, [] {
-                    std::vector<Sample> s = binary_samples(kFloat32, -3, 3, {Scalar(0.25)});
-                    auto more = binary_samples(kFloat64, -3, 3, {Scalar(0.75)});
-                    s.insert(s.end(), more.begin(), more.end());
-                    return s;
-                  });
+  declare_ternary(
+      "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", "lerp", lerp_tensor_plan, true,
+      true, [] { return ternary_samples(kFloat32, -3, 3, {}, -0.5, 1.5); }, lerp_tensor_derivative);
+  declare_ternary(
+      "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", "lerp", lerp_scalar_plan,
+      true, false,
+      [] {
+        std::vector<Sample> s = binary_samples(kFloat32, -3, 3, {Scalar(0.25)});
+        auto more = binary_samples(kFloat64, -3, 3, {Scalar(0.75)});
+        s.insert(s.end(), more.begin(), more.end());
+        return s;
+      },
+      lerp_scalar_derivative, DerivativeReads::Nothing);
 
   declare_ternary(
       "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
       "Tensor",
-      "addcmul", addcmul_plan, true, true, [] {
+      "addcmul", addcmul_plan, true, true,
+      [] {
         return concat({ternary_samples(kFloat32, -3, 3),
                        ternary_samples(kFloat32, -3, 3, {Scalar(0.5)}),
                        ternary_samples(kInt64, -3, 3, {Scalar(2)})});
-      });
+      },
+      addcmul_derivative);
   declare_ternary(
       "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
       "Tensor",
-      "addcdiv", addcdiv_plan, true, true, [] {
+      "addcdiv", addcdiv_plan, true, true,
+      [] {
         return concat({ternary_samples(kFloat32, -3, 3, {}, 1.0, 3.0),
                        ternary_samples(kFloat32, -3, 3, {Scalar(-0.5)}, 1.0, 3.0)});
-      });
+      },
+      addcdiv_derivative);
 }
 
 }  // namespace kiln::ops

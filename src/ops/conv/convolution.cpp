@@ -1,5 +1,6 @@
 // The structured convolution op: meta (PyTorch's shape checks and output sizes, channels-last
 // propagation) and the CPU impl that routes float32 to oneDNN and the rest to im2col + GEMM.
+#include "ops/conv/conv_backward.h"
 #include "ops/conv/conv_params.h"
 #include "ops/conv/conv_samples.h"
 #include "ops/conv/gemm_conv.h"
@@ -105,6 +106,7 @@ KILN_OP(
     "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor")
     .meta(convolution_meta)
     .cpu(convolution_impl)
+    .derivative(conv::convolution_derivative, DerivativeReads::Inputs)
     .out_variant()
     .tolerance(1e-4, 1e-4)
     .samples(conv::convolution_samples);

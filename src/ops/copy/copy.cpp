@@ -33,6 +33,12 @@ void copy_impl(const Tensor& dst, const Tensor& src) {
 }  // namespace
 
 KILN_OP("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The old value of self is overwritten: no gradient flows to it.
+          return {Tensor(), a.grad_outputs[0]};
+        },
+        DerivativeReads::Nothing)
     .custom(DeviceType::CPU,
             [](const Stack& args) -> std::vector<Tensor> {
               const Tensor& self = args[0].to_tensor();
@@ -58,6 +64,8 @@ KILN_OP("copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)")
     });
 
 KILN_OP("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)")
+    .derivative([](const BackwardArgs&) -> std::vector<Tensor> { return {Tensor()}; },
+                DerivativeReads::Nothing)
     .custom(DeviceType::CPU,
             [](const Stack& args) -> std::vector<Tensor> {
               const Tensor& self = args[0].to_tensor();
@@ -78,6 +86,11 @@ KILN_OP("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)")
 // A copy with a possibly different dtype, keeping a dense input's memory layout.
 // contiguous=True gives row-major strides (what contiguous() needs).
 KILN_OP("_to_copy(Tensor self, *, ScalarType? dtype=None, bool contiguous=False) -> Tensor")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0]};  // the engine casts it back to self's dtype
+        },
+        DerivativeReads::Nothing)
     .meta([](const Stack& args) {
       const Tensor& self = args[0].to_tensor();
       DType dtype = args[1].to_optional_dtype().value_or(self.dtype());

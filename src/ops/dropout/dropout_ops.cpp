@@ -119,6 +119,15 @@ KILN_OP("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"
                       random_detail::PhiloxStream{seed, offset});
     })
     .random()
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The kept elements' gradient, scaled as the forward scaled them.
+          const double p = a.inputs[1].to_double();
+          const bool train = a.inputs[2].is_none() || a.inputs[2].to_bool();
+          const double scale = !train ? 1.0 : p == 1.0 ? 0.0 : 1.0 / (1.0 - p);
+          return {a.grad_outputs[0] * (a.outputs[1] * scale)};
+        },
+        DerivativeReads::Outputs, {1})
     .samples(native_dropout_samples);
 
 KILN_OP("dropout(Tensor input, float p, bool train) -> Tensor")

@@ -209,6 +209,51 @@ void embedding_bag_impl(const Stack& args, const std::vector<Tensor>& outs) {
   store(outs[3], b.mode == kMean ? bag_size : max_idx);
 }
 
+// aten's _embedding_bag_backward in kiln ops. Sum/mean: every index's row receives its bag's
+// gradient, scaled by its per-sample weight (sum) or 1/bag length (mean); max: each bag's
+// gradient goes to the rows its maxima came from. Rows equal to padding_idx get nothing.
+std::vector<Tensor> embedding_bag_derivative(const BackwardArgs& a) {
+  const BagArgs b(a.inputs);
+  const Tensor& g = a.grad_outputs[0];  // [bags, dim]
+  const int64_t n = b.indices.size(0), bags = b.num_bags(), dim = b.weight.size(1);
+  const TensorOptions opts = g.options();
+  const bool weighted = b.per_sample_weights.defined();
+  if (n == 0 || bags == 0) {
+    return {zeros(b.weight.sizes(), opts), Tensor(), Tensor(),
+            weighted ? zeros({n}, opts) : Tensor()};
+  }
+  const Tensor idx = b.indices.to(kInt64);
+  if (b.mode == kMax) {
+    // Empty bags report row 0 as their argmax: their gradient is masked out.
+    const Tensor nonempty = (a.outputs[2] > 0).unsqueeze(1).to(g.dtype());
+    const Tensor cols = arange(dim, TensorOptions(kInt64)).unsqueeze(0).expand({bags, dim});
+    return {zeros(b.weight.sizes(), opts)
+                .index_put({a.outputs[3].to(kInt64), cols}, g * nonempty, /*accumulate=*/true),
+            Tensor(), Tensor(), Tensor()};
+  }
+  // The bag of each index: how many bag starts lie at or before it, less one.
+  const Tensor starts = b.offsets.narrow(0, 0, bags).to(kInt64);
+  const Tensor bag =
+      (arange(n, TensorOptions(kInt64)).unsqueeze(1) >= starts.unsqueeze(0)).to(kInt64).sum({1}) -
+      1;
+  const Tensor rows = g.index_select(0, bag);  // [n, dim]
+  Tensor scale = b.padding_idx >= 0 ? (idx != b.padding_idx).to(g.dtype()) : ones({n}, opts);
+  if (b.mode == kMean) {
+    scale = scale / a.outputs[2].to(g.dtype()).clamp_min(1).index_select(0, bag);
+  }
+  Tensor grad_psw;
+  if (weighted) {
+    grad_psw = (rows * b.weight.index_select(0, idx)).sum({1}) * scale;
+    scale = scale * b.per_sample_weights;
+  }
+  if (a.inputs[3].to_bool()) {  // scale_grad_by_freq: divide by how often each row is used
+    const Tensor counts = zeros({b.weight.size(0)}, opts).index_put({idx}, ones({n}, opts), true);
+    scale = scale / counts.index_select(0, idx);
+  }
+  return {zeros(b.weight.sizes(), opts).index_put({idx}, rows * scale.unsqueeze(1), true), Tensor(),
+          Tensor(), grad_psw};
+}
+
 Tensor ints(std::vector<int64_t> values, DType dtype = kInt64) {
   const auto n = static_cast<int64_t>(values.size());
   return from_vector(values, {n}).to(dtype);
@@ -256,6 +301,7 @@ KILN_OP(
     "include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)")
     .meta(embedding_bag_meta)
     .cpu(embedding_bag_impl)
+    .derivative(embedding_bag_derivative, DerivativeReads::InputsAndOutputs)
     .samples(embedding_bag_samples)
     .tolerance(1e-5, 1e-5);
 

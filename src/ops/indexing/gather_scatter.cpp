@@ -2,6 +2,7 @@
 // where an index tensor of the same rank names, for each of its positions, the position along
 // `dim` to read from (gather) or write to (scatter).
 #include "ops/indexing/index_common.h"
+#include "ops/indexing/index_grad.h"
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
 
@@ -169,11 +170,59 @@ std::vector<Sample> scatter_src_samples(const Stack& extra = {}) {
   return s;
 }
 
+// ---------------------------------------------------------------- derivatives
+
+int64_t dim_arg(const BackwardArgs& a) { return a.inputs[1].to_int(); }
+const Tensor& index_arg(const BackwardArgs& a) { return a.inputs[2].to_tensor(); }
+
+// src's gradient: grad read back at the positions src was scattered to; src elements beyond the
+// index's shape were never read and get zeros.
+Tensor src_grad(const BackwardArgs& a) {
+  const Tensor& src = a.inputs[3].to_tensor();
+  return zero_pad_to(a.grad_outputs[0].gather(dim_arg(a), index_arg(a)), src.sizes());
+}
+
+// self's gradient where src overwrote: zero at every written position.
+Tensor overwritten_self_grad(const BackwardArgs& a) {
+  return a.grad_outputs[0].scatter(dim_arg(a), index_arg(a), Scalar(0.0));
+}
+
+std::vector<Tensor> gather_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const Tensor& g = a.grad_outputs[0];
+  // Every read position gets the gradients of its reads (duplicates accumulate).
+  return {zeros(self.sizes(), g.options()).scatter_add(dim_arg(a), index_arg(a), g), Tensor()};
+}
+
+std::vector<Tensor> scatter_src_derivative(const BackwardArgs& a) {
+  return {overwritten_self_grad(a), Tensor(), src_grad(a)};
+}
+
+std::vector<Tensor> scatter_reduce_derivative(const BackwardArgs& a) {
+  if (a.inputs[4].to_string() == "add") return {a.grad_outputs[0], Tensor(), src_grad(a)};
+  // multiply: self times the product of its src values, as scatter_reduce's "prod".
+  const Tensor& index = index_arg(a);
+  const Tensor& src = a.inputs[3].to_tensor();
+  std::pair<Tensor, Tensor> grads =
+      scatter_reduce_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), dim_arg(a), index,
+                              front_of(src, index), "prod", /*include_self=*/true, a.outputs[0]);
+  return {grads.first, Tensor(), zero_pad_to(grads.second, src.sizes())};
+}
+
+std::vector<Tensor> scatter_value_reduce_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  if (a.inputs[4].to_string() == "add") return {g, Tensor()};
+  // multiply: each position was multiplied by value once per index naming it.
+  return {kiln::scatter(g, dim_arg(a), index_arg(a), a.inputs[3].to_scalar(), "multiply"),
+          Tensor()};
+}
+
 }  // namespace
 
 KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor")
     .meta(gather_meta)
     .cpu(gather_impl)
+    .derivative(gather_derivative)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -194,6 +243,7 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
         .cpu([](const Stack& a, const std::vector<Tensor>& outs) {
           scatter_run(a, outs[0], a[3].to_tensor(), Scalar(0), ScatterMode::Assign, "scatter");
         })
+        .derivative(scatter_src_derivative)
         .inplace_variant()
         .samples([] { return scatter_src_samples(); })
         .out_variant());
@@ -203,6 +253,9 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
         .meta([](const Stack& a) { return scatter_meta<false>(a, "scatter"); })
         .cpu([](const Stack& a, const std::vector<Tensor>& outs) {
           scatter_run(a, outs[0], Tensor(), a[3].to_scalar(), ScatterMode::Assign, "scatter");
+        })
+        .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {overwritten_self_grad(a), Tensor()};
         })
         .inplace_variant()
         .samples([] {
@@ -228,6 +281,7 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
           scatter_run(a, outs[0], a[3].to_tensor(), Scalar(0), parse_reduce(a[4].to_string()),
                       "scatter");
         })
+        .derivative(scatter_reduce_derivative, DerivativeReads::InputsAndOutputs)
         .inplace_variant()
         .samples([] {
           std::vector<Sample> s = scatter_src_samples({IValue("add")});
@@ -250,6 +304,7 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
           scatter_run(a, outs[0], Tensor(), a[3].to_scalar(), parse_reduce(a[4].to_string()),
                       "scatter");
         })
+        .derivative(scatter_value_reduce_derivative)
         .inplace_variant()
         .samples([] {
           return std::vector<Sample>{
@@ -270,6 +325,9 @@ KILN_OP("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
     .meta([](const Stack& a) { return scatter_meta<true>(a, "scatter_add"); })
     .cpu([](const Stack& a, const std::vector<Tensor>& outs) {
       scatter_run(a, outs[0], a[3].to_tensor(), Scalar(0), ScatterMode::Add, "scatter_add");
+    })
+    .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+      return {a.grad_outputs[0], Tensor(), src_grad(a)};
     })
     .inplace_variant()
     .out_variant()

@@ -192,16 +192,40 @@ std::vector<Sample> index_put_samples() {
   return s;
 }
 
+// self[indices]: every read position gets the gradients of its reads (duplicates accumulate).
+std::vector<Tensor> index_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const std::vector<Tensor>& indices = a.inputs[1].to_tensor_list();
+  const Tensor& g = a.grad_outputs[0];
+  std::vector<Tensor> grads{zeros(self.sizes(), g.options()).index_put(indices, g, true)};
+  grads.resize(1 + indices.size());  // no gradient for the index tensors
+  return grads;
+}
+
+// values' gradient is grad read at the written positions (summed back over values' broadcast
+// by the engine); self's is grad with those positions zeroed, unless values were added.
+std::vector<Tensor> index_put_derivative(const BackwardArgs& a) {
+  const std::vector<Tensor>& indices = a.inputs[1].to_tensor_list();
+  const bool accumulate = a.inputs[3].to_bool();
+  const Tensor& g = a.grad_outputs[0];
+  std::vector<Tensor> grads{accumulate ? g : g.index_put(indices, zeros({}, g.options()), false)};
+  grads.resize(1 + indices.size());
+  grads.push_back(g.index(indices));
+  return grads;
+}
+
 }  // namespace
 
 KILN_OP("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor")
     .custom(DeviceType::CPU, index_cpu)
     .custom(DeviceType::Meta, index_meta)
+    .derivative(index_derivative)
     .samples(index_samples);
 
 KILN_OP("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor")
     .meta(index_put_meta)
     .cpu(index_put_impl)
+    .derivative(index_put_derivative)
     .inplace_variant()
     .out_variant()
     .samples(index_put_samples);

@@ -1,5 +1,6 @@
 // index_select and embedding: whole slices of a tensor picked by a list of indices.
 #include "ops/indexing/index_common.h"
+#include "ops/indexing/index_grad.h"
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
 
@@ -92,11 +93,29 @@ Tensor index_tensor(std::vector<int64_t> values, DType dtype = kInt64) {
   return from_vector(values, {n}).to(dtype);
 }
 
+std::vector<Tensor> index_select_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const int64_t dim =
+      self.dim() == 0 ? 0 : wrap_dim(a.inputs[1].to_int(), self.dim(), "index_select");
+  return {index_add_into_zeros(a.grad_outputs[0], dim, a.inputs[2].to_tensor(), self.sizes()),
+          Tensor()};
+}
+
+// Through embedding_dense_backward (a fast kernel; differentiable through its decomposition).
+std::vector<Tensor> embedding_derivative(const BackwardArgs& a) {
+  static const OpDef& backward = OpRegistry::instance().get("embedding_dense_backward");
+  const Tensor& weight = a.inputs[0].to_tensor();
+  return {call1(backward,
+                {a.grad_outputs[0], a.inputs[1], SymInt(weight.size(0)), a.inputs[2], a.inputs[3]}),
+          Tensor()};
+}
+
 }  // namespace
 
 KILN_OP("index_select(Tensor self, int dim, Tensor index) -> Tensor")
     .meta(index_select_meta)
     .cpu(index_select_impl)
+    .derivative(index_select_derivative)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -115,6 +134,7 @@ KILN_OP(
     "bool sparse=False) -> Tensor")
     .meta(embedding_meta)
     .cpu(embedding_impl)
+    .derivative(embedding_derivative)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{

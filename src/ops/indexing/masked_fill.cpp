@@ -5,6 +5,7 @@
 #include "ops/reduction/reduce_meta.h"
 #include "ops/samples.h"
 
+#include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
 #include <kiln/ops/registry.h>
@@ -56,6 +57,17 @@ void masked_fill_impl(const Stack& args, const std::vector<Tensor>& outs) {
   strided::commit(outs[0], target);
 }
 
+// The filled positions are constants: self's gradient is zero there, and a Tensor value's is
+// the sum of the gradient over them (the mask broadcast against self).
+std::vector<Tensor> masked_fill_scalar_derivative(const BackwardArgs& a) {
+  return {a.grad_outputs[0].masked_fill(a.inputs[1].to_tensor(), 0.0), Tensor()};
+}
+std::vector<Tensor> masked_fill_tensor_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& mask = a.inputs[1].to_tensor();
+  return {g.masked_fill(mask, 0.0), Tensor(), where(mask, g, 0.0).sum()};
+}
+
 Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool, 0, 2, seed); }
 
 }  // namespace
@@ -64,6 +76,7 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
     OpBuilder("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor")
         .meta(masked_fill_meta<false>)
         .cpu(masked_fill_impl<false>)
+        .derivative(masked_fill_scalar_derivative)
         .inplace_variant()
         .samples([] {
           return std::vector<Sample>{
@@ -83,6 +96,7 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
     OpBuilder("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor")
         .meta(masked_fill_meta<true>)
         .cpu(masked_fill_impl<true>)
+        .derivative(masked_fill_tensor_derivative)
         .inplace_variant()
         .samples([] {
           return std::vector<Sample>{
@@ -93,6 +107,8 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
                "broadcast mask, non-contiguous"},
               {{make_sample({5}, kInt32), bool_mask({5}, 3), scalar_tensor(int64_t{4}, kInt32)},
                "int32"},
+              {{make_sample({4}, kFloat64), bool_mask({3, 4}, 4), scalar_tensor(1.5, kFloat64)},
+               "mask broadcasts self"},
           };
         })
         .out_variant());

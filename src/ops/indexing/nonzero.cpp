@@ -93,6 +93,19 @@ std::vector<Tensor> masked_select_cpu(const Stack& args) {
   return {out};
 }
 
+// The selected elements' gradients go back to their positions (in the broadcast shape; the
+// engine sums them back to self's).
+std::vector<Tensor> masked_select_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& mask = a.inputs[1].to_tensor();
+  const Tensor broadcast_mask = broadcast_tensors({a.inputs[0].to_tensor(), mask})[1];
+  const Tensor flat_mask = broadcast_mask.reshape({-1});
+  return {zeros({flat_mask.numel()}, g.options())
+              .index_put({flat_mask}, g)
+              .reshape(broadcast_mask.sizes()),
+          Tensor()};
+}
+
 Tensor bool_tensor(std::vector<int64_t> values, IntList shape) {
   return from_vector(values, shape).to(kBool);
 }
@@ -126,6 +139,7 @@ KILN_OP("argwhere(Tensor self) -> Tensor")
     });
 
 KILN_OP("masked_select(Tensor self, Tensor mask) -> Tensor")
+    .derivative(masked_select_derivative)
     .custom(DeviceType::CPU, masked_select_cpu)
     .custom(DeviceType::Meta, no_meta_masked_select)
     .samples([] {

@@ -2,6 +2,7 @@
 // position with sum, prod, mean, amax or amin; include_self=False leaves self's value out of the
 // positions that receive something. Serial in index order, so duplicates are deterministic.
 #include "ops/indexing/index_common.h"
+#include "ops/indexing/index_grad.h"
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
 
@@ -147,6 +148,17 @@ std::vector<Sample> scatter_reduce_samples() {
   return s;
 }
 
+std::vector<Tensor> scatter_reduce_derivative(const BackwardArgs& a) {
+  const Tensor& index = a.inputs[2].to_tensor();
+  const Tensor& src = a.inputs[3].to_tensor();
+  std::string reduce = a.inputs[4].to_string();
+  if (reduce == "max" || reduce == "min") reduce = "a" + reduce;  // the legacy names
+  std::pair<Tensor, Tensor> grads = scatter_reduce_backward(
+      a.grad_outputs[0], a.inputs[0].to_tensor(), a.inputs[1].to_int(), index, front_of(src, index),
+      reduce, a.inputs[5].to_bool(), a.outputs[0]);
+  return {grads.first, Tensor(), zero_pad_to(grads.second, src.sizes())};
+}
+
 }  // namespace
 
 KILN_OP(
@@ -154,6 +166,7 @@ KILN_OP(
     "include_self=True) -> Tensor")
     .meta(scatter_reduce_meta)
     .cpu(scatter_reduce_impl)
+    .derivative(scatter_reduce_derivative, DerivativeReads::InputsAndOutputs)
     .inplace_variant()
     .out_variant()
     .samples(scatter_reduce_samples);

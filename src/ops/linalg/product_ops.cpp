@@ -92,6 +92,57 @@ void add_product(const Tensor& out, const Tensor& self, const Tensor& a, const T
   linalg::gemm_into(out, a, b, alpha, reads_self ? beta : Scalar(0));
 }
 
+// ---- derivatives ----
+
+// t * s, skipping the multiply for s == 1 (linear layers' alpha/beta).
+Tensor scaled(const Tensor& t, const Scalar& s) { return s.to<double>() == 1.0 ? t : t * s; }
+
+// d(self @ mat2) for mm and bmm: grad @ mat2^T and self^T @ grad, with `product` mm or bmm.
+// Whether a matrix is the transpose of a contiguous one (a linear layer's weight.t()).
+bool transposed_contiguous(const Tensor& m) {
+  return m.dim() == 2 && m.stride(0) == 1 && m.stride(1) == m.size(0) && m.size(0) > 1 &&
+         m.size(1) > 1;
+}
+
+// x @ y computed so that the result is laid out like `like`: for a transposed `like`, as
+// (y^T @ x^T)^T. The gradient of linear's weight.t() then comes out as a plain contiguous
+// (out, in) matrix, which the weight's .grad takes without a copy (PyTorch's mm_mat2_backward).
+template <Tensor (*product)(const Tensor&, const Tensor&)>
+Tensor product_like(const Tensor& x, const Tensor& y, const Tensor& like) {
+  if (transposed_contiguous(like)) return product(y.transpose(-1, -2), x.transpose(-1, -2)).t();
+  return product(x, y);
+}
+
+// Only the wanted ones (want_a, want_b) are computed.
+template <Tensor (*product)(const Tensor&, const Tensor&)>
+std::vector<Tensor> product_grads(const Tensor& g, const Tensor& a, const Tensor& b,
+                                  const Scalar& alpha, bool want_a, bool want_b) {
+  return {want_a ? scaled(product_like<product>(g, b.transpose(-1, -2), a), alpha) : Tensor(),
+          want_b ? scaled(product_like<product>(a.transpose(-1, -2), g, b), alpha) : Tensor()};
+}
+
+std::vector<Tensor> matrix_product_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& x = a.inputs[0].to_tensor();
+  const Tensor& y = a.inputs[1].to_tensor();
+  const bool wx = a.needs_grad(0), wy = a.needs_grad(1);
+  return x.dim() == 2 ? product_grads<mm>(g, x, y, 1, wx, wy)
+                      : product_grads<bmm>(g, x, y, 1, wx, wy);
+}
+
+// addmm/baddbmm: beta * grad for self (the engine sums it to self's shape), alpha * the
+// product's gradients for the matrices.
+std::vector<Tensor> add_product_derivative(const BackwardArgs& a) {
+  const Tensor& g = a.grad_outputs[0];
+  const Tensor& x = a.inputs[1].to_tensor();
+  const Tensor& y = a.inputs[2].to_tensor();
+  const Scalar beta = a.inputs[3].to_scalar(), alpha = a.inputs[4].to_scalar();
+  const bool wx = a.needs_grad(1), wy = a.needs_grad(2);
+  std::vector<Tensor> mats = x.dim() == 2 ? product_grads<mm>(g, x, y, alpha, wx, wy)
+                                          : product_grads<bmm>(g, x, y, alpha, wx, wy);
+  return {a.needs_grad(0) ? scaled(g, beta) : Tensor(), mats[0], mats[1]};
+}
+
 // ---- samples ----
 
 using Samples = std::vector<Sample>;
@@ -207,6 +258,12 @@ Samples dot_samples() {
 }  // namespace
 
 KILN_OP("mm(Tensor self, Tensor mat2) -> Tensor")
+    .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+      const Tensor& g = a.grad_outputs[0];
+      const Tensor& x = a.inputs[0].to_tensor();
+      const Tensor& y = a.inputs[1].to_tensor();
+      return product_grads<mm>(g, x, y, 1, a.needs_grad(0), a.needs_grad(1));
+    })
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
       return std::vector<TensorMeta>{product_meta(a, mm_sizes("mm", a, args[1].to_tensor()))};
@@ -219,6 +276,7 @@ KILN_OP("mm(Tensor self, Tensor mat2) -> Tensor")
     .samples(mm_samples);
 
 KILN_OP("bmm(Tensor self, Tensor mat2) -> Tensor")
+    .derivative(matrix_product_derivative, DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
       return std::vector<TensorMeta>{product_meta(a, bmm_sizes("bmm", a, args[1].to_tensor()))};
@@ -231,6 +289,7 @@ KILN_OP("bmm(Tensor self, Tensor mat2) -> Tensor")
     .samples(bmm_samples);
 
 KILN_OP("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor")
+    .derivative(add_product_derivative, DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& self = args[0].to_tensor();
       const Tensor& a = args[1].to_tensor();
@@ -250,6 +309,7 @@ KILN_OP("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar a
 KILN_OP(
     "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> "
     "Tensor")
+    .derivative(add_product_derivative, DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& self = args[0].to_tensor();
       const Tensor& a = args[1].to_tensor();
@@ -267,6 +327,12 @@ KILN_OP(
     .samples(baddbmm_samples);
 
 KILN_OP("dot(Tensor self, Tensor tensor) -> Tensor")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const Tensor& g = a.grad_outputs[0];
+          return {g * a.inputs[1].to_tensor(), g * a.inputs[0].to_tensor()};
+        },
+        DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
       const Tensor& b = args[1].to_tensor();

@@ -3,7 +3,9 @@
 #include "ops/loss/loss_common.h"
 #include "ops/samples.h"
 
+#include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/indexing.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/view.h>
 
@@ -223,12 +225,58 @@ std::vector<Sample> nll_loss_samples() {
 
 const OpDef& op(const char* name) { return OpRegistry::instance().get(name); }
 
+// The derivative of nll_loss_forward and nll_loss2d_forward. Input (N, C, ...) (or (C)), target
+// (N, ...), per-sample loss l_i = -w[t_i] x[i, t_i] (0 for ignored samples); total weight
+// W = sum of w[t_i] over the others (the second output; 0 for none on a batch); output L = sum l_i
+// (sum), L / W (mean), or l_i (none).
+//   d/dx[i, t_i] = -w[t_i] g (divided by W for mean), zero elsewhere.
+//   d/dw[c] = sum over samples of class c of -x[i, c] g_i for sum and none, and of
+//             (-x[i, c] - L) g / W for mean (W depends on w too), plus W's gradient per sample.
+// PyTorch has no weight gradient; this one is exact.
+std::vector<Tensor> nll_loss_derivative(const BackwardArgs& a) {
+  const Tensor& input = a.inputs[0].to_tensor();
+  const bool single = input.dim() == 1;
+  const Tensor self = single ? input.unsqueeze(0) : input;
+  const Tensor target = single ? a.inputs[1].to_tensor().reshape({1}) : a.inputs[1].to_tensor();
+  const Tensor weight = a.inputs[2].to_optional_tensor();
+  const Reduction reduction = reduction_arg(a.inputs[3], "nll_loss_forward");
+  const bool mean = reduction == Reduction::Mean;
+  const int64_t ignore_index = a.inputs[4].to_int();
+  const Tensor valid = target != ignore_index;
+  const Tensor safe = where(valid, target, Scalar(int64_t{0})).to(DType::Int64);
+  const Tensor index = safe.unsqueeze(1);  // (N, 1, ...): the target class along dim 1
+  // Per sample: the output's gradient over W for mean, zero for ignored samples.
+  Tensor scale = a.grad_outputs[0] * valid;
+  if (mean) scale = scale / a.outputs[1];
+  const Tensor w = weight.defined()
+                       ? weight.index_select(0, safe.flatten()).view(safe.sizes()).to(self.dtype())
+                       : Tensor();
+  const Tensor coef = -(w.defined() ? w * scale : scale).to(self.dtype());
+  Tensor grad_self = zeros(self.sizes(), self.options()).scatter(1, index, coef.unsqueeze(1));
+  if (single) grad_self = grad_self.squeeze(0);
+  Tensor grad_weight;
+  if (weight.defined()) {
+    Tensor per_sample = -self.gather(1, index).squeeze(1);
+    if (mean) per_sample = per_sample - a.outputs[0];
+    Tensor contribution = per_sample * scale;
+    // total_weight (an output too; 0 for reduction none unless the input is one sample) grows
+    // by w[t_i] per valid sample.
+    if (reduction != Reduction::None || single) {
+      contribution = contribution + a.grad_outputs[1] * valid;
+    }
+    grad_weight = zeros({weight.numel()}, self.options())
+                      .scatter_add(0, safe.flatten(), contribution.flatten().to(self.dtype()));
+  }
+  return {grad_self, Tensor(), grad_weight};
+}
+
 }  // namespace
 
 KILN_OP(
     "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
     "ignore_index) -> (Tensor output, Tensor total_weight)")
     .meta(nll_loss_forward_meta)
+    .derivative(nll_loss_derivative, DerivativeReads::InputsAndOutputs)
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[0].to_tensor();
       const Reduction r = reduction_arg(a[3], "nll_loss_forward");
@@ -243,6 +291,7 @@ KILN_OP(
     "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
     "ignore_index) -> (Tensor output, Tensor total_weight)")
     .meta(nll_loss2d_forward_meta)
+    .derivative(nll_loss_derivative, DerivativeReads::InputsAndOutputs)
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[0].to_tensor();
       const Reduction r = reduction_arg(a[3], "nll_loss2d_forward");

@@ -8,6 +8,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
+#include <kiln/ops/unary.h>
 
 #include <fmt/format.h>
 
@@ -110,13 +111,15 @@ std::vector<Sample> regression_samples(const Stack& extra) {
   return s;
 }
 
-// Probabilities in [0, 1] with the two ends present (where the log clamp matters).
+// Probabilities in (0, 1) with values close to both ends. Not at them: the gradcheck's central
+// differences would step outside [0, 1], where the op raises. The log clamp at exactly 0 and 1 is
+// tested in tests/autograd/test_derivatives_pointwise.cpp.
 Tensor probabilities(IntList sizes, DType dtype, uint64_t seed) {
   Tensor p = make_sample(sizes, dtype, 0.0, 1.0, seed);
   if (p.numel() >= 2) {
     Tensor flat = p.view({-1});
-    flat.select(0, 0).fill_(0.0);
-    flat.select(0, 1).fill_(1.0);
+    flat.select(0, 0).fill_(1e-3);
+    flat.select(0, 1).fill_(1.0 - 1e-3);
   }
   return p;
 }
@@ -126,7 +129,7 @@ std::vector<Sample> bce_samples() {
   for (int64_t r = 0; r <= 2; ++r) {
     s.push_back(
         {{probabilities({3, 4}, kFloat32, 0), make_sample({3, 4}, kFloat32, 0, 1, 1), IValue(), r},
-         "with 0 and 1"});
+         "near 0 and 1"});
     s.push_back({{probabilities({3, 4}, kFloat64, 0), make_sample({3, 4}, kFloat64, 0, 1, 1),
                   make_sample({4}, kFloat64, 0.5, 2.0, 2), r},
                  "weight"});
@@ -177,6 +180,65 @@ std::vector<Sample> kl_div_samples() {
   return s;
 }
 
+// ---- derivatives ----
+
+// The gradient's factor for a reduction over n elements: 1/n for mean (0 when empty), else 1.
+// g is 0-dim for mean and sum, elementwise for none.
+Tensor reduced_scale(const Tensor& g, Reduction r, int64_t n) {
+  if (r != Reduction::Mean) return g;
+  return g * (n == 0 ? 0.0 : 1.0 / static_cast<double>(n));
+}
+
+// d/dself of loss(self - target) is f'(diff) scaled; d/dtarget is its negation.
+std::vector<Tensor> regression_derivative(const BackwardArgs& a, PointwiseLoss kind) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const Tensor& target = a.inputs[1].to_tensor();
+  const Reduction r = reduction_arg(a.inputs[2], "loss derivative");
+  const Tensor diff = self - target;
+  const Tensor scale = reduced_scale(a.grad_outputs[0], r, diff.numel());
+  Tensor grad;
+  switch (kind) {
+    case PointwiseLoss::Mse:
+      grad = diff * (scale * 2.0);
+      break;
+    case PointwiseLoss::SmoothL1: {
+      // beta 0 is l1_loss (PyTorch's smooth_l1_loss_backward defers to it): sign, 0 at a tie.
+      const double beta = a.inputs[3].to_double();
+      grad = (beta == 0.0 ? diff.sign() : (diff / beta).clamp(-1.0, 1.0)) * scale;
+      break;
+    }
+    case PointwiseLoss::Huber: {
+      const double delta = a.inputs[3].to_double();
+      grad = diff.clamp(-delta, delta) * scale;
+      break;
+    }
+    default:
+      KILN_FAIL("internal error: no derivative for pointwise loss {}", static_cast<int>(kind));
+  }
+  return {grad, -grad};
+}
+
+// PyTorch's binary_cross_entropy_backward (the denominator clamped at 1e-12) for self; for
+// target the derivative of the forward as computed, logs clamped at -100 (finite at 0 and 1);
+// for weight the unweighted elementwise loss.
+std::vector<Tensor> bce_derivative(const BackwardArgs& a) {
+  const Tensor& x = a.inputs[0].to_tensor();
+  const Tensor& t = a.inputs[1].to_tensor();
+  const Tensor weight = a.inputs[2].to_optional_tensor();
+  const Reduction r = reduction_arg(a.inputs[3], "binary_cross_entropy");
+  const Tensor unweighted_scale = reduced_scale(a.grad_outputs[0], r, x.numel());
+  const Tensor scale = weight.defined() ? unweighted_scale * weight : unweighted_scale;
+  const Tensor grad_self = (x - t) / (x * (1.0 - x)).clamp_min(1e-12) * scale;
+  const Tensor log_x = x.log().clamp_min(-100.0);
+  const Tensor log_1mx = (-x).log1p().clamp_min(-100.0);
+  const Tensor grad_target = (log_1mx - log_x) * scale;
+  // The weight multiplies each element's loss -(log(1 - x) + t (log x - log(1 - x))), clamped
+  // logs as in the forward (PyTorch has no gradient for it).
+  Tensor grad_weight;
+  if (weight.defined()) grad_weight = -(log_1mx + t * (log_x - log_1mx)) * unweighted_scale;
+  return {grad_self, grad_target, grad_weight};
+}
+
 }  // namespace
 
 KILN_REGISTER_OPS(pointwise_losses) {
@@ -195,24 +257,26 @@ KILN_REGISTER_OPS(pointwise_losses) {
     std::vector<Stack> extras = {{}};
     if (kind == PointwiseLoss::SmoothL1) extras = {{}, {0.5}, {0.0}};
     if (kind == PointwiseLoss::Huber) extras = {{}, {2.0}, {0.25}};
-    declare(OpBuilder(p.schema)
-                .meta([name](const Stack& a) { return broadcast_loss_meta(a, name); })
-                .cpu([name, kind, has_param](const Stack& a, const Outs& out) {
-                  const double param = has_param ? a[3].to_double() : 0.0;
-                  KILN_CHECK(!has_param || param >= 0.0, "{}: {} must be non-negative, got {}",
-                             name, kind == PointwiseLoss::Huber ? "delta" : "beta", param);
-                  reduce_pointwise(a[0].to_tensor(), a[1].to_tensor(), Tensor(),
-                                   reduction_arg(a[2], name), kind, param, out, name);
-                })
-                .out_variant()
-                .tolerance(1e-5, 1e-5)
-                .samples([extras] {
-                  std::vector<Sample> s;
-                  for (const Stack& e : extras) {
-                    for (Sample& x : regression_samples(e)) s.push_back(std::move(x));
-                  }
-                  return s;
-                }));
+    declare(
+        OpBuilder(p.schema)
+            .meta([name](const Stack& a) { return broadcast_loss_meta(a, name); })
+            .cpu([name, kind, has_param](const Stack& a, const Outs& out) {
+              const double param = has_param ? a[3].to_double() : 0.0;
+              KILN_CHECK(!has_param || param >= 0.0, "{}: {} must be non-negative, got {}", name,
+                         kind == PointwiseLoss::Huber ? "delta" : "beta", param);
+              reduce_pointwise(a[0].to_tensor(), a[1].to_tensor(), Tensor(),
+                               reduction_arg(a[2], name), kind, param, out, name);
+            })
+            .derivative([kind](const BackwardArgs& a) { return regression_derivative(a, kind); })
+            .out_variant()
+            .tolerance(1e-5, 1e-5)
+            .samples([extras] {
+              std::vector<Sample> s;
+              for (const Stack& e : extras) {
+                for (Sample& x : regression_samples(e)) s.push_back(std::move(x));
+              }
+              return s;
+            }));
   }
 }
 
@@ -254,6 +318,7 @@ KILN_OP(
       reduce_pointwise(self, target, a[2].to_optional_tensor(), reduction_arg(a[3], op),
                        PointwiseLoss::BinaryCrossEntropy, 0.0, out, op);
     })
+    .derivative(bce_derivative)
     .out_variant()
     .tolerance(1e-5, 1e-5)
     .samples(bce_samples);
@@ -267,8 +332,10 @@ KILN_OP("l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor")
     })
     .samples([] { return regression_samples({}); });
 
-// The numerically stable form: log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), and
-// loss = (1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x)).
+// loss = (1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x)), with log(sigmoid(x)) =
+// -softplus(-x): stable for large |x| (softplus is linear beyond its threshold), and its gradient
+// 1 - sigmoid(x) is right at x = 0 too (min(x, 0) - log1p(exp(-|x|)) has kinks there whose
+// subgradients do not cancel).
 KILN_OP(
     "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? "
     "pos_weight=None, int reduction=1) -> Tensor")
@@ -283,7 +350,7 @@ KILN_OP(
       KILN_CHECK(IntList(self.sizes()) == IntList(target.sizes()),
                  "{}: target size {} must be the same as input size {}", op,
                  sizes_str(target.sizes()), sizes_str(self.sizes()));
-      Tensor log_sigmoid = self.clamp_max(0.0) - (-self.abs()).exp().log1p();
+      Tensor log_sigmoid = -softplus(-self);
       if (pos_weight.defined()) log_sigmoid = log_sigmoid * ((pos_weight - 1.0) * target + 1.0);
       Tensor loss = (1.0 - target) * self - log_sigmoid;
       if (weight.defined()) loss = loss * weight;

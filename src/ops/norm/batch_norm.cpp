@@ -2,7 +2,7 @@
 // normalizes with the batch's per-channel statistics and updates running_mean/running_var in
 // place (momentum, unbiased variance, as PyTorch); evaluation uses the running statistics.
 // A channels-last input gives a channels-last output.
-#include "ops/norm/norm_common.h"
+#include "ops/norm/norm_backward_common.h"
 #include "ops/norm/norm_kernels.h"
 #include "ops/samples.h"
 
@@ -201,6 +201,7 @@ KILN_OP(
     "running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
     .meta(native_batch_norm_meta)
     .cpu(native_batch_norm_impl)
+    .derivative(norm::native_batch_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
     .tolerance(1e-5, 1e-5)
     .samples([] { return batch_norm_samples(true); });
 

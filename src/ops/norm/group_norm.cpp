@@ -1,7 +1,7 @@
 // native_group_norm (output, mean, rstd per (sample, group)) and its composite group_norm.
 // Each (sample, group) is a contiguous row of C/G * HxW values: the row kernel normalizes it,
 // then the per-channel affine map applies weight and bias.
-#include "ops/norm/norm_common.h"
+#include "ops/norm/norm_backward_common.h"
 #include "ops/norm/norm_kernels.h"
 #include "ops/samples.h"
 
@@ -117,6 +117,7 @@ KILN_OP(
     "HxW, int group, float eps) -> (Tensor, Tensor, Tensor)")
     .meta(native_group_norm_meta)
     .cpu(native_group_norm_impl)
+    .derivative(norm::native_group_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{

@@ -1,7 +1,7 @@
 // native_layer_norm (output, mean, rstd) and its composite layer_norm; rms_norm, which has its
 // own kernel path because it sits on the hot path of LLMs. Both normalize over the trailing
 // `normalized_shape` dims, one row at a time (norm.kernel.cpp).
-#include "ops/norm/norm_common.h"
+#include "ops/norm/norm_backward_common.h"
 #include "ops/norm/norm_kernels.h"
 #include "ops/samples.h"
 
@@ -144,6 +144,7 @@ KILN_OP(
     "float eps) -> (Tensor, Tensor, Tensor)")
     .meta(native_layer_norm_meta)
     .cpu(native_layer_norm_impl)
+    .derivative(norm::native_layer_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
     .tolerance(1e-5, 1e-5)
     .samples([] { return layer_norm_samples(true); });
 
@@ -173,6 +174,7 @@ KILN_OP(
       run_row_norm(input, axis, a[2].to_optional_tensor(), Tensor(), eps, /*rms=*/true, out[0],
                    Tensor(), Tensor());
     })
+    .derivative(norm::rms_norm_derivative)
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{

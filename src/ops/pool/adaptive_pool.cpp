@@ -5,6 +5,7 @@
 #include "ops/samples.h"
 
 #include <kiln/core/memory_format.h>
+#include <kiln/ops/creation.h>
 
 namespace kiln::ops {
 namespace {
@@ -47,6 +48,40 @@ Metas adaptive_meta(const Stack& a, PoolKind kind, const char* op) {
   return out;
 }
 
+// The adaptive windows of grad_output's sizes over self: what the backward ops run.
+Pool2dArgs backward_args(const Tensor& grad_output, const pool::PoolInput& in, PoolKind kind,
+                         const char* op) {
+  KILN_CHECK(grad_output.dim() >= 2, "{}: expected grad_output with at least 2 dims", op);
+  Pool2dArgs p;
+  p.kind = kind;
+  pool::adaptive_geometry(p, in, IntList{grad_output.size(-2), grad_output.size(-1)}, op);
+  return p;
+}
+
+// The backward ops' samples: each floating forward sample with a grad_output (and the forward's
+// indices for the max kind), plus a grad_output of the wrong shape.
+std::vector<Sample> adaptive_backward_samples(const char* forward_name, bool with_indices) {
+  const OpDef& forward = OpRegistry::instance().get(forward_name);
+  std::vector<Sample> out;
+  uint64_t seed = 100;
+  for (const Sample& f : adaptive_samples()) {
+    const Tensor& self = f.args[0].to_tensor();
+    const std::vector<Tensor> fw = call(forward, f.args);
+    Tensor go = s(fw[0].sizes(), self.dtype(), ++seed);
+    if (fw[0].dim() == 4 && fw[0].is_contiguous(MemoryFormat::ChannelsLast)) {
+      go = go.contiguous(MemoryFormat::ChannelsLast);
+    }
+    Stack args{go, self};
+    if (with_indices) args.push_back(fw[1]);
+    out.push_back({std::move(args), f.description});
+  }
+  // The windows follow grad_output's sizes, so only a rank or batch mismatch is an error.
+  Stack bad{s({2, 2, 3}), s({1, 2, 4, 4})};
+  if (with_indices) bad.push_back(zeros({2, 2, 3}, TensorOptions(DType::Int64)));
+  out.push_back({std::move(bad), "grad_output of the wrong rank"});
+  return out;
+}
+
 }  // namespace
 
 KILN_OP("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
@@ -59,7 +94,40 @@ KILN_OP("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
       pool::run(adaptive_args(a, in, PoolKind::AdaptiveAvg, "adaptive_avg_pool2d"), self, out[0],
                 Tensor());
     })
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          static const OpDef& backward =
+              OpRegistry::instance().get("_adaptive_avg_pool2d_backward");
+          return {call1(backward, {a.grad_outputs[0], a.inputs[0]})};
+        },
+        DerivativeReads::Inputs)
     .samples(adaptive_samples);
+
+KILN_OP("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
+    .meta([](const Stack& a) {
+      const char* op = "_adaptive_avg_pool2d_backward";
+      const Tensor& go = a[0].to_tensor();
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, op);
+      return Metas{pool::grad_input_meta(go, self, Tensor(), in,
+                                         backward_args(go, in, PoolKind::AdaptiveAvg, op), op)};
+    })
+    .cpu([](const Stack& a, const Outs& out) {
+      const char* op = "_adaptive_avg_pool2d_backward";
+      const Tensor& go = a[0].to_tensor();
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, op);
+      pool::run_backward(backward_args(go, in, PoolKind::AdaptiveAvg, op), go, self, Tensor(),
+                         out[0]);
+    })
+    // Linear in grad_output: its gradient is the same adaptive pooling of the incoming one.
+    .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+      static const OpDef& forward = OpRegistry::instance().get("_adaptive_avg_pool2d");
+      const Tensor& go = a.inputs[0].to_tensor();
+      return {call1(forward, {a.grad_outputs[0], std::vector<int64_t>{go.size(-2), go.size(-1)}}),
+              Tensor()};
+    })
+    .samples([] { return adaptive_backward_samples("_adaptive_avg_pool2d", false); });
 
 KILN_OP("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
     .composite([](const Stack& a) {
@@ -78,6 +146,36 @@ KILN_OP("adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor
       pool::run(adaptive_args(a, in, PoolKind::AdaptiveMax, "adaptive_max_pool2d"), self, out[0],
                 out[1]);
     })
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          static const OpDef& backward = OpRegistry::instance().get("adaptive_max_pool2d_backward");
+          return {call1(backward, {a.grad_outputs[0], a.inputs[0], a.outputs[1]})};
+        },
+        DerivativeReads::InputsAndOutputs)
     .samples(adaptive_samples);
+
+KILN_OP("adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor")
+    .meta([](const Stack& a) {
+      const char* op = "adaptive_max_pool2d_backward";
+      const Tensor& go = a[0].to_tensor();
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, op);
+      return Metas{pool::grad_input_meta(go, self, a[2].to_tensor(), in,
+                                         backward_args(go, in, PoolKind::AdaptiveMax, op), op)};
+    })
+    .cpu([](const Stack& a, const Outs& out) {
+      const char* op = "adaptive_max_pool2d_backward";
+      const Tensor& go = a[0].to_tensor();
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, op);
+      pool::run_backward(backward_args(go, in, PoolKind::AdaptiveMax, op), go, self,
+                         a[2].to_tensor(), out[0]);
+    })
+    // Linear in grad_output: its gradient is the incoming one read at the argmaxes.
+    .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+      return {pool::gather_at_indices(a.grad_outputs[0], a.inputs[2].to_tensor()), Tensor(),
+              Tensor()};
+    })
+    .samples([] { return adaptive_backward_samples("adaptive_max_pool2d", true); });
 
 }  // namespace kiln::ops

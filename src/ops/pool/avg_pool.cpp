@@ -11,13 +11,15 @@ namespace {
 using pool::Metas;
 using pool::Outs;
 
-Pool2dArgs avg_pool_args(const Stack& a, const pool::PoolInput& in) {
+// The window arguments start at a[first] (1 in the forward op, 2 in the backward one).
+Pool2dArgs avg_pool_args(const Stack& a, const pool::PoolInput& in, size_t first = 1) {
   Pool2dArgs p;
   p.kind = PoolKind::Avg;
-  pool::window_geometry(p, in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
-                        IntList{1}, a[4].to_bool(), "avg_pool2d");
-  p.count_include_pad = a[5].to_bool();
-  const std::optional<int64_t> divisor = a[6].to_optional_int();
+  pool::window_geometry(p, in, a[first].to_int_list(), a[first + 1].to_int_list(),
+                        a[first + 2].to_int_list(), IntList{1}, a[first + 3].to_bool(),
+                        "avg_pool2d");
+  p.count_include_pad = a[first + 4].to_bool();
+  const std::optional<int64_t> divisor = a[first + 5].to_optional_int();
   KILN_CHECK(!divisor || *divisor != 0, "avg_pool2d: divisor must be not zero");
   p.divisor = divisor.value_or(0);
   return p;
@@ -25,6 +27,49 @@ Pool2dArgs avg_pool_args(const Stack& a, const pool::PoolInput& in) {
 
 Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
+}
+
+std::vector<Sample> avg_pool_samples() {
+  using L = std::vector<int64_t>;
+  return std::vector<Sample>{
+      {{s({2, 3, 6, 7}), L{2, 2}}, "2x2, default stride"},
+      {{s({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, padding counted"},
+      {{s({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}, false, false}, "padding not counted"},
+      {{s({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, true}, "ceil_mode"},
+      {{s({1, 2, 5, 5}), L{2, 2}, L{2, 2}, L{1, 1}, true, false}, "ceil_mode, no pad count"},
+      {{s({1, 2, 5, 5}), L{3, 2}, L{2, 1}, L{1, 1}, false, true, 5}, "divisor_override"},
+      {{s({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
+       "channels last"},
+      {{make_noncontiguous_sample({2, 5, 6}, DType::Float32), L{2, 3}}, "non-contiguous"},
+      {{s({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
+      {{make_sample({1, 4, 4}, DType::Int64, 0, 20), L{2, 2}}, "int64"},
+      {{s({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
+      {{s({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
+  };
+}
+
+// The backward op's samples: each floating forward sample with a grad_output, plus a
+// grad_output of the wrong shape.
+std::vector<Sample> avg_pool_backward_samples() {
+  static const OpDef& forward = OpRegistry::instance().get("avg_pool2d");
+  std::vector<Sample> out;
+  uint64_t seed = 100;
+  for (const Sample& f : avg_pool_samples()) {
+    const Tensor& self = f.args[0].to_tensor();
+    if (!self.is_floating_point()) continue;
+    const Stack args = pool::normalized(forward, f.args);
+    const Tensor y = call1(forward, args);
+    Tensor go = s(y.sizes(), self.dtype(), ++seed);
+    if (y.dim() == 4 && y.is_contiguous(MemoryFormat::ChannelsLast)) {
+      go = go.contiguous(MemoryFormat::ChannelsLast);
+    }
+    out.push_back(
+        {{go, self, args[1], args[2], args[3], args[4], args[5], args[6]}, f.description});
+  }
+  out.push_back({{s({1, 2, 3, 3}), s({1, 2, 4, 4}), IntList{2, 2}, IntList{2, 2}, IntList{0, 0},
+                  false, true, IValue()},
+                 "grad_output of the wrong shape"});
+  return out;
 }
 
 }  // namespace
@@ -42,23 +87,36 @@ KILN_OP(
       const Tensor& self = a[0].to_tensor();
       pool::run(avg_pool_args(a, pool::pool_input(self, "avg_pool2d")), self, out[0], Tensor());
     })
-    .samples([] {
-      using L = std::vector<int64_t>;
-      return std::vector<Sample>{
-          {{s({2, 3, 6, 7}), L{2, 2}}, "2x2, default stride"},
-          {{s({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, padding counted"},
-          {{s({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}, false, false}, "padding not counted"},
-          {{s({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, true}, "ceil_mode"},
-          {{s({1, 2, 5, 5}), L{2, 2}, L{2, 2}, L{1, 1}, true, false}, "ceil_mode, no pad count"},
-          {{s({1, 2, 5, 5}), L{3, 2}, L{2, 1}, L{1, 1}, false, true, 5}, "divisor_override"},
-          {{s({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
-           "channels last"},
-          {{make_noncontiguous_sample({2, 5, 6}, DType::Float32), L{2, 3}}, "non-contiguous"},
-          {{s({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
-          {{make_sample({1, 4, 4}, DType::Int64, 0, 20), L{2, 2}}, "int64"},
-          {{s({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
-          {{s({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
-      };
-    });
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          static const OpDef& backward = OpRegistry::instance().get("avg_pool2d_backward");
+          return {call1(backward, {a.grad_outputs[0], a.inputs[0], a.inputs[1], a.inputs[2],
+                                   a.inputs[3], a.inputs[4], a.inputs[5], a.inputs[6]})};
+        },
+        DerivativeReads::Inputs)
+    .samples(avg_pool_samples);
+
+KILN_OP(
+    "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, "
+    "int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor")
+    .meta([](const Stack& a) {
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, "avg_pool2d_backward");
+      return Metas{pool::grad_input_meta(a[0].to_tensor(), self, Tensor(), in,
+                                         avg_pool_args(a, in, 2), "avg_pool2d_backward")};
+    })
+    .cpu([](const Stack& a, const Outs& out) {
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, "avg_pool2d_backward");
+      pool::run_backward(avg_pool_args(a, in, 2), a[0].to_tensor(), self, Tensor(), out[0]);
+    })
+    // Linear in grad_output: its gradient is the same average pooling of the incoming one.
+    .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+      static const OpDef& forward = OpRegistry::instance().get("avg_pool2d");
+      return {call1(forward, {a.grad_outputs[0], a.inputs[2], a.inputs[3], a.inputs[4], a.inputs[5],
+                              a.inputs[6], a.inputs[7]}),
+              Tensor()};
+    })
+    .samples(avg_pool_backward_samples);
 
 }  // namespace kiln::ops

@@ -5,6 +5,7 @@
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/pool.h>
 
 namespace kiln::ops {
 namespace {
@@ -12,11 +13,13 @@ namespace {
 using pool::Metas;
 using pool::Outs;
 
-Pool2dArgs max_pool_args(const Stack& a, const pool::PoolInput& in) {
+// The window arguments start at a[first] (1 in the forward op, 2 in the backward one).
+Pool2dArgs max_pool_args(const Stack& a, const pool::PoolInput& in, size_t first = 1) {
   Pool2dArgs p;
   p.kind = PoolKind::Max;
-  pool::window_geometry(p, in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
-                        a[4].to_int_list(), a[5].to_bool(), "max_pool2d");
+  pool::window_geometry(p, in, a[first].to_int_list(), a[first + 1].to_int_list(),
+                        a[first + 2].to_int_list(), a[first + 3].to_int_list(),
+                        a[first + 4].to_bool(), "max_pool2d");
   return p;
 }
 
@@ -39,8 +42,35 @@ std::vector<Sample> max_pool_samples() {
       {{s({1, 4, 4}, DType::Int64), L{2, 2}, L{1, 1}}, "int64, overlapping"},
       {{s({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
       {{s({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
-      {{full({1, 3, 3}, 1.0), L{2, 2}, L{1, 1}}, "ties: first maximum"},
+      {{full({1, 3, 3}, 1.0), L{2, 2}, L{1, 1}},
+       "ties: first maximum",
+       /*differentiable_point=*/false},
   };
+}
+
+// The backward op's samples: each floating forward sample with a grad_output and the forward's
+// indices, plus a grad_output of the wrong shape.
+std::vector<Sample> max_pool_backward_samples() {
+  static const OpDef& forward = OpRegistry::instance().get("max_pool2d_with_indices");
+  std::vector<Sample> out;
+  uint64_t seed = 100;
+  for (const Sample& f : max_pool_samples()) {
+    const Tensor& self = f.args[0].to_tensor();
+    if (!self.is_floating_point()) continue;
+    const Stack args = pool::normalized(forward, f.args);
+    const std::vector<Tensor> fw = call(forward, args);
+    Tensor go = s(fw[0].sizes(), self.dtype(), ++seed);
+    if (fw[0].dim() == 4 && fw[0].is_contiguous(MemoryFormat::ChannelsLast)) {
+      go = go.contiguous(MemoryFormat::ChannelsLast);
+    }
+    out.push_back({{go, self, args[1], args[2], args[3], args[4], args[5], fw[1]}, f.description});
+  }
+  const Tensor self = s({1, 2, 4, 4});
+  const Tensor indices = std::get<1>(max_pool2d_with_indices(self, {2, 2}));
+  out.push_back({{s({1, 2, 3, 3}), self, IntList{2, 2}, IntList{2, 2}, IntList{0, 0}, IntList{1, 1},
+                  false, indices},
+                 "grad_output of the wrong shape"});
+  return out;
 }
 
 }  // namespace
@@ -60,7 +90,37 @@ KILN_OP(
       const Tensor& self = a[0].to_tensor();
       pool::run(max_pool_args(a, pool::pool_input(self, "max_pool2d")), self, out[0], out[1]);
     })
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          static const OpDef& backward =
+              OpRegistry::instance().get("max_pool2d_with_indices_backward");
+          return {call1(backward, {a.grad_outputs[0], a.inputs[0], a.inputs[1], a.inputs[2],
+                                   a.inputs[3], a.inputs[4], a.inputs[5], a.outputs[1]})};
+        },
+        DerivativeReads::InputsAndOutputs)
     .samples(max_pool_samples);
+
+KILN_OP(
+    "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] "
+    "stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")
+    .meta([](const Stack& a) {
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, "max_pool2d_with_indices_backward");
+      return Metas{pool::grad_input_meta(a[0].to_tensor(), self, a[7].to_tensor(), in,
+                                         max_pool_args(a, in, 2),
+                                         "max_pool2d_with_indices_backward")};
+    })
+    .cpu([](const Stack& a, const Outs& out) {
+      const Tensor& self = a[1].to_tensor();
+      const pool::PoolInput in = pool::pool_input(self, "max_pool2d_with_indices_backward");
+      pool::run_backward(max_pool_args(a, in, 2), a[0].to_tensor(), self, a[7].to_tensor(), out[0]);
+    })
+    // Linear in grad_output: its gradient is the incoming one read at the argmaxes.
+    .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
+      return {pool::gather_at_indices(a.grad_outputs[0], a.inputs[7].to_tensor()), Tensor(),
+              Tensor()};
+    })
+    .samples(max_pool_backward_samples);
 
 KILN_OP(
     "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] "

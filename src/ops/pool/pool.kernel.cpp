@@ -1,6 +1,7 @@
 // 2-d pooling kernels: max (with indices, dilation), average (padding counted or not, divisor
-// override) and the adaptive forms. Planes layout runs in parallel over planes, channels last
-// over (batch, output row) with the channels as the inner, contiguous loop.
+// override) and the adaptive forms, and their backward kernels. Planes layout runs in parallel
+// over planes, channels last over (batch, output row) with the channels as the inner, contiguous
+// loop; the backward kernels, which scatter into overlapping windows, over planes or samples.
 #include "ops/cpu/vec.h"
 #include "ops/pool/pool_kernels.h"
 
@@ -217,6 +218,95 @@ void pool2d_kernel(const Pool2dArgs& a) {
   });
 }
 
+// ---- backward: a.input is grad_output (output sizes), a.out grad_input (input sizes) ----
+
+// Each output's gradient goes to its maximum (max kinds) or, divided by the window's divisor, to
+// every element of its window (avg kinds); overlapping windows add up.
+template <typename T>
+void pool_backward_planes(const Pool2dArgs& a) {
+  const T* go = static_cast<const T*>(a.input);
+  T* gi = static_cast<T*>(a.out);
+  const int64_t H = a.in_h, W = a.in_w, OH = a.out_h, OW = a.out_w;
+  const std::vector<Window> rows = windows(a, true), cols = windows(a, false);
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>((H * W + OH * OW), 1));
+  parallel_for(0, a.batch * a.channels, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* g = go + p * OH * OW;
+      T* x = gi + p * H * W;
+      std::fill(x, x + H * W, T(0));
+      if (is_max(a.kind)) {
+        const int64_t* idx = a.indices + p * OH * OW;
+        for (int64_t o = 0; o < OH * OW; ++o) x[idx[o]] = static_cast<T>(x[idx[o]] + g[o]);
+        continue;
+      }
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const Window& wh = rows[oh];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const Window& ww = cols[ow];
+          if (wh.start >= wh.end || ww.start >= ww.end) continue;
+          const T v = static_cast<T>(static_cast<acc_t<T>>(g[oh * OW + ow]) /
+                                     static_cast<acc_t<T>>(avg_divisor(a, wh, ww)));
+          for (int64_t h = wh.start; h < wh.end; ++h) {
+            for (int64_t w = ww.start; w < ww.end; ++w)
+              x[h * W + w] = static_cast<T>(x[h * W + w] + v);
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void pool_backward_channels_last(const Pool2dArgs& a) {
+  const T* go = static_cast<const T*>(a.input);
+  T* gi = static_cast<T*>(a.out);
+  const int64_t H = a.in_h, W = a.in_w, OH = a.out_h, OW = a.out_w, C = a.channels;
+  const std::vector<Window> rows = windows(a, true), cols = windows(a, false);
+  parallel_for(0, a.batch, 1, [&](int64_t n0, int64_t n1) {
+    std::vector<T> v(static_cast<size_t>(C));
+    for (int64_t n = n0; n < n1; ++n) {
+      T* x = gi + n * H * W * C;
+      std::fill(x, x + H * W * C, T(0));
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const Window& wh = rows[oh];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const Window& ww = cols[ow];
+          const int64_t o = ((n * OH + oh) * OW + ow) * C;
+          const T* g = go + o;
+          if (is_max(a.kind)) {
+            const int64_t* idx = a.indices + o;
+            for (int64_t c = 0; c < C; ++c) {
+              T& dst = x[idx[c] * C + c];
+              dst = static_cast<T>(dst + g[c]);
+            }
+            continue;
+          }
+          if (wh.start >= wh.end || ww.start >= ww.end) continue;
+          const acc_t<T> div = static_cast<acc_t<T>>(avg_divisor(a, wh, ww));
+          for (int64_t c = 0; c < C; ++c) v[c] = static_cast<T>(static_cast<acc_t<T>>(g[c]) / div);
+          for (int64_t h = wh.start; h < wh.end; ++h) {
+            for (int64_t w = ww.start; w < ww.end; ++w) {
+              T* dst = x + (h * W + w) * C;
+              for (int64_t c = 0; c < C; ++c) dst[c] = static_cast<T>(dst[c] + v[c]);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+void pool2d_backward_kernel(const Pool2dArgs& a) {
+  KILN_DISPATCH_FLOATING(a.dtype, "pool2d_backward", [&]<typename T>() {
+    if (a.channels_last) {
+      pool_backward_channels_last<T>(a);
+    } else {
+      pool_backward_planes<T>(a);
+    }
+  });
+}
+
 }  // namespace
 KILN_REGISTER_KERNEL(ops::pool2d_kernels, &pool2d_kernel);
+KILN_REGISTER_KERNEL(ops::pool2d_backward_kernels, &pool2d_backward_kernel);
 }  // namespace kiln::cpu::KILN_CAP_NAMESPACE

@@ -1,10 +1,12 @@
 #include "ops/pool/pool_common.h"
 
 #include <kiln/core/memory_format.h>
+#include <kiln/ops/creation.h>
 
 namespace kiln::ops {
 
 cpu::KernelDispatch<Pool2dKernel> pool2d_kernels;
+cpu::KernelDispatch<Pool2dKernel> pool2d_backward_kernels;
 
 namespace pool {
 namespace {
@@ -141,6 +143,67 @@ void check_dtype(const Tensor& input, bool integers_ok, const char* op) {
   const bool ok = is_floating_point(d) || (integers_ok && is_integral(d, /*include_bool=*/false));
   KILN_CHECK_T(TypeError, ok, "{}: unsupported dtype {} (expected {})", op, dtype_name(d),
                integers_ok ? "a floating point or integer dtype" : "a floating point dtype");
+}
+
+TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const Tensor& indices,
+                           const PoolInput& in, const Pool2dArgs& a, const char* op) {
+  check_dtype(input, /*integers_ok=*/false, op);
+  KILN_CHECK_T(TypeError, grad_output.dtype() == input.dtype(),
+               "{}: expected grad_output of dtype {}, got {}", op, dtype_name(input.dtype()),
+               dtype_name(grad_output.dtype()));
+  DimVector expected;
+  if (in.batched) expected.push_back(in.batch);
+  for (int64_t s : {in.channels, a.out_h, a.out_w}) expected.push_back(s);
+  KILN_CHECK(grad_output.sizes() == IntList(expected),
+             "{}: expected grad_output of shape [{}], got [{}]", op, fmt::join(expected, ", "),
+             fmt::join(grad_output.sizes(), ", "));
+  if (indices.defined()) {
+    KILN_CHECK(indices.sizes() == IntList(expected) && indices.dtype() == DType::Int64,
+               "{}: expected int64 indices of shape [{}], got {} of shape [{}]", op,
+               fmt::join(expected, ", "), dtype_name(indices.dtype()),
+               fmt::join(indices.sizes(), ", "));
+  }
+  const DimVector strides = strides_for_memory_format(
+      input.sizes(), in.channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
+  TensorMeta m;
+  for (int64_t s : input.sizes()) m.sizes.push_back(s);
+  for (int64_t s : strides) m.strides.push_back(s);
+  m.dtype = input.dtype();
+  m.device = input.device();
+  return m;
+}
+
+void run_backward(Pool2dArgs a, const Tensor& grad_output, const Tensor& input,
+                  const Tensor& indices, const Tensor& out) {
+  if (out.numel() == 0) return;
+  const PoolInput in = pool_input(input, "pool2d_backward");
+  const MemoryFormat fmt = in.channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+  const DType dtype = out.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  const Tensor go = grad_output.to(dtype).contiguous(fmt);
+  const Tensor idx = indices.defined() ? indices.contiguous(fmt) : indices;
+  Tensor result = out.dtype() == dtype && out.is_contiguous(fmt)
+                      ? out
+                      : empty_strided(out.sizes(), strides_for_memory_format(out.sizes(), fmt),
+                                      TensorOptions(dtype));
+  a.input = go.data_ptr();
+  a.out = result.data_ptr();
+  a.indices = idx.defined() ? static_cast<int64_t*>(idx.data_ptr()) : nullptr;
+  a.dtype = dtype;
+  a.channels_last = in.channels_last;
+  pool2d_backward_kernels(a);
+  if (!result.is_same(out)) {
+    Tensor dst = out;
+    dst.copy_(result);
+  }
+}
+
+Stack normalized(const OpDef& op, Stack args) {
+  normalize_args(op.schema, args);
+  return args;
+}
+
+Tensor gather_at_indices(const Tensor& grad, const Tensor& indices) {
+  return grad.flatten(-2).gather(-1, indices.flatten(-2)).view(indices.sizes());
 }
 
 }  // namespace pool

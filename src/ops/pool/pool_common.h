@@ -37,4 +37,23 @@ void run(Pool2dArgs a, const Tensor& input, const Tensor& out, const Tensor& ind
 
 void check_dtype(const Tensor& input, bool integers_ok, const char* op);
 
+// ---- backward ops ----
+
+// grad_input's meta for a backward op: checks grad_output (and indices, when defined) against the
+// forward output a describes, and returns the input's sizes in the input's layout.
+TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const Tensor& indices,
+                           const PoolInput& in, const Pool2dArgs& a, const char* op);
+
+// Runs the backward kernel: out = the gradient of the pooling a describes with respect to input
+// (float32 or float64; half types go through float32).
+void run_backward(Pool2dArgs a, const Tensor& grad_output, const Tensor& input,
+                  const Tensor& indices, const Tensor& out);
+
+// A forward sample's arguments with the schema's defaults filled in (for backward samples).
+Stack normalized(const OpDef& op, Stack args);
+
+// d(backward)/d(grad_output) of the max kinds: the incoming gradient read at each output's
+// argmax (a gather over the flattened planes).
+Tensor gather_at_indices(const Tensor& grad, const Tensor& indices);
+
 }  // namespace kiln::ops::pool

@@ -29,5 +29,8 @@ struct Pool2dArgs {
 using Pool2dKernel = void(const Pool2dArgs& args);
 
 extern cpu::KernelDispatch<Pool2dKernel> pool2d_kernels;
+// The gradient of one 2-d pooling: `input` is grad_output (out_h x out_w), `out` grad_input
+// (in_h x in_w), `indices` the forward's (max kinds); floating dtypes. Same layouts as forward.
+extern cpu::KernelDispatch<Pool2dKernel> pool2d_backward_kernels;
 
 }  // namespace kiln::ops

@@ -293,10 +293,24 @@ KILN_OP(
       return std::vector<Sample>{{{2.0, 0.5, std::vector<int64_t>{3, 4}}, "2-D"}};
     });
 
+namespace {
+// The derivative PyTorch gives random ops of tensors (derivatives.yaml): zero for every tensor
+// argument. The draws are not reparameterized: normal(mean, std) is not mean + std * z here.
+std::vector<Tensor> zero_derivative(const BackwardArgs& a) {
+  std::vector<Tensor> out;
+  for (const IValue& v : a.inputs) {
+    if (v.is_tensor())
+      out.push_back(v.to_tensor().defined() ? zeros_like(v.to_tensor()) : Tensor());
+  }
+  return out;
+}
+}  // namespace
+
 KILN_OP("normal.Tensor_Tensor(Tensor mean, Tensor std) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{normal_tensor_meta(args)}; })
     .cpu(normal_tensor_impl)
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({3, 4}, kFloat32), make_sample({4}, kFloat32, 0.5, 2.0)}, "broadcast"}};
@@ -310,6 +324,7 @@ KILN_OP("normal.Tensor_float(Tensor mean, float std=1) -> Tensor")
     })
     .cpu(normal_tensor_impl)
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 2.0}, "2-D"}};
     });
@@ -318,6 +333,7 @@ KILN_OP("normal.float_Tensor(float mean, Tensor std) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{normal_tensor_meta(args)}; })
     .cpu(normal_tensor_impl)
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{{{1.0, make_sample({3, 4}, kFloat32, 0.5, 2.0)}, "2-D"}};
     });
@@ -340,6 +356,7 @@ KILN_OP("bernoulli(Tensor self) -> Tensor")
       bernoulli_into(out[0], p);
     })
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32, 0.0, 1.0)}, "2-D"},
                                  {{transposed_sample(4, 6, kFloat64, 0.0, 1.0)}, "transposed"},
@@ -356,6 +373,7 @@ KILN_OP("bernoulli.p(Tensor self, float p) -> Tensor")
       bernoulli_into(out[0], scalar_tensor(args[1].to_double(), kFloat64));
     })
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 0.3}, "2-D"},
                                  {{make_sample({5}, kInt64), 0.5}, "int64"}};
@@ -373,6 +391,7 @@ KILN_OP("bernoulli_.float(Tensor(a!) self, float p=0.5) -> Tensor(a!)")
             })
     .custom(DeviceType::Meta, inplace_meta)
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 0.25}, "2-D"},
                                  {{gapped_sample(3, 4, kFloat32), 0.5}, "strided"}};
@@ -394,6 +413,7 @@ KILN_OP("uniform_(Tensor(a!) self, float from=0, float to=1) -> Tensor(a!)")
             })
     .custom(DeviceType::Meta, inplace_meta)
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), -2.0, 3.0}, "2-D"},
                                  {{gapped_sample(3, 4, kFloat64), 0.0, 1.0}, "strided"}};
@@ -412,6 +432,7 @@ KILN_OP("normal_(Tensor(a!) self, float mean=0, float std=1) -> Tensor(a!)")
             })
     .custom(DeviceType::Meta, inplace_meta)
     .random()
+    .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{{{make_sample({3, 4}, kFloat32), 1.0, 2.0}, "2-D"},
                                  {{transposed_sample(3, 4, kFloat64), 0.0, 1.0}, "transposed"}};
@@ -455,6 +476,7 @@ KILN_OP("rand_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) 
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { uniform_into(out[0], 0.0, 1.0); })
     .random()
+    .not_differentiable()
     .samples(like_samples);
 
 KILN_OP("randn_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
@@ -467,6 +489,7 @@ KILN_OP("randn_like(Tensor self, *, ScalarType? dtype=None, Device? device=None)
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { normal_into(out[0], 0.0, 1.0); })
     .random()
+    .not_differentiable()
     .samples(like_samples);
 
 }  // namespace kiln::ops

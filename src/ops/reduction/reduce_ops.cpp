@@ -1,6 +1,7 @@
 // The reductions and scans: sum, mean, prod, max/min (full and .dim), amax/amin, argmax/argmin,
 // var/std/var_mean, linalg_vector_norm, logsumexp, any/all, cumsum/cumprod. Each is declared
 // once with aten's schema; the kernels are in reduce.kernel.cpp and scan.kernel.cpp.
+#include "ops/reduction/reduce_derivatives.h"
 #include "ops/reduction/reduce_kernels.h"
 #include "ops/reduction/reduce_meta.h"
 #include "ops/reduction/reduce_samples.h"
@@ -226,9 +227,27 @@ void scan_impl(const Stack& a, const Outs& out) {
 
 // ---------------------------------------------------------------- declarations
 
+// The gradient of a sum spreads back over the reduced dims (divided by their count for mean).
+template <bool IsMean>
+std::vector<Tensor> sum_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  Tensor g = a.grad_outputs[0];
+  auto mask = reduction_mask(self.dim(), a.inputs[1], IsMean ? "mean" : "sum");
+  int64_t count = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!mask[static_cast<size_t>(d)]) continue;
+    count *= self.size(d);
+    if (!a.inputs[2].to_bool()) g = g.unsqueeze(d);
+  }
+  g = g.expand(self.sizes());
+  if (IsMean) g = g / static_cast<double>(count);
+  return {g};
+}
+
 KILN_OP(
     "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
     .meta(sum_meta<false>)
+    .derivative(sum_derivative<false>, DerivativeReads::Nothing)
     .cpu(sum_impl<false>)
     .out_variant()
     .samples([] { return sum_samples(/*floating_only=*/false); });
@@ -236,6 +255,7 @@ KILN_OP(
 KILN_OP(
     "mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
     .meta(sum_meta<true>)
+    .derivative(sum_derivative<true>, DerivativeReads::Nothing)
     .cpu(sum_impl<true>)
     .out_variant()
     .samples([] { return sum_samples(/*floating_only=*/true); });
@@ -251,9 +271,14 @@ KILN_OP("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
       prod_run(self, std::vector<bool>(static_cast<size_t>(self.dim()), true), false,
                a[1].to_optional_dtype(), out);
     })
+    .derivative(prod_derivative)
     .out_variant()
     .tolerance(1e-4, 1e-6)
-    .samples([] { return full_reduction_samples(/*allow_empty=*/true, /*small_values=*/true); });
+    .samples([] {
+      auto s = full_reduction_samples(/*allow_empty=*/true, /*small_values=*/true);
+      for (Sample& z : prod_zero_samples()) s.push_back(std::move(z));
+      return s;
+    });
 
 KILN_OP(
     "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")
@@ -268,8 +293,13 @@ KILN_OP(
       prod_run(self, single_dim_mask(self, a[1].to_int(), "prod"), a[2].to_bool(),
                a[3].to_optional_dtype(), out);
     })
+    .derivative(prod_dim_derivative)
     .tolerance(1e-4, 1e-6)
-    .samples([] { return single_dim_samples(/*allow_empty=*/true, /*small_values=*/true); });
+    .samples([] {
+      auto s = single_dim_samples(/*allow_empty=*/true, /*small_values=*/true);
+      for (Sample& z : prod_dim_zero_samples()) s.push_back(std::move(z));
+      return s;
+    });
 
 KILN_REGISTER_OPS(extremes) {
   auto full_meta = [](const char* op) {
@@ -332,33 +362,37 @@ KILN_REGISTER_OPS(extremes) {
   declare(OpBuilder("max(Tensor self) -> Tensor")
               .meta(full_meta("max"))
               .cpu(full_impl(ReduceKind::Max))
+              .derivative(extreme_full_derivative, DerivativeReads::InputsAndOutputs)
               .samples([] { return full_reduction_samples(false, false); }));
   declare(OpBuilder("min(Tensor self) -> Tensor")
               .meta(full_meta("min"))
               .cpu(full_impl(ReduceKind::Min))
+              .derivative(extreme_full_derivative, DerivativeReads::InputsAndOutputs)
               .samples([] { return full_reduction_samples(false, false); }));
   declare(
       OpBuilder(
           "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
           .meta(dim_meta("max"))
           .cpu(extreme_dim_impl<true>)
-
+          .derivative(extreme_dim_derivative, DerivativeReads::Outputs)
           .samples([] { return single_dim_samples(false, false); }));
   declare(
       OpBuilder(
           "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
           .meta(dim_meta("min"))
           .cpu(extreme_dim_impl<false>)
-
+          .derivative(extreme_dim_derivative, DerivativeReads::Outputs)
           .samples([] { return single_dim_samples(false, false); }));
   declare(OpBuilder("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
               .meta(amax_meta("amax"))
               .cpu(amax_impl(ReduceKind::Max, "amax"))
+              .derivative(amax_derivative, DerivativeReads::InputsAndOutputs)
               .out_variant()
               .samples([] { return dim_list_samples(true, false, true); }));
   declare(OpBuilder("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
               .meta(amax_meta("amin"))
               .cpu(amax_impl(ReduceKind::Min, "amin"))
+              .derivative(amax_derivative, DerivativeReads::InputsAndOutputs)
               .out_variant()
               .samples([] { return dim_list_samples(true, false, true); }));
   declare(OpBuilder("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")
@@ -380,6 +414,7 @@ KILN_OP(
     "-> Tensor")
     .meta([](const Stack& a) { return var_meta<1>(a, "var"); })
     .cpu([](const Stack& a, const Outs& out) { var_run(a, out, false, "var"); })
+    .derivative(var_derivative)
     .out_variant()
     .samples(var_samples);
 
@@ -388,6 +423,7 @@ KILN_OP(
     "-> Tensor")
     .meta([](const Stack& a) { return var_meta<1>(a, "std"); })
     .cpu([](const Stack& a, const Outs& out) { var_run(a, out, true, "std"); })
+    .derivative(std_derivative, DerivativeReads::InputsAndOutputs)
     .out_variant()
     .samples(var_samples);
 
@@ -396,6 +432,7 @@ KILN_OP(
     "keepdim=False) -> (Tensor, Tensor)")
     .meta([](const Stack& a) { return var_meta<2>(a, "var_mean"); })
     .cpu([](const Stack& a, const Outs& out) { var_run(a, out, false, "var_mean"); })
+    .derivative(var_mean_derivative)
     .samples(var_samples);
 
 KILN_OP(
@@ -413,6 +450,7 @@ KILN_OP(
       params.ord = a[1].to_scalar().to_double();
       run_reduce(ReduceKind::Norm, cast(self, c), out, {c}, norm_mask(a), a[3].to_bool(), params);
     })
+    .derivative(vector_norm_derivative, DerivativeReads::InputsAndOutputs)
     .out_variant()
     .tolerance(1e-4, 1e-5)
     .samples(norm_samples);
@@ -429,6 +467,7 @@ KILN_OP("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
       run_reduce(ReduceKind::LogSumExp, cast(self, c), out, {c},
                  reduction_mask(self.dim(), a[1], "logsumexp"), a[2].to_bool());
     })
+    .derivative(logsumexp_derivative, DerivativeReads::InputsAndOutputs)
     .out_variant()
     .tolerance(1e-5, 1e-5)
     .samples([] { return dim_list_samples(true, true, /*allow_all_dims=*/false); });
@@ -490,6 +529,7 @@ KILN_REGISTER_OPS(logical) {
 KILN_OP("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
     .meta(scan_meta<false>)
     .cpu(scan_impl<false>)
+    .derivative(cumsum_derivative, DerivativeReads::Nothing)
     .inplace_variant()
     .out_variant()
     .samples([] { return scan_samples(false); });
@@ -497,10 +537,15 @@ KILN_OP("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
 KILN_OP("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
     .meta(scan_meta<true>)
     .cpu(scan_impl<true>)
+    .derivative(cumprod_derivative, DerivativeReads::InputsAndOutputs)
     .inplace_variant()
     .out_variant()
     .tolerance(1e-4, 1e-6)
-    .samples([] { return scan_samples(true); });
+    .samples([] {
+      auto s = scan_samples(true);
+      for (Sample& z : cumprod_zero_samples()) s.push_back(std::move(z));
+      return s;
+    });
 
 }  // namespace kiln::ops
 

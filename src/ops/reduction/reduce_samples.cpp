@@ -1,5 +1,6 @@
 #include "ops/reduction/reduce_samples.h"
 
+#include <kiln/ops/creation.h>
 #include <kiln/ops/view.h>
 
 #include <limits>
@@ -96,6 +97,39 @@ std::vector<Sample> single_dim_samples(bool allow_empty, bool small_values) {
   return s;
 }
 
+namespace {
+
+// Rows with no zero, one zero and two zeros.
+Tensor rows_with_zeros() {
+  return from_vector<float>({0.5F, 1.2F, 0.9F, 1.4F,  //
+                             0.7F, 0.0F, 1.3F, 0.8F,  //
+                             0.0F, 1.1F, 0.6F, 0.0F},
+                            {3, 4});
+}
+
+}  // namespace
+
+std::vector<Sample> prod_zero_samples() {
+  return {
+      {{from_vector<float>({0.5F, 0.0F, 1.5F, 1.2F, 0.7F, 1.1F}, {2, 3})}, "one zero"},
+      {{from_vector<float>({0.5F, 0.0F, 1.5F, 1.2F, 0.0F, 1.1F}, {2, 3})}, "two zeros"},
+  };
+}
+
+std::vector<Sample> prod_dim_zero_samples() {
+  return {
+      {{rows_with_zeros(), int64_t{1}, false}, "rows with no, one and two zeros"},
+      {{rows_with_zeros().t(), int64_t{0}, true}, "columns with zeros, keepdim"},
+  };
+}
+
+std::vector<Sample> cumprod_zero_samples() {
+  return {
+      {{rows_with_zeros(), int64_t{1}}, "rows with no, one and two zeros"},
+      {{rows_with_zeros(), int64_t{0}}, "columns with zeros"},
+  };
+}
+
 std::vector<Sample> optional_dim_samples() {
   std::vector<Sample> s;
   for (const Case& c : dim_cases(kFloat32, -3, 3)) {
@@ -137,6 +171,10 @@ std::vector<Sample> norm_samples() {
     s.push_back({{x, Scalar(ord), Dims{1}, false}, "ord " + Scalar(ord).str()});
   }
   s.push_back({{x, Scalar(2), std::nullopt, false, kFloat64}, "dtype float64"});
+  // A zero row: the 2-norm's gradient there is 0 (as PyTorch), and so are the differences.
+  Tensor zero_row = make_sample({3, 4}, kFloat32);
+  zero_row.select(0, 1).zero_();
+  s.push_back({{zero_row, Scalar(2), Dims{1}, false}, "a zero row"});
   return s;
 }
 

@@ -14,6 +14,11 @@ std::vector<Sample> dim_list_samples(bool with_int, bool allow_empty, bool allow
 std::vector<Sample> full_reduction_samples(bool allow_empty, bool small_values);
 // (self, dim, keepdim) with a single int dim.
 std::vector<Sample> single_dim_samples(bool allow_empty, bool small_values);
+// Inputs with exact zeros for prod and cumprod, whose gradients divide by nothing:
+// (self) for prod, (self, dim, keepdim) for prod.dim_int, (self, dim) for cumprod.
+std::vector<Sample> prod_zero_samples();
+std::vector<Sample> prod_dim_zero_samples();
+std::vector<Sample> cumprod_zero_samples();
 // (self, dim, keepdim) with an optional int dim (argmax/argmin).
 std::vector<Sample> optional_dim_samples();
 // (self, dim, correction, keepdim) for var/std/var_mean.

@@ -2,7 +2,9 @@
 // pads (each output position reads one input position along every padded dim, so all three are
 // one remap_copy with per-dim source tables), and the pad composite that picks among them as
 // torch.nn.functional.pad does.
+#include "ops/indexing/index_grad.h"
 #include "ops/indexing/strided_loop.h"
+#include "ops/resample/pad_common.h"
 #include "ops/samples.h"
 
 #include <kiln/ops/creation.h>
@@ -13,7 +15,57 @@
 #include <algorithm>
 
 namespace kiln::ops {
+
+namespace padding {
+
+// The input position output position j reads along a dim of size n padded by (lo, hi).
+std::vector<int64_t> pad_source_map(PadMode mode, int64_t n, int64_t lo, int64_t hi) {
+  const int64_t out_size = n + lo + hi;
+  std::vector<int64_t> m(static_cast<size_t>(std::max<int64_t>(out_size, 0)));
+  // Circular wraps within the part that negative pads keep, as aten's _pad_circular does.
+  const int64_t crop_lo = std::max<int64_t>(-lo, 0);
+  const int64_t kept = n - crop_lo - std::max<int64_t>(-hi, 0);
+  for (int64_t j = 0; j < out_size; ++j) {
+    int64_t i = j - lo;
+    switch (mode) {
+      case PadMode::Reflect:
+        if (i < 0) i = -i;
+        if (i >= n) i = 2 * (n - 1) - i;
+        break;
+      case PadMode::Replicate:
+        i = std::clamp<int64_t>(i, 0, n - 1);
+        break;
+      case PadMode::Circular: {
+        const int64_t c = j - std::max<int64_t>(lo, 0);
+        i = crop_lo + ((c % kept) + kept) % kept;
+        break;
+      }
+    }
+    m[static_cast<size_t>(j)] = i;
+  }
+  return m;
+}
+
+// Each output position read one input position along every padded dim: the gradient is summed
+// back through the per-dim source maps, one dim at a time (edges that several outputs read
+// accumulate).
+Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding, PadMode mode) {
+  Tensor g = grad;
+  DimVector sizes(g.sizes().begin(), g.sizes().end());
+  for (size_t i = 0; i < padding.size() / 2; ++i) {
+    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
+    sizes[static_cast<size_t>(d)] = self.size(d);
+    g = indexing::index_add_into_zeros(
+        g, d, pad_source_map(mode, self.size(d), padding[2 * i], padding[2 * i + 1]), sizes);
+  }
+  return g;
+}
+
+}  // namespace padding
+
 namespace {
+
+using namespace padding;
 
 using IV = std::vector<int64_t>;
 
@@ -73,36 +125,6 @@ void constant_pad_impl(const Stack& args, const std::vector<Tensor>& outs) {
 }
 
 // ---------------------------------------------------------------- reflect / replicate / circular
-
-enum class PadMode { Reflect, Replicate, Circular };
-
-// The input position output position j reads along a dim of size n padded by (lo, hi).
-std::vector<int64_t> pad_source_map(PadMode mode, int64_t n, int64_t lo, int64_t hi) {
-  const int64_t out_size = n + lo + hi;
-  std::vector<int64_t> m(static_cast<size_t>(std::max<int64_t>(out_size, 0)));
-  // Circular wraps within the part that negative pads keep, as aten's _pad_circular does.
-  const int64_t crop_lo = std::max<int64_t>(-lo, 0);
-  const int64_t kept = n - crop_lo - std::max<int64_t>(-hi, 0);
-  for (int64_t j = 0; j < out_size; ++j) {
-    int64_t i = j - lo;
-    switch (mode) {
-      case PadMode::Reflect:
-        if (i < 0) i = -i;
-        if (i >= n) i = 2 * (n - 1) - i;
-        break;
-      case PadMode::Replicate:
-        i = std::clamp<int64_t>(i, 0, n - 1);
-        break;
-      case PadMode::Circular: {
-        const int64_t c = j - std::max<int64_t>(lo, 0);
-        i = crop_lo + ((c % kept) + kept) % kept;
-        break;
-      }
-    }
-    m[static_cast<size_t>(j)] = i;
-  }
-  return m;
-}
 
 // aten's check for reflection/replication pads of `dims` spatial dims: (dims+1)-D input, or
 // (dims+2)-D with a batch dim that may be empty; every other dim non-empty.
@@ -168,6 +190,12 @@ void mode_pad_impl(const Tensor& self, IntList padding, PadMode mode, const Tens
   strided::commit(out, target);
 }
 
+// _pad_circular's derivative: the formula in kiln ops (aten has no backward op for it).
+std::vector<Tensor> circular_pad_derivative(const BackwardArgs& a) {
+  return {mode_pad_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), a.inputs[1].to_int_list(),
+                            PadMode::Circular)};
+}
+
 void declare_mode_pad(PadMode mode, int64_t dims) {
   const std::string name =
       fmt::format("{}{}d", mode == PadMode::Reflect ? "reflection_pad" : "replication_pad", dims);
@@ -183,6 +211,14 @@ void declare_mode_pad(PadMode mode, int64_t dims) {
               .cpu([mode](const Stack& args, const std::vector<Tensor>& outs) {
                 mode_pad_impl(args[0].to_tensor(), args[1].to_int_list(), mode, outs[0]);
               })
+              .derivative(
+                  // Through the backward op (a fast kernel; differentiable through its
+                  // decomposition).
+                  [name](const BackwardArgs& a) -> std::vector<Tensor> {
+                    return {call1(OpRegistry::instance().get(name + "_backward"),
+                                  {a.grad_outputs[0], a.inputs[0], a.inputs[1]})};
+                  },
+                  DerivativeReads::Nothing)
               .out_variant()
               .samples([dims] {
                 // Spatial sizes 3..5; pads up to 2 on each side (reflect needs pad < size).
@@ -272,6 +308,15 @@ Tensor pad_composite(const Tensor& self, const IV& pad, const std::string& mode,
 KILN_OP("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
     .meta(constant_pad_meta)
     .cpu(constant_pad_impl)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The kept window of the gradient: the opposite pads crop what padding added and
+          // zero-fill what cropping removed.
+          IV pad = a.inputs[1].to_int_list();
+          for (int64_t& p : pad) p = -p;
+          return {constant_pad_nd(a.grad_outputs[0], pad, 0)};
+        },
+        DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -293,6 +338,7 @@ KILN_OP("_pad_circular(Tensor self, SymInt[] pad) -> Tensor")
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) {
       mode_pad_impl(args[0].to_tensor(), args[1].to_int_list(), PadMode::Circular, outs[0]);
     })
+    .derivative(circular_pad_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({2, 5}, kFloat32), IV{2, 3}}, "1 dim, unbatched"},

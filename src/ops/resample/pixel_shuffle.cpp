@@ -101,6 +101,12 @@ void unshuffle_impl(const Stack& args, const std::vector<Tensor>& outs) {
 KILN_OP("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
     .meta(shuffle_meta)
     .cpu(shuffle_impl)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // A permutation of elements: the inverse permutation carries the gradient back.
+          return {pixel_unshuffle(a.grad_outputs[0], a.inputs[1].to_int())};
+        },
+        DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -117,6 +123,11 @@ KILN_OP("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
 KILN_OP("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
     .meta(unshuffle_meta)
     .cpu(unshuffle_impl)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {pixel_shuffle(a.grad_outputs[0], a.inputs[1].to_int())};
+        },
+        DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{

@@ -4,6 +4,7 @@
 // gather along each spatial dim (remap_copy); linear modes blend through per-dim weight tables
 // (upsample.kernel.cpp). A channels-last 4-D input gives a channels-last output.
 #include "ops/indexing/strided_loop.h"
+#include "ops/resample/upsample_common.h"
 #include "ops/resample/upsample_kernels.h"
 #include "ops/samples.h"
 
@@ -18,61 +19,7 @@ namespace kiln::ops {
 
 cpu::KernelDispatch<LinearUpsampleKernel> linear_upsample_kernels;
 
-namespace {
-
-enum class Interp { Nearest, NearestExact, Linear };
-
-struct UpsampleKind {
-  Interp interp;
-  int64_t dims;  // spatial dims: 1 or 2
-  std::string name;
-};
-
-using Scales = std::vector<std::optional<double>>;
-using IV = std::vector<int64_t>;
-using DV = std::vector<double>;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
-
-// aten's upsample_{1,2}d_common_check: rank, sizes > 0 (an empty batch is allowed).
-void check_upsample(const Tensor& self, IntList output_size, const UpsampleKind& kind) {
-  KILN_CHECK(static_cast<int64_t>(output_size.size()) == kind.dims,
-             "{}: it is expected output_size equals to {}, but got size {}", kind.name, kind.dims,
-             output_size.size());
-  KILN_CHECK(self.dim() == kind.dims + 2,
-             "{}: expected a {}-D input (N, C{}), but got an input of sizes {}", kind.name,
-             kind.dims + 2, kind.dims == 1 ? ", W" : ", H, W", sizes_str(self.sizes()));
-  bool positive = self.size(1) > 0;
-  for (int64_t d = 0; d < kind.dims; ++d) {
-    positive = positive && self.size(2 + d) > 0 && output_size[static_cast<size_t>(d)] > 0;
-  }
-  KILN_CHECK(positive,
-             "{}: input and output sizes should be greater than 0, but got input {} and "
-             "output_size {}",
-             kind.name, sizes_str(self.sizes()), sizes_str(output_size));
-  if (kind.interp == Interp::Linear) {
-    KILN_CHECK_T(TypeError, is_floating_point(self.dtype()),
-                 "{}: expected a floating point input, but got {}", kind.name,
-                 dtype_name(self.dtype()));
-  }
-}
-
-MemoryFormat output_format(const Tensor& self) {
-  return self.dim() == 4 ? self.suggest_memory_format() : MemoryFormat::Contiguous;
-}
-
-std::vector<TensorMeta> upsample_meta(const Tensor& self, IntList output_size,
-                                      const UpsampleKind& kind) {
-  check_upsample(self, output_size, kind);
-  TensorMeta m;
-  DimVector sizes{self.size(0), self.size(1)};
-  for (int64_t s : output_size) sizes.push_back(s);
-  m.sizes = to_sym(sizes);
-  m.strides = to_sym(strides_for_memory_format(sizes, output_format(self)));
-  m.dtype = self.dtype();
-  m.device = self.device();
-  return {m};
-}
+namespace upsample {
 
 // aten's compute_scales_value: 1/scale when a positive scale is given, else in/out.
 template <typename acc_t>
@@ -143,6 +90,57 @@ LinearTable linear_table_for(DType dtype, int64_t in, int64_t out, bool align_co
                                  : linear_table<float>(in, out, align_corners, scale);
 }
 
+}  // namespace upsample
+
+namespace {
+
+using namespace upsample;
+
+using IV = std::vector<int64_t>;
+using DV = std::vector<double>;
+
+std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+// aten's upsample_{1,2}d_common_check: rank, sizes > 0 (an empty batch is allowed).
+void check_upsample(const Tensor& self, IntList output_size, const UpsampleKind& kind) {
+  KILN_CHECK(static_cast<int64_t>(output_size.size()) == kind.dims,
+             "{}: it is expected output_size equals to {}, but got size {}", kind.name, kind.dims,
+             output_size.size());
+  KILN_CHECK(self.dim() == kind.dims + 2,
+             "{}: expected a {}-D input (N, C{}), but got an input of sizes {}", kind.name,
+             kind.dims + 2, kind.dims == 1 ? ", W" : ", H, W", sizes_str(self.sizes()));
+  bool positive = self.size(1) > 0;
+  for (int64_t d = 0; d < kind.dims; ++d) {
+    positive = positive && self.size(2 + d) > 0 && output_size[static_cast<size_t>(d)] > 0;
+  }
+  KILN_CHECK(positive,
+             "{}: input and output sizes should be greater than 0, but got input {} and "
+             "output_size {}",
+             kind.name, sizes_str(self.sizes()), sizes_str(output_size));
+  if (kind.interp == Interp::Linear) {
+    KILN_CHECK_T(TypeError, is_floating_point(self.dtype()),
+                 "{}: expected a floating point input, but got {}", kind.name,
+                 dtype_name(self.dtype()));
+  }
+}
+
+MemoryFormat output_format(const Tensor& self) {
+  return self.dim() == 4 ? self.suggest_memory_format() : MemoryFormat::Contiguous;
+}
+
+std::vector<TensorMeta> upsample_meta(const Tensor& self, IntList output_size,
+                                      const UpsampleKind& kind) {
+  check_upsample(self, output_size, kind);
+  TensorMeta m;
+  DimVector sizes{self.size(0), self.size(1)};
+  for (int64_t s : output_size) sizes.push_back(s);
+  m.sizes = to_sym(sizes);
+  m.strides = to_sym(strides_for_memory_format(sizes, output_format(self)));
+  m.dtype = self.dtype();
+  m.device = self.device();
+  return {m};
+}
+
 void upsample_impl(const Tensor& self, const Tensor& out, const UpsampleKind& kind,
                    bool align_corners, const Scales& scales) {
   if (out.numel() == 0) return;
@@ -186,6 +184,19 @@ void upsample_impl(const Tensor& self, const Tensor& out, const UpsampleKind& ki
     Tensor dst = out;
     dst.copy_(target);
   }
+}
+
+// Through the op's backward op (a fast kernel; differentiable through its decomposition):
+// (grad_output, output_size, input_size, [align_corners], scales...).
+std::vector<Tensor> call_upsample_backward(const Tensor& grad, const Tensor& self,
+                                           const UpsampleKind& kind, bool align_corners,
+                                           const Scales& scales) {
+  const OpDef& op = OpRegistry::instance().get(kind.name + "_backward");
+  IV output_size(grad.sizes().begin() + 2, grad.sizes().end());
+  Stack args{grad, to_sym(output_size), to_sym(self.sizes())};
+  if (kind.interp == Interp::Linear) args.emplace_back(align_corners);
+  for (const std::optional<double>& s : scales) args.emplace_back(s);
+  return call(op, std::move(args));
 }
 
 // ---------------------------------------------------------------- the .vec forms
@@ -303,6 +314,17 @@ void declare_upsample(const UpsampleKind& kind) {
                 }
                 upsample_impl(args[0].to_tensor(), outs[0], kind, linear && args[2].to_bool(), s);
               })
+              .derivative(
+                  [kind, linear, scales_at](const BackwardArgs& a) -> std::vector<Tensor> {
+                    Scales s;
+                    for (int64_t d = 0; d < kind.dims; ++d) {
+                      s.push_back(
+                          a.inputs[scales_at + static_cast<size_t>(d)].to_optional_double());
+                    }
+                    return call_upsample_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), kind,
+                                                  linear && a.inputs[2].to_bool(), s);
+                  },
+                  DerivativeReads::Nothing)
               .out_variant()
               .samples([kind] { return plain_samples(kind); }));
   const bool vec_out = kind.dims == 2 && kind.interp != Interp::NearestExact;  // as in aten
@@ -320,6 +342,14 @@ void declare_upsample(const UpsampleKind& kind) {
         auto sizes_and_scales = vec_sizes(input, args[1], args[factors_at], kind);
         upsample_impl(input, outs[0], kind, linear && args[2].to_bool(), sizes_and_scales.second);
       })
+      .derivative(
+          [kind, linear, factors_at](const BackwardArgs& a) -> std::vector<Tensor> {
+            const Tensor& input = a.inputs[0].to_tensor();
+            auto sizes_and_scales = vec_sizes(input, a.inputs[1], a.inputs[factors_at], kind);
+            return call_upsample_backward(a.grad_outputs[0], input, kind,
+                                          linear && a.inputs[2].to_bool(), sizes_and_scales.second);
+          },
+          DerivativeReads::Nothing)
       .samples([kind] { return vec_samples(kind); });
   if (vec_out) std::move(vec).out_variant();
   declare(std::move(vec));

@@ -96,6 +96,28 @@ std::vector<Tensor> stack_composite(const Stack& args) {
   return call(cat_op, {expanded, dim});
 }
 
+// Each input's gradient is its range of the output's gradient (none for skipped empty inputs).
+std::vector<Tensor> cat_derivative(const BackwardArgs& a) {
+  const std::vector<Tensor>& tensors = a.inputs[0].to_tensor_list();
+  const Tensor& g = a.grad_outputs[0];
+  std::vector<Tensor> grads;
+  grads.reserve(tensors.size());
+  const int64_t ref = reference_index(tensors);
+  if (ref < 0) return std::vector<Tensor>(tensors.size());
+  const int64_t dim = wrap_dim(a.inputs[1].to_int(), g.dim(), "cat");
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    if (legacy_skipped(t)) {
+      grads.emplace_back();
+      continue;
+    }
+    const int64_t n = t.size(dim);
+    grads.push_back(g.narrow(dim, offset, n));
+    offset += n;
+  }
+  return grads;
+}
+
 using TL = std::vector<Tensor>;
 
 }  // namespace
@@ -103,6 +125,7 @@ using TL = std::vector<Tensor>;
 KILN_OP("cat(Tensor[] tensors, int dim=0) -> Tensor")
     .meta(cat_meta)
     .cpu(cat_impl)
+    .derivative(cat_derivative, DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{

@@ -106,6 +106,11 @@ KILN_OP("flip(Tensor self, int[] dims) -> Tensor")
       return same_shape_meta(self);
     })
     .cpu(flip_impl)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].flip(a.inputs[1].to_int_list())};
+        },
+        DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -121,6 +126,14 @@ KILN_OP("flip(Tensor self, int[] dims) -> Tensor")
 KILN_OP("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
     .meta(roll_meta)
     .cpu(roll_impl)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // Rolled back by the opposite shifts.
+          std::vector<int64_t> shifts = a.inputs[1].to_int_list();
+          for (int64_t& s : shifts) s = -s;
+          return {a.grad_outputs[0].roll(shifts, a.inputs[2].to_int_list())};
+        },
+        DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{

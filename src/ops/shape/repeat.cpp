@@ -49,6 +49,23 @@ void repeat_impl(const Stack& args, const std::vector<Tensor>& outs) {
   strided::commit(outs[0], target);
 }
 
+// Every copy's gradient summed: the gradient viewed as [r0, s0, r1, s1, ...] (self's sizes
+// padded with leading 1s), summed over the repeat dims.
+std::vector<Tensor> repeat_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const std::vector<int64_t> repeats = a.inputs[1].to_int_list();
+  const auto ndim = static_cast<int64_t>(repeats.size());
+  const int64_t lead = ndim - self.dim();
+  std::vector<int64_t> split_sizes, repeat_dims;
+  for (int64_t d = 0; d < ndim; ++d) {
+    repeat_dims.push_back(2 * d);
+    split_sizes.push_back(repeats[static_cast<size_t>(d)]);
+    split_sizes.push_back(d < lead ? 1 : self.size(d - lead));
+  }
+  if (ndim == 0) return {a.grad_outputs[0]};
+  return {a.grad_outputs[0].reshape(split_sizes).sum(repeat_dims).reshape(self.sizes())};
+}
+
 using IV = std::vector<int64_t>;
 
 }  // namespace
@@ -56,6 +73,7 @@ using IV = std::vector<int64_t>;
 KILN_OP("repeat(Tensor self, SymInt[] repeats) -> Tensor")
     .meta(repeat_meta)
     .cpu(repeat_impl)
+    .derivative(repeat_derivative, DerivativeReads::Nothing)
     .out_variant()
     .samples([] {
       return std::vector<Sample>{

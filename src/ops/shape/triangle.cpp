@@ -71,6 +71,11 @@ std::vector<Sample> triangle_samples() {
 KILN_OP("tril(Tensor self, int diagonal=0) -> Tensor")
     .meta(triangle_meta<true>)
     .cpu(triangle_impl<true>)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].tril(a.inputs[1].to_int())};
+        },
+        DerivativeReads::Nothing)
     .inplace_variant()
     .out_variant()
     .samples(triangle_samples<true>);
@@ -78,6 +83,11 @@ KILN_OP("tril(Tensor self, int diagonal=0) -> Tensor")
 KILN_OP("triu(Tensor self, int diagonal=0) -> Tensor")
     .meta(triangle_meta<false>)
     .cpu(triangle_impl<false>)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].triu(a.inputs[1].to_int())};
+        },
+        DerivativeReads::Nothing)
     .inplace_variant()
     .out_variant()
     .samples(triangle_samples<false>);

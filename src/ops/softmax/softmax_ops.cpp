@@ -6,6 +6,7 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/softmax.h>
+#include <kiln/ops/unary.h>
 
 #include <limits>
 
@@ -104,12 +105,29 @@ std::vector<Sample> softmax_int_samples() {
 }  // namespace
 
 KILN_OP("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // y (g - sum(g y)) along dim.
+          const Tensor& y = a.outputs[0];
+          const Tensor& g = a.grad_outputs[0];
+          const int64_t dim = a.inputs[1].to_int();
+          return {y * (g - (g * y).sum({dim}, /*keepdim=*/true))};
+        },
+        DerivativeReads::Outputs)
     .meta([](const Stack& a) { return softmax_meta(a, "_softmax"); })
     .cpu([](const Stack& a, const Outs& out) { softmax_impl(a, out, false); })
     .out_variant()
     .samples(softmax_samples);
 
 KILN_OP("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // g - exp(y) sum(g) along dim.
+          const Tensor& g = a.grad_outputs[0];
+          const int64_t dim = a.inputs[1].to_int();
+          return {g - kiln::exp(a.outputs[0]) * g.sum({dim}, /*keepdim=*/true)};
+        },
+        DerivativeReads::Outputs)
     .meta([](const Stack& a) { return softmax_meta(a, "_log_softmax"); })
     .cpu([](const Stack& a, const Outs& out) { softmax_impl(a, out, true); })
     .out_variant()

@@ -133,6 +133,13 @@ std::vector<Sample> sort_samples(bool stable_overload) {
 KILN_OP("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)")
     .meta([](const Stack& args) { return sort_meta(args, 1, true); })
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) { sort_impl(args, outs, 1, true); })
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const Tensor& self = a.inputs[0].to_tensor();
+          const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.inputs[1].to_int(), self.dim());
+          return {scatter_back(self, dim, a.outputs[1], a.grad_outputs[0])};
+        },
+        DerivativeReads::Outputs)
     .out_variant()
     .samples([] { return sort_samples(false); });
 
@@ -141,6 +148,13 @@ KILN_OP(
     "values, Tensor indices)")
     .meta([](const Stack& args) { return sort_meta(args, 2, true); })
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) { sort_impl(args, outs, 2, true); })
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const Tensor& self = a.inputs[0].to_tensor();
+          const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.inputs[2].to_int(), self.dim());
+          return {scatter_back(self, dim, a.outputs[1], a.grad_outputs[0])};
+        },
+        DerivativeReads::Outputs)
     .out_variant()
     .samples([] { return sort_samples(true); });
 

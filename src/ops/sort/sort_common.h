@@ -2,6 +2,8 @@
 // Shared pieces of the sorting ops: the key type elements are compared as, NaN-aware orders
 // (NaN is the largest value, as in PyTorch), and a walk over the rows of a tensor along one dim.
 #include <kiln/core/tensor.h>
+#include <kiln/ops/creation.h>
+#include <kiln/ops/indexing.h>
 
 #include <cmath>
 #include <type_traits>
@@ -69,5 +71,13 @@ class RowWalker {
   std::vector<std::vector<int64_t>> outer_strides_;
   int64_t rows_ = 1;
 };
+
+// The gradient of values selected along dim (sort, topk): g scattered back to the positions
+// `indices` took them from, zero elsewhere (PyTorch's value_selecting_reduction_backward).
+inline Tensor scatter_back(const Tensor& self, int64_t dim, const Tensor& indices,
+                           const Tensor& g) {
+  if (self.dim() == 0) return g;
+  return zeros(self.sizes(), g.options()).scatter(dim, indices, g);
+}
 
 }  // namespace kiln::ops::sorting

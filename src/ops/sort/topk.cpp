@@ -103,6 +103,13 @@ KILN_OP(
     "values, Tensor indices)")
     .meta(topk_meta)
     .cpu(topk_impl)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const Tensor& self = a.inputs[0].to_tensor();
+          const int64_t dim = self.dim() == 0 ? 0 : wrap_dim(a.inputs[2].to_int(), self.dim());
+          return {scatter_back(self, dim, a.outputs[1], a.grad_outputs[0])};
+        },
+        DerivativeReads::Outputs)
     .out_variant()
     .samples([] {
       Tensor nan_row = from_vector<double>({2.0, NAN, -1.0, 5.0, NAN, 0.5}, {6});

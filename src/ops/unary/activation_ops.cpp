@@ -4,6 +4,7 @@
 #include "ops/samples.h"
 #include "ops/unary/unary_kernels.h"
 
+#include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/unary.h>
@@ -35,6 +36,8 @@ struct ParamDecl {
   // Checks the arguments and picks the kernel and its parameters.
   std::function<std::pair<UnaryOpId, UnaryParams>(const Stack& args)> params;
   std::function<std::vector<Sample>()> samples;
+  DerivativeFn derivative;
+  DerivativeReads reads = DerivativeReads::Inputs;
 };
 
 // Appends extra arguments to each of the standard float32 samples.
@@ -86,6 +89,69 @@ std::pair<UnaryOpId, UnaryParams> nan_to_num_params(const Stack& args) {
            args[3].to_optional_double().value_or(-max)}};
 }
 
+// ---- derivatives (x: the input, g: the output's gradient), at PyTorch's conventions ----
+
+const Tensor& input(const BackwardArgs& a) { return a.inputs[0].to_tensor(); }
+
+// The fused gelu_backward op (activation_backward_ops.cpp).
+std::vector<Tensor> gelu_derivative(const BackwardArgs& a) {
+  static const OpDef& backward = OpRegistry::instance().get("gelu_backward");
+  return {call1(backward, {a.grad_outputs[0], input(a), a.inputs[1]})};
+}
+
+// The fused softplus_backward: g * sigmoid(beta x), and g where beta x > threshold (the forward
+// is x there).
+std::vector<Tensor> softplus_derivative(const BackwardArgs& a) {
+  static const OpDef& backward = OpRegistry::instance().get("softplus_backward");
+  return {call1(backward, {a.grad_outputs[0], input(a), a.inputs[1], a.inputs[2]})};
+}
+
+// The fused hardtanh_backward: no gradient at or beyond the limits (relu6 is hardtanh(0, 6)).
+std::vector<Tensor> hardtanh_derivative(const BackwardArgs& a) {
+  const Tensor& x = input(a);
+  const bool relu6 = a.inputs.size() == 1;
+  const double lo = relu6 ? 0.0 : a.inputs[1].to_double();
+  const double hi = relu6 ? 6.0 : a.inputs[2].to_double();
+  static const OpDef& backward = OpRegistry::instance().get("hardtanh_backward");
+  return {call1(backward, {a.grad_outputs[0], x, Scalar(lo), Scalar(hi)})};
+}
+
+// The fused leaky_relu_backward: g where x > 0, else g * negative_slope.
+std::vector<Tensor> leaky_relu_derivative(const BackwardArgs& a) {
+  static const OpDef& backward = OpRegistry::instance().get("leaky_relu_backward");
+  return {call1(backward, {a.grad_outputs[0], input(a), a.inputs[1], false})};
+}
+
+// The fused elu_backward (from the input): scale where x > 0, else
+// input_scale * alpha * scale * exp(input_scale x). selu is elu with fixed constants.
+std::vector<Tensor> elu_derivative(const BackwardArgs& a) {
+  static const OpDef& backward = OpRegistry::instance().get("elu_backward");
+  const bool selu = a.inputs.size() == 1;
+  const Scalar alpha = selu ? Scalar(kSeluAlpha) : a.inputs[1].to_scalar();
+  const Scalar scale = selu ? Scalar(kSeluScale) : a.inputs[2].to_scalar();
+  const Scalar input_scale = selu ? Scalar(1.0) : a.inputs[3].to_scalar();
+  return {call1(backward, {a.grad_outputs[0], alpha, scale, input_scale, false, input(a)})};
+}
+
+// g / (x (1 - x)); outside [0, 1] NaN without eps, and 0 outside [eps, 1 - eps] with it (where
+// the forward clamps), as PyTorch's logit_backward.
+std::vector<Tensor> logit_derivative(const BackwardArgs& a) {
+  const Tensor& x = input(a);
+  const std::optional<double> eps = a.inputs[1].to_optional_double();
+  const Tensor grad = a.grad_outputs[0] / (x * (1.0 - x));
+  if (!eps) return {where((x < 0.0) | (x > 1.0), std::nan(""), grad)};
+  return {where((x < *eps) | (x > 1.0 - *eps), 0.0, grad)};
+}
+
+std::vector<Tensor> zero_derivative(const BackwardArgs& a) {
+  return {zeros_like(a.grad_outputs[0])};
+}
+
+// Replaced values (NaN, infinities) are constants.
+std::vector<Tensor> nan_to_num_derivative(const BackwardArgs& a) {
+  return {a.grad_outputs[0] * isfinite(input(a))};
+}
+
 std::vector<ParamDecl> param_decls() {
   auto fixed = [](UnaryOpId id, UnaryParams p) {
     return [id, p](const Stack&) { return std::pair{id, p}; };
@@ -98,7 +164,8 @@ std::vector<ParamDecl> param_decls() {
          auto t = with_args(unary_samples(kFloat32), {"tanh"});
          s.insert(s.end(), t.begin(), t.end());
          return s;
-       }},
+       },
+       gelu_derivative},
       {"softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", "softplus",
        R::FloatOnly, false, true,
        [](const Stack& a) {
@@ -109,7 +176,8 @@ std::vector<ParamDecl> param_decls() {
          auto t = with_args(unary_samples(kFloat32), {Scalar(2.0), Scalar(3.0)});
          s.insert(s.end(), t.begin(), t.end());
          return s;
-       }},
+       },
+       softplus_derivative},
       {"hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", "hardtanh",
        R::KeepNoBool, true, true, hardtanh_params,
        [] {
@@ -119,14 +187,16 @@ std::vector<ParamDecl> param_decls() {
          s.push_back({{make_sample({3, 4}, kInt64, -5, 5), Scalar(int64_t{-2}), Scalar(int64_t{3})},
                       "int64"});
          return s;
-       }},
+       },
+       hardtanh_derivative},
       {"relu6(Tensor self) -> Tensor", "relu6", R::KeepNoBool, true, false,
        fixed(U::Hardtanh, {0.0, 6.0, 0}),
        [] {
          auto s = unary_samples(kFloat32, -3, 9);
          s.push_back({{make_sample({3, 4}, kInt64, -5, 10)}, "int64"});
          return s;
-       }},
+       },
+       hardtanh_derivative},
       {"leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor", "leaky_relu", R::FloatOnly,
        true, true,
        [](const Stack& a) {
@@ -137,7 +207,8 @@ std::vector<ParamDecl> param_decls() {
          auto t = with_args(unary_samples(kFloat32), {Scalar(0.2)});
          s.insert(s.end(), t.begin(), t.end());
          return s;
-       }},
+       },
+       leaky_relu_derivative},
       {"elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor", "elu",
        R::FloatOnly, true, true,
        [](const Stack& a) {
@@ -149,9 +220,11 @@ std::vector<ParamDecl> param_decls() {
          auto t = with_args(unary_samples(kFloat32), {Scalar(0.5), Scalar(2.0), Scalar(1.5)});
          s.insert(s.end(), t.begin(), t.end());
          return s;
-       }},
+       },
+       elu_derivative},
       {"selu(Tensor self) -> Tensor", "selu", R::FloatOnly, true, false,
-       fixed(U::Elu, {kSeluAlpha, kSeluScale, 1.0}), [] { return unary_samples(kFloat32); }},
+       fixed(U::Elu, {kSeluAlpha, kSeluScale, 1.0}), [] { return unary_samples(kFloat32); },
+       elu_derivative},
       {"logit(Tensor self, float? eps=None) -> Tensor", "logit", R::FloatPromote, true, true,
        [](const Stack& a) {
          return std::pair{U::Logit, UnaryParams{a[1].to_optional_double().value_or(-1.0), 0, 0}};
@@ -162,7 +235,8 @@ std::vector<ParamDecl> param_decls() {
          s.insert(s.end(), t.begin(), t.end());
          s.push_back({{make_sample({3, 4}, kInt64, 0, 2)}, "int64"});
          return s;
-       }},
+       },
+       logit_derivative},
       {"round.decimals(Tensor self, *, int decimals) -> Tensor", "round", R::FloatOnly, true, true,
        [](const Stack& a) {
          return std::pair{U::RoundDecimals, UnaryParams{static_cast<double>(a[1].to_int()), 0, 0}};
@@ -172,7 +246,8 @@ std::vector<ParamDecl> param_decls() {
          auto t = with_args(unary_samples(kFloat32, -1000, 1000), {int64_t{-1}});
          s.insert(s.end(), t.begin(), t.end());
          return s;
-       }},
+       },
+       zero_derivative, DerivativeReads::Nothing},
       {"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> "
        "Tensor",
        "nan_to_num", R::Keep, true, true, nan_to_num_params,
@@ -186,7 +261,8 @@ std::vector<ParamDecl> param_decls() {
          s.push_back({{special.to(kFloat64), std::nullopt, 7.0}, "float64, posinf only"});
          s.push_back({{make_sample({3, 4}, kInt64)}, "int64"});
          return s;
-       }},
+       },
+       nan_to_num_derivative},
   };
 }
 
@@ -207,7 +283,8 @@ KILN_REGISTER_OPS(activation_ops) {
           auto [id, p] = params(args);
           run_unary(out[0], args[0].to_tensor(), rule, id, p, name);
         })
-        .samples(d.samples);
+        .samples(d.samples)
+        .derivative(d.derivative, d.reads);
     if (d.inplace) std::move(b).inplace_variant();
     if (d.out) std::move(b).out_variant();
     declare(std::move(b));

@@ -94,5 +94,11 @@ std::vector<TensorMeta> unary_meta(const Tensor& self, UnaryDTypeRule rule, cons
 // Runs the kernel for op writing out (any dtype the result can be cast to).
 void run_unary(const Tensor& out, const Tensor& self, UnaryDTypeRule rule, UnaryOpId id,
                const UnaryParams& params, const char* op);
+// The derivative formula of a differentiable unary op (unary_derivatives.cpp); fn null if none.
+struct UnaryDerivativeDecl {
+  DerivativeFn fn;
+  DerivativeReads reads = DerivativeReads::Inputs;
+};
+UnaryDerivativeDecl unary_derivative(std::string_view name);
 
 }  // namespace kiln::ops

@@ -160,7 +160,12 @@ KILN_REGISTER_OPS(unary_ops) {
         .samples([d] { return samples_for(d); });
     if (d.inplace) std::move(b).inplace_variant();
     if (d.out) std::move(b).out_variant();
-    if (d.rule == R::IntegralOrBool || d.rule == R::BoolResult) std::move(b).not_differentiable();
+    if (d.rule == R::IntegralOrBool || d.rule == R::BoolResult) {
+      std::move(b).not_differentiable();
+    } else {
+      UnaryDerivativeDecl derivative = unary_derivative(d.name);
+      std::move(b).derivative(derivative.fn, derivative.reads);
+    }
     declare(std::move(b));
   }
 }

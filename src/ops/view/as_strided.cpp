@@ -2,8 +2,11 @@
 #include "ops/samples.h"
 #include "ops/view/view_utils.h"
 
+#include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/view.h>
+
+#include <algorithm>
 
 namespace kiln::ops {
 
@@ -48,6 +51,40 @@ std::vector<TensorMeta> as_strided_meta(const Stack& args) {
   return one_view(self, std::move(sizes), std::move(strides), std::move(offset));
 }
 
+// Whether no two elements of a (sizes, strides) view share memory.
+bool view_is_overlap_free(IntList sizes, IntList strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return true;
+    if (sizes[d] > 1) dims.push_back({strides[d], sizes[d]});
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;  // the farthest element reached by the smaller-stride dims
+  for (auto [stride, size] : dims) {
+    if (stride <= span) return false;
+    span += (size - 1) * stride;
+  }
+  return true;
+}
+
+// The gradient of a strided view: the view's region of a zero tensor laid out like self.
+std::vector<Tensor> as_strided_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const Tensor& g = a.grad_outputs[0];
+  const std::vector<int64_t> size = a.inputs[1].to_int_list();
+  const std::vector<int64_t> stride = a.inputs[2].to_int_list();
+  const int64_t offset = a.inputs[3].is_none() ? self.storage_offset() : a.inputs[3].to_int();
+  KILN_CHECK(self.impl()->is_non_overlapping_and_dense() && view_is_overlap_free(size, stride),
+             "as_strided: the backward pass needs a dense input (sizes [{}], strides [{}]) and "
+             "a view whose elements do not overlap (sizes [{}], strides [{}])",
+             fmt::join(self.sizes(), ", "), fmt::join(self.strides(), ", "), fmt::join(size, ", "),
+             fmt::join(stride, ", "));
+  Tensor grad = empty_strided(self.sizes(), self.strides(), g.options());
+  grad.zero_();
+  as_strided(grad, size, stride, offset - self.storage_offset()).copy_(g);
+  return {grad};
+}
+
 using IV = std::vector<int64_t>;
 
 }  // namespace
@@ -56,6 +93,7 @@ KILN_OP(
     "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) "
     "-> Tensor(a)")
     .view(as_strided_meta)
+    .derivative(as_strided_derivative, DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({4, 4}, kFloat32), IV{4}, IV{5}}, "diagonal"},

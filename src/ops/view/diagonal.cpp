@@ -2,6 +2,7 @@
 #include "ops/samples.h"
 #include "ops/view/view_utils.h"
 
+#include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/view.h>
 
@@ -48,6 +49,16 @@ std::vector<TensorMeta> diagonal_meta(const Stack& args) {
 
 KILN_OP("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)")
     .view(diagonal_meta)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The gradient written onto the diagonal of a zero tensor (diagonal_backward).
+          const Tensor& self = a.inputs[0].to_tensor();
+          Tensor grad = zeros(self.sizes(), a.grad_outputs[0].options());
+          grad.diagonal(a.inputs[1].to_int(), a.inputs[2].to_int(), a.inputs[3].to_int())
+              .copy_(a.grad_outputs[0]);
+          return {grad};
+        },
+        DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({4, 4}, kFloat32)}, "square"},

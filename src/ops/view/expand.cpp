@@ -81,6 +81,11 @@ using IV = std::vector<int64_t>;
 }  // namespace
 
 KILN_OP("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0]};  // the engine sums it over the expanded dims
+        },
+        DerivativeReads::Nothing)
     .view(expand_meta)
     .samples([] {
       return std::vector<Sample>{

@@ -99,17 +99,34 @@ using IV = std::vector<int64_t>;
 
 }  // namespace
 
-KILN_OP("permute(Tensor(a) self, int[] dims) -> Tensor(a)").view(permute_meta).samples([] {
-  return std::vector<Sample>{
-      {{make_sample({2, 3, 4}, kFloat32), IV{2, 0, 1}}, "3-D"},
-      {{make_sample({2, 3, 4}, kFloat64), IV{-1, -3, 1}}, "negative dims"},
-      {{make_noncontiguous_sample({3, 4}, kInt32), IV{1, 0}}, "non-contiguous"},
-      {{make_sample({}, kFloat32), IV{}}, "0-dim"},
-      {{make_sample({0, 2}, kFloat32), IV{1, 0}}, "empty"},
-  };
-});
+KILN_OP("permute(Tensor(a) self, int[] dims) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const std::vector<int64_t> dims = a.inputs[1].to_int_list();
+          const auto n = static_cast<int64_t>(dims.size());
+          std::vector<int64_t> inverse(dims.size());
+          for (int64_t i = 0; i < n; ++i)
+            inverse[static_cast<size_t>(wrap_dim(dims[static_cast<size_t>(i)], n))] = i;
+          return {a.grad_outputs[0].permute(inverse)};
+        },
+        DerivativeReads::Nothing)
+    .view(permute_meta)
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({2, 3, 4}, kFloat32), IV{2, 0, 1}}, "3-D"},
+          {{make_sample({2, 3, 4}, kFloat64), IV{-1, -3, 1}}, "negative dims"},
+          {{make_noncontiguous_sample({3, 4}, kInt32), IV{1, 0}}, "non-contiguous"},
+          {{make_sample({}, kFloat32), IV{}}, "0-dim"},
+          {{make_sample({0, 2}, kFloat32), IV{1, 0}}, "empty"},
+      };
+    });
 
 KILN_OP("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].transpose(a.inputs[1].to_int(), a.inputs[2].to_int())};
+        },
+        DerivativeReads::Nothing)
     .view(transpose_meta)
     .samples([] {
       return std::vector<Sample>{

@@ -72,19 +72,26 @@ std::vector<Tensor> unflatten_composite(const Stack& args) {
 
 }  // namespace
 
-KILN_OP("view(Tensor(a) self, SymInt[] size) -> Tensor(a)").view(view_op_meta).samples([] {
-  return std::vector<Sample>{
-      {{make_sample({3, 4}, kFloat32), std::vector<int64_t>{4, 3}}, "2-D to 2-D"},
-      {{make_sample({2, 3, 4}, kFloat64), std::vector<int64_t>{-1, 4}}, "inferred dim"},
-      {{make_sample({6, 4}, kFloat32).t(), std::vector<int64_t>{2, 2, 6}},
-       "transposed, splitting a dim"},
-      {{make_noncontiguous_sample({3, 4}, kInt64), std::vector<int64_t>{3, 2, 2}},
-       "strided last dim"},
-      {{make_sample({}, kFloat32), std::vector<int64_t>{1, 1}}, "0-dim to 2-D"},
-      {{make_sample({1}, kFloat32), std::vector<int64_t>{}}, "1-elem to 0-dim"},
-      {{make_sample({0, 3}, kFloat32), std::vector<int64_t>{3, 0, 5}}, "empty"},
-  };
-});
+KILN_OP("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+        },
+        DerivativeReads::Nothing)
+    .view(view_op_meta)
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({3, 4}, kFloat32), std::vector<int64_t>{4, 3}}, "2-D to 2-D"},
+          {{make_sample({2, 3, 4}, kFloat64), std::vector<int64_t>{-1, 4}}, "inferred dim"},
+          {{make_sample({6, 4}, kFloat32).t(), std::vector<int64_t>{2, 2, 6}},
+           "transposed, splitting a dim"},
+          {{make_noncontiguous_sample({3, 4}, kInt64), std::vector<int64_t>{3, 2, 2}},
+           "strided last dim"},
+          {{make_sample({}, kFloat32), std::vector<int64_t>{1, 1}}, "0-dim to 2-D"},
+          {{make_sample({1}, kFloat32), std::vector<int64_t>{}}, "1-elem to 0-dim"},
+          {{make_sample({0, 3}, kFloat32), std::vector<int64_t>{3, 0, 5}}, "empty"},
+      };
+    });
 
 KILN_OP("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
     .composite(reshape_composite)

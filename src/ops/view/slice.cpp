@@ -2,7 +2,9 @@
 #include "ops/samples.h"
 #include "ops/view/view_utils.h"
 
+#include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/shape.h>
 #include <kiln/ops/view.h>
 
 #include <limits>
@@ -161,6 +163,17 @@ KILN_OP(
     "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
     "SymInt step=1) -> Tensor(a)")
     .view(slice_op_meta)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The gradient written into the sliced range of a zero tensor (slice_backward).
+          const Tensor& self = a.inputs[0].to_tensor();
+          Tensor grad = zeros(self.sizes(), a.grad_outputs[0].options());
+          grad.slice(a.inputs[1].to_int(), a.inputs[2].to_optional_int(),
+                     a.inputs[3].to_optional_int(), a.inputs[4].to_int())
+              .copy_(a.grad_outputs[0]);
+          return {grad};
+        },
+        DerivativeReads::Nothing)
     .samples([] {
       using std::nullopt;
       auto i = [](int64_t v) { return IValue(v); };
@@ -187,6 +200,14 @@ KILN_OP("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(
     });
 
 KILN_OP("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          const Tensor& self = a.inputs[0].to_tensor();
+          Tensor grad = zeros(self.sizes(), a.grad_outputs[0].options());
+          grad.select(a.inputs[1].to_int(), a.inputs[2].to_int()).copy_(a.grad_outputs[0]);
+          return {grad};
+        },
+        DerivativeReads::Nothing)
     .view(select_op_meta)
     .samples([] {
       auto i = [](int64_t v) { return IValue(v); };
@@ -200,17 +221,33 @@ KILN_OP("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
       };
     });
 
-KILN_OP("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]").view(unbind_meta).samples([] {
-  return std::vector<Sample>{
-      {{make_sample({3, 4}, kFloat32)}, "rows"},
-      {{make_sample({2, 3, 4}, kFloat64), int64_t{-1}}, "last dim"},
-      {{make_noncontiguous_sample({2, 3}, kInt32), int64_t{1}}, "non-contiguous"},
-      {{make_sample({2, 0}, kFloat32)}, "empty"},
-  };
-});
+KILN_OP("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
+    .view(unbind_meta)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The pieces' gradients stacked back along dim.
+          const Tensor& self = a.inputs[0].to_tensor();
+          if (a.grad_outputs.empty()) return {zeros(self.sizes(), self.options())};
+          return {stack(a.grad_outputs, a.inputs[1].to_int())};
+        },
+        DerivativeReads::Nothing)
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({3, 4}, kFloat32)}, "rows"},
+          {{make_sample({2, 3, 4}, kFloat64), int64_t{-1}}, "last dim"},
+          {{make_noncontiguous_sample({2, 3}, kInt32), int64_t{1}}, "non-contiguous"},
+          {{make_sample({2, 0}, kFloat32)}, "empty"},
+      };
+    });
 
 KILN_OP("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]")
     .view(split_with_sizes_meta)
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The pieces' gradients joined back along dim.
+          return {cat(a.grad_outputs, a.inputs[2].to_int())};
+        },
+        DerivativeReads::Nothing)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({6, 4}, kFloat32), IV{1, 2, 3}}, "rows"},

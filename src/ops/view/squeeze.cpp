@@ -72,43 +72,71 @@ using IV = std::vector<int64_t>;
 
 }  // namespace
 
-KILN_OP("squeeze(Tensor(a) self) -> Tensor(a)").view(squeeze_meta).samples([] {
-  return std::vector<Sample>{
-      {{make_sample({1, 3, 1, 4}, kFloat32)}, "several size-1 dims"},
-      {{make_sample({4, 1, 3}, kFloat32).transpose(0, 2)}, "transposed"},
-      {{make_sample({1, 1}, kFloat64)}, "all size 1"},
-      {{make_sample({}, kFloat32)}, "0-dim"},
-      {{make_sample({0, 1}, kFloat32)}, "empty"},
-  };
-});
+KILN_OP("squeeze(Tensor(a) self) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+        },
+        DerivativeReads::Nothing)
+    .view(squeeze_meta)
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({1, 3, 1, 4}, kFloat32)}, "several size-1 dims"},
+          {{make_sample({4, 1, 3}, kFloat32).transpose(0, 2)}, "transposed"},
+          {{make_sample({1, 1}, kFloat64)}, "all size 1"},
+          {{make_sample({}, kFloat32)}, "0-dim"},
+          {{make_sample({0, 1}, kFloat32)}, "empty"},
+      };
+    });
 
-KILN_OP("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)").view(squeeze_dim_meta).samples([] {
-  return std::vector<Sample>{
-      {{make_sample({3, 1, 4}, kFloat32), int64_t{1}}, "size-1 dim"},
-      {{make_sample({3, 1, 4}, kFloat32), int64_t{0}}, "non-1 dim: unchanged"},
-      {{make_sample({3, 1}, kInt64), int64_t{-1}}, "negative dim"},
-      {{make_sample({}, kFloat32), int64_t{0}}, "0-dim"},
-  };
-});
+KILN_OP("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+        },
+        DerivativeReads::Nothing)
+    .view(squeeze_dim_meta)
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({3, 1, 4}, kFloat32), int64_t{1}}, "size-1 dim"},
+          {{make_sample({3, 1, 4}, kFloat32), int64_t{0}}, "non-1 dim: unchanged"},
+          {{make_sample({3, 1}, kInt64), int64_t{-1}}, "negative dim"},
+          {{make_sample({}, kFloat32), int64_t{0}}, "0-dim"},
+      };
+    });
 
-KILN_OP("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)").view(squeeze_dims_meta).samples([] {
-  return std::vector<Sample>{
-      {{make_sample({1, 3, 1, 4}, kFloat32), IV{0, 2}}, "two size-1 dims"},
-      {{make_sample({1, 3, 1}, kFloat64), IV{-1, 1}}, "one non-1 dim kept"},
-      {{make_sample({}, kFloat32), IV{0}}, "0-dim"},
-      {{make_sample({1, 0}, kFloat32), IV{0, 1}}, "empty"},
-  };
-});
+KILN_OP("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+        },
+        DerivativeReads::Nothing)
+    .view(squeeze_dims_meta)
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({1, 3, 1, 4}, kFloat32), IV{0, 2}}, "two size-1 dims"},
+          {{make_sample({1, 3, 1}, kFloat64), IV{-1, 1}}, "one non-1 dim kept"},
+          {{make_sample({}, kFloat32), IV{0}}, "0-dim"},
+          {{make_sample({1, 0}, kFloat32), IV{0, 1}}, "empty"},
+      };
+    });
 
-KILN_OP("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)").view(unsqueeze_meta).samples([] {
-  return std::vector<Sample>{
-      {{make_sample({3, 4}, kFloat32), int64_t{0}}, "front"},
-      {{make_sample({3, 4}, kFloat32), int64_t{-1}}, "back"},
-      {{make_noncontiguous_sample({3, 4}, kFloat64), int64_t{1}}, "middle, non-contiguous"},
-      {{make_sample({}, kInt32), int64_t{0}}, "0-dim"},
-      {{make_sample({0, 3}, kFloat32), int64_t{1}}, "empty"},
-  };
-});
+KILN_OP("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
+    .derivative(
+        [](const BackwardArgs& a) -> std::vector<Tensor> {
+          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+        },
+        DerivativeReads::Nothing)
+    .view(unsqueeze_meta)
+    .samples([] {
+      return std::vector<Sample>{
+          {{make_sample({3, 4}, kFloat32), int64_t{0}}, "front"},
+          {{make_sample({3, 4}, kFloat32), int64_t{-1}}, "back"},
+          {{make_noncontiguous_sample({3, 4}, kFloat64), int64_t{1}}, "middle, non-contiguous"},
+          {{make_sample({}, kInt32), int64_t{0}}, "0-dim"},
+          {{make_sample({0, 3}, kFloat32), int64_t{1}}, "empty"},
+      };
+    });
 
 }  // namespace kiln::ops
 

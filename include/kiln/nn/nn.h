@@ -1,0 +1,20 @@
+#pragma once
+// kiln's nn layer: Module, layers, containers, init and functional (torch.nn).
+#include <kiln/nn/activation.h>
+#include <kiln/nn/attention.h>
+#include <kiln/nn/checkpoint.h>
+#include <kiln/nn/container.h>
+#include <kiln/nn/conv.h>
+#include <kiln/nn/dropout.h>
+#include <kiln/nn/embedding.h>
+#include <kiln/nn/flatten.h>
+#include <kiln/nn/functional.h>
+#include <kiln/nn/init.h>
+#include <kiln/nn/linear.h>
+#include <kiln/nn/loss.h>
+#include <kiln/nn/module.h>
+#include <kiln/nn/normalization.h>
+#include <kiln/nn/ordered_dict.h>
+#include <kiln/nn/pooling.h>
+#include <kiln/nn/rnn.h>
+#include <kiln/nn/transformer.h>

@@ -1,0 +1,32 @@
+#pragma once
+// What the upsampling ops and their backward ops share: which op family, and the per-dim source
+// tables (aten's nearest / nearest-exact indices and linear blend weights).
+#include "ops/resample/upsample_kernels.h"
+
+#include <kiln/core/tensor.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::ops::upsample {
+
+enum class Interp { Nearest, NearestExact, Linear };
+
+struct UpsampleKind {
+  Interp interp;
+  int64_t dims;  // spatial dims: 1 or 2
+  std::string name;
+};
+
+// One optional scale per spatial dim.
+using Scales = std::vector<std::optional<double>>;
+
+// Source positions of nearest / nearest-exact upsampling along a dim of size in resized to out.
+std::vector<int64_t> nearest_map(int64_t in, int64_t out, std::optional<double> scale, bool exact);
+
+// The two source positions and weights of linear upsampling along a dim, in dtype's math type.
+LinearTable linear_table_for(DType dtype, int64_t in, int64_t out, bool align_corners,
+                             std::optional<double> scale);
+
+}  // namespace kiln::ops::upsample
