@@ -18,14 +18,14 @@ struct Domain {
 
 // Inputs inside each op's smooth domain (away from kinks and poles).
 const Domain kDomains[] = {
-    {"neg", -2, 2},     {"abs", 0.5, 2},    {"exp", -2, 2},      {"exp2", -2, 2},
-    {"expm1", -2, 2},   {"log", 0.5, 3},    {"log2", 0.5, 3},    {"log10", 0.5, 3},
-    {"log1p", -0.5, 3}, {"sqrt", 0.5, 3},   {"rsqrt", 0.5, 3},   {"sin", -2, 2},
-    {"cos", -2, 2},     {"tan", -1, 1},     {"asin", -0.8, 0.8}, {"acos", -0.8, 0.8},
-    {"atan", -2, 2},    {"sinh", -2, 2},    {"cosh", -2, 2},     {"tanh", -2, 2},
-    {"asinh", -2, 2},   {"acosh", 1.5, 3},  {"atanh", -0.8, 0.8}, {"erf", -2, 2},
-    {"erfc", -2, 2},    {"erfinv", -0.8, 0.8}, {"sigmoid", -3, 3}, {"reciprocal", 0.5, 3},
-    {"square", -2, 2},  {"frac", 0.1, 0.9}, {"relu", 0.5, 2},    {"silu", -3, 3},
+    {"neg", -2, 2},     {"abs", 0.5, 2},        {"exp", -2, 2},       {"exp2", -2, 2},
+    {"expm1", -2, 2},   {"log", 0.5, 3},        {"log2", 0.5, 3},     {"log10", 0.5, 3},
+    {"log1p", -0.5, 3}, {"sqrt", 0.5, 3},       {"rsqrt", 0.5, 3},    {"sin", -2, 2},
+    {"cos", -2, 2},     {"tan", -1, 1},         {"asin", -0.8, 0.8},  {"acos", -0.8, 0.8},
+    {"atan", -2, 2},    {"sinh", -2, 2},        {"cosh", -2, 2},      {"tanh", -2, 2},
+    {"asinh", -2, 2},   {"acosh", 1.5, 3},      {"atanh", -0.8, 0.8}, {"erf", -2, 2},
+    {"erfc", -2, 2},    {"erfinv", -0.8, 0.8},  {"sigmoid", -3, 3},   {"reciprocal", 0.5, 3},
+    {"square", -2, 2},  {"frac", 0.1, 0.9},     {"relu", 0.5, 2},     {"silu", -3, 3},
     {"mish", -3, 3},    {"hardsigmoid", -2, 2}, {"hardswish", -2, 2},
 };
 
