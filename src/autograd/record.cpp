@@ -41,8 +41,12 @@ std::vector<Edge> edges_of(const std::vector<Tensor>& tensors) {
 
 bool differentiable_dtype(DType d) { return is_floating_point(d); }
 
+// Every differentiable op declares a derivative or a decomposition (the registry walk in
+// tests/autograd enforces it); a declaration that breaks the rule is named here.
 void check_derivative(const ops::OpDef& op) {
-  KILN_CHECK(static_cast<bool>(op.derivative), "the derivative for '{}' is not implemented",
+  KILN_CHECK(static_cast<bool>(op.derivative),
+             "'{}' is declared differentiable but its registry entry has no derivative: declare "
+             "one, or mark the op not_differentiable",
              op.full_name());
 }
 

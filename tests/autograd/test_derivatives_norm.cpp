@@ -113,9 +113,6 @@ TEST(NormBackward, LayerNormDoubleBackwardMatchesFiniteDifferences) {
 // The fused op cannot replay its dropout mask in backward; scaled_dot_product_attention takes
 // its math path when dropout meets inputs that require grad, and differentiates.
 TEST(AttentionBackward, DropoutGoesThroughTheMathPath) {
-  if (!ops::OpRegistry::instance().get("bmm").derivative) {
-    GTEST_SKIP() << "the math path needs bmm's derivative (another branch of issue 4)";
-  }
   manual_seed(5);
   Tensor q = randn({2, 3, 4, 8}).requires_grad_(true);
   Tensor k = randn({2, 3, 5, 8}).requires_grad_(true);

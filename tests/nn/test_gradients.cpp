@@ -35,9 +35,6 @@ void expect_grads_match_finite_differences(Module& model, const std::function<Te
   }
 }
 
-// NOTE: Linear calls addmm, whose derivative is written on another branch of issue 4 (like the
-// ops below); on branch nn alone these tests fail with "the derivative for '...' is not
-// implemented" until those branches merge.
 TEST(NnGradients, MlpWithLinearTanhReluSoftmax) {
   manual_seed(5);
   auto net = std::make_shared<Sequential>(
@@ -49,10 +46,6 @@ TEST(NnGradients, MlpWithLinearTanhReluSoftmax) {
   expect_grads_match_finite_differences(*net, [&] { return NLLLoss()((*net)(x), y); });
 }
 
-// NOTE: these use ops whose derivatives (convolution, native_batch_norm,
-// native_layer_norm, native_group_norm, embedding, max_pool2d, avg_pool2d,
-// gelu, ...) are written on other branches of issue 4; on branch nn alone they
-// fail with "no derivative" until those merge.
 TEST(NnGradients, ConvBatchNormPoolNeedsOpDerivatives) {
   manual_seed(6);
   auto net = std::make_shared<Sequential>(

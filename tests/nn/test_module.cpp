@@ -332,8 +332,6 @@ TEST(NnModule, ContainersIndexAndErrors) {
   EXPECT_EQ(keys_of(named->named_parameters()), (std::vector<std::string>{"fc.weight", "fc.bias"}));
 }
 
-// NOTE: Linear calls addmm, whose derivative is written on another branch of issue 4; on branch
-// nn alone this test fails with "the derivative for 'addmm' is not implemented" until it merges.
 TEST(NnModule, GradientsReachEveryParameter) {
   // Linear/Tanh/ReLU model with a cross-entropy loss: every parameter gets a gradient, and the
   // last layer's bias gradient is mean(softmax - onehot) over the batch.

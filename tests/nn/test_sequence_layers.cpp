@@ -196,8 +196,6 @@ TEST(NnLayers, LSTM) {
   EXPECT_TRUE(throws_error([&] { m->forward(ones({5, 2, 7}, kFloat64)); }, {"input_size", "7"}));
 }
 
-// NOTE: needs addmm's derivative (Linear), written on another branch of issue 4; fails on branch
-// nn alone until it merges.
 TEST(NnGradients, LstmAndAttentionBackward) {
   // LSTM and MultiheadAttention (need_weights) are built from ops with
   // derivatives (linear, sigmoid, tanh, softmax, matmul...): every parameter
