@@ -3,9 +3,12 @@
 // layout "transposed" multiplies by the transposed (column-major) view, which maps onto cblas's
 // transpose flag rather than a copy. A batched case times many small products
 // ("bmm/256x64x64x64/t<threads>"), the regime where kiln parallelizes over the batch.
+// "linear/<m>x<n>x<k>/t<threads>" is F.linear(x [m, k], weight [n, k], bias [n]) at the model
+// workloads' layer shapes (mlp batch 64, bert batch 4 x seq 128, gpt2 seq 256).
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
+#include <array>
 #include <cstdint>
 
 namespace {
@@ -41,6 +44,30 @@ void run_bmm(benchmark::State& state) {
       benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// F.linear(x, weight, bias) with x [m, k], weight [n, k]: m, n, k from the benchmark's args.
+void run_linear(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  kiln::set_num_threads(static_cast<int>(state.range(3)));
+  kiln::manual_seed(0);
+  kiln::Tensor x = kiln::randn({m, k});
+  kiln::Tensor w = kiln::randn({n, k});
+  kiln::Tensor bias = kiln::randn({n});
+  for (auto _ : state) {
+    kiln::Tensor y = kiln::linear(x, w, bias);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Names "linear/<m>x<n>x<k>/t:<threads>" like the other cases.
+void linear_args(benchmark::internal::Benchmark* b) {
+  for (auto [m, n, k] : {std::array<int64_t, 3>{64, 1024, 1024}, {512, 768, 768},
+                         {512, 3072, 768}, {512, 768, 3072}, {256, 2304, 768}}) {
+    for (int64_t threads : {1, 2}) b->Args({m, n, k, threads});
+  }
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(run_mm, mm / contiguous, false)
@@ -62,6 +89,13 @@ BENCHMARK(run_bmm)
     ->ArgName("t")
     ->Arg(1)
     ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(run_linear)
+    ->Name("linear")
+    ->ArgNames({"m", "n", "k", "t"})
+    ->Apply(linear_args)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

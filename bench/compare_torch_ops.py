@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times kiln and PyTorch eager side by side on the neural-network op benchmarks of issue 3.
 
-The cases are BENCHMARKS.md's op-level workloads: matmul 1024^3, conv2d at ResNet-18's layer
+The cases are BENCHMARKS.md's op-level workloads: matmul 1024^3, the model workloads' linear
+layers, conv2d at ResNet-18's layer
 shapes (batch 8), softmax / log_softmax / layer_norm / rms_norm on (2048, 4096), batch_norm and
 max_pool2d at ResNet's stem shapes, scaled_dot_product_attention at BERT-base shapes, and
 cross_entropy on (4096, 1000), all float32. Each case runs one benchmark of a kiln Google
@@ -40,6 +41,19 @@ def mm_case():
         a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
         return lambda: torch.mm(a, b)
     return Case("mm/1024x1024x1024", "bench_matmul", "mm/contiguous", setup, 2.0 * 1024**3)
+
+
+# Linear layers of the model workloads: (m, n, k) for x [m, k] @ weight [n, k]^T + bias [n].
+LINEAR_SHAPES = [(64, 1024, 1024), (512, 768, 768), (512, 3072, 768), (512, 768, 3072),
+                 (256, 2304, 768)]
+
+
+def linear_case(m, n, k):
+    def setup(torch):
+        x, w, b = torch.randn(m, k), torch.randn(n, k), torch.randn(n)
+        return lambda: torch.nn.functional.linear(x, w, b)
+    return Case(f"linear/{m}x{n}x{k}", "bench_matmul", f"linear/m:{m}/n:{n}/k:{k}", setup,
+                2.0 * m * n * k)
 
 
 # ResNet-18's convolutions at batch 8: name -> (C_in, C_out, kernel, stride, padding, H = W).
@@ -123,6 +137,7 @@ def cross_entropy_case():
 
 
 CASES = ([mm_case()]
+         + [linear_case(*shape) for shape in LINEAR_SHAPES]
          + [conv_case(n, s) for n, s in RESNET18_CONVS.items()]
          + [conv_case("layer1_3x3", RESNET18_CONVS["layer1_3x3"], channels_last=True)]
          + [rowwise_case("softmax", "bench_softmax_loss"),

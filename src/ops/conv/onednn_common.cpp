@@ -7,16 +7,6 @@
 
 namespace kiln::ops::conv::onednn {
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-dnnl::stream& stream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
-
 DimVector canonical_strides(const Tensor& t) {
   if (t.dim() >= 4 && !t.is_contiguous()) {
     const MemoryFormat cl =
@@ -98,12 +88,6 @@ std::string plan_key(char kind, const Tensor& out, const Tensor& input, const Te
   std::string key(k.size() * sizeof(int64_t), '\0');
   std::memcpy(key.data(), k.data(), key.size());
   return key;
-}
-
-void* sized(std::vector<std::byte>& buf, size_t bytes) {
-  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
-  auto addr = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + ((64 - addr % 64) % 64);
 }
 
 }  // namespace kiln::ops::conv::onednn

@@ -1,12 +1,15 @@
-// GEMM: float32 through oneDNN's sgemm, float64 through OpenBLAS. Strides map onto the transpose
-// flags and leading dimensions, other layouts are copied once, and small batched products run in
-// parallel over the batch.
+// GEMM: float32 through oneDNN (its matmul primitive for linear layers' products, sgemm for the
+// rest), float64 through OpenBLAS. Strides map onto the
+// transpose flags and leading dimensions, other layouts are copied once, and small batched
+// products run in parallel over the batch.
 //
 // Why two libraries: Debian 12's OpenBLAS (0.3.21) picks its kernels by CPU model number and
 // falls back to SSE3 ("Prescott") kernels on CPUs newer than itself — 33 GFLOP/s for a 1024^3
 // float32 product on a Xeon of model 207, against 156 with its SkylakeX kernels and 160 for
 // oneDNN, whose JIT kernels follow the CPU's instruction-set flags instead (docs/PERF.md).
 #include "ops/linalg/gemm.h"
+
+#include "ops/linalg/onednn_matmul.h"
 
 #include <kiln/core/error.h>
 #include <kiln/core/parallel.h>
@@ -151,6 +154,30 @@ void batched_loop(const Tensor& out, const Tensor& a, const Tensor& b, int64_t a
 
 bool is_zero(const Scalar& s) { return s.to<double>() == 0.0; }
 
+// Multiply-adds from which a product goes through oneDNN's matmul primitive rather than sgemm.
+constexpr int64_t kMatmulPrimitiveWork = 64 * 64 * 64;
+
+bool row_major(const Tensor& t) {
+  const auto l = blas_layout(t.size(-2), t.size(-1), t.stride(-2), t.stride(-1));
+  return l && !l->transposed;
+}
+
+// out = alpha * a @ b + beta * out (+ bias) through the matmul primitive; false (nothing done)
+// where sgemm is the better kernel. 3-D float32 operands, k > 0, out in a BLAS layout.
+//
+// Only for a row-major a and out and a column-major b, which is a linear layer's x @ weight.t():
+// there oneDNN 2.6's brgemm kernels run 0.66-1.07x sgemm's time, while with a row-major b they
+// repack it on every call and take up to 2.9x as long (256x3072x768: 11.3 vs 4.5 ms; docs/PERF.md).
+bool gemm_onednn(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor* bias,
+                 const Scalar& alpha, const Scalar& beta) {
+  if (out.dtype() != DType::Float32 || a.dtype() != DType::Float32 || b.dtype() != DType::Float32) {
+    return false;
+  }
+  if (out.size(1) * out.size(2) * a.size(2) < kMatmulPrimitiveWork) return false;
+  if (!row_major(out) || !row_major(a) || !row_major(b.transpose(1, 2))) return false;
+  return onednn_matmul(out, a, b, bias, alpha.to<float>(), beta.to<float>());
+}
+
 // 3-D out/a/b of one float32/float64/integer dtype, k > 0.
 void gemm_3d(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const Scalar& alpha,
              const Scalar& beta) {
@@ -171,7 +198,9 @@ void gemm_3d(const Tensor& out, const Tensor& a_in, const Tensor& b_in, const Sc
   Tensor c =
       direct ? out : (is_zero(beta) ? empty(out.sizes(), TensorOptions(dtype)) : out.contiguous());
   if (dtype == DType::Float32) {
-    batched_blas<float>(c, a, b, alpha.to<float>(), beta.to<float>());
+    if (!gemm_onednn(c, a, b, nullptr, alpha, beta)) {
+      batched_blas<float>(c, a, b, alpha.to<float>(), beta.to<float>());
+    }
   } else if (dtype == DType::Float64) {
     batched_blas<double>(c, a, b, alpha.to<double>(), beta.to<double>());
   } else {
@@ -205,6 +234,19 @@ void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar
   } else {
     gemm_3d(out, a, b, alpha, beta);
   }
+}
+
+void gemm_bias_into(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias) {
+  if (out.numel() == 0) return;
+  const Tensor bias_row = bias.dim() == 2 ? bias.squeeze(0) : bias;
+  if (a.size(-1) > 0 && bias.dtype() == DType::Float32 && bias_row.dim() == 1 &&
+      bias_row.size(0) == out.size(-1) && bias_row.stride(0) == 1) {
+    const auto as3 = [](const Tensor& t) { return t.dim() == 2 ? t.unsqueeze(0) : t; };
+    if (gemm_onednn(as3(out), as3(a), as3(b), &bias_row, 1, 0)) return;
+  }
+  Tensor dst = out;
+  dst.copy_(bias.expand(out.sizes()));
+  gemm_into(out, a, b, 1, 1);
 }
 
 }  // namespace kiln::ops::linalg

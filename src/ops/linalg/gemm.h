@@ -1,6 +1,6 @@
 #pragma once
 // The one GEMM entry point of the linalg ops: C = alpha * A @ B + beta * C on 2-D or batched
-// (3-D) tensors of any strides and dtype, through OpenBLAS for float32/float64.
+// (3-D) tensors of any strides and dtype, through oneDNN (float32) and OpenBLAS (float64).
 #include <kiln/core/tensor.h>
 
 namespace kiln::ops::linalg {
@@ -9,6 +9,10 @@ namespace kiln::ops::linalg {
 // When beta is zero out is only written (NaNs in it do not propagate), as in PyTorch.
 void gemm_into(const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
                const Scalar& beta);
+
+// out = a @ b + bias, with bias broadcast to out's sizes (a linear layer's [n] or [1, n] bias;
+// fused into the product where oneDNN can). bias has out's dtype and must not alias out.
+void gemm_bias_into(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias);
 
 // Makes OpenBLAS use n threads (calls into OpenBLAS only when n changed).
 void set_blas_threads(int n);

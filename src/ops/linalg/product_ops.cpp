@@ -85,6 +85,10 @@ void add_product(const Tensor& out, const Tensor& self, const Tensor& a, const T
   const bool reads_self = beta.to<double>() != 0.0;
   const bool aliases = out.data_ptr() == self.data_ptr() && out.sizes() == self.sizes() &&
                        out.strides() == self.strides();
+  if (reads_self && !aliases && beta.to<double>() == 1.0 && alpha.to<double>() == 1.0) {
+    linalg::gemm_bias_into(out, a, b, self);  // a linear layer: the bias fuses into the product
+    return;
+  }
   if (reads_self && !aliases) {
     Tensor dst = out;
     dst.copy_(self.expand(out.sizes()));
