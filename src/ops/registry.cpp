@@ -416,7 +416,31 @@ std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args) {
   return call_kernel(op, args);
 }
 
-std::vector<Tensor> call(const OpDef& op, Stack args) {
+namespace {
+thread_local const std::source_location* tls_call_site = nullptr;
+
+// Sets the thread's call site for the outermost call that knows one.
+class CallSiteScope {
+ public:
+  explicit CallSiteScope(const std::source_location* site) noexcept
+      : set_(site != nullptr && tls_call_site == nullptr) {
+    if (set_) tls_call_site = site;
+  }
+  ~CallSiteScope() {
+    if (set_) tls_call_site = nullptr;
+  }
+  CallSiteScope(const CallSiteScope&) = delete;
+  CallSiteScope& operator=(const CallSiteScope&) = delete;
+
+ private:
+  bool set_;
+};
+}  // namespace
+
+const std::source_location* current_call_site() { return tls_call_site; }
+
+std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location* site) {
+  CallSiteScope scope(site);
   normalize_args(op.schema, args);
   AutogradHook hook = autograd_hook.load(std::memory_order_relaxed);
   if (hook != nullptr && op.kind != OpKind::Composite) {

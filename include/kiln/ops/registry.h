@@ -215,15 +215,22 @@ using GradModeQuery = bool (*)();
 void set_grad_mode_query(GradModeQuery query);
 
 // Calls an op: checks and completes args from the schema, then routes through the mode, the
-// autograd hook and the kernel for the arguments' device.
-std::vector<Tensor> call(const OpDef& op, Stack args);
+// autograd hook and the kernel for the arguments' device. `site` is the user's call site (the
+// typed API's defaulted std::source_location parameter); it becomes current_call_site() for the
+// call unless an enclosing op call already set one (a composite's inner calls keep the user's).
+std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location* site = nullptr);
+// The user's call site of the outermost op call in progress on this thread, or null. Capture
+// stores it on graph nodes and names it in graph-break errors.
+const std::source_location* current_call_site();
 // The same without normalization or the mode/autograd layers: straight to kernels.
 std::vector<Tensor> call_kernel(const OpDef& op, Stack& args);
 // Calls below the autograd hook (what the hook itself uses), still honouring a dispatch mode.
 std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args);
 
 // Convenience for typed wrappers: `return call1(op, {a, b, alpha});`
-inline Tensor call1(const OpDef& op, Stack args) { return call(op, std::move(args))[0]; }
+inline Tensor call1(const OpDef& op, Stack args, const std::source_location* site = nullptr) {
+  return call(op, std::move(args), site)[0];
+}
 
 // Allocates an uninitialized tensor with the given geometry (the structured ops' outputs).
 Tensor empty_from_meta(const TensorMeta& meta);
