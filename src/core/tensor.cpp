@@ -46,6 +46,7 @@ Tensor& Tensor::requires_grad_(bool r) {
 }
 
 Scalar Tensor::item() const {
+  if (defined()) impl()->materialize("Tensor.item()");
   KILN_CHECK(numel() == 1, "item: a Tensor with {} elements cannot be converted to Scalar",
              numel());
   KILN_CHECK(device().is_cpu(), "item: tensors on {} must be copied to the cpu first (to(kCPU))",

@@ -443,7 +443,8 @@ std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location
   CallSiteScope scope(site);
   normalize_args(op.schema, args);
   AutogradHook hook = autograd_hook.load(std::memory_order_relaxed);
-  if (hook != nullptr && op.kind != OpKind::Composite) {
+  if (hook != nullptr && op.kind != OpKind::Composite &&
+      (tls_mode == nullptr || !tls_mode->replaces_autograd())) {
     GradModeQuery q = grad_mode_query.load(std::memory_order_relaxed);
     if ((q == nullptr || q()) && any_requires_grad(args)) return hook(op, args);
   }

@@ -191,6 +191,9 @@ class DispatchMode {
  public:
   virtual ~DispatchMode() = default;
   virtual std::vector<Tensor> dispatch(const OpDef& op, Stack& args) = 0;
+  // True for modes that stand in for computation (capture's tracer): the autograd hook does not
+  // run for ops they intercept, whatever the grad mode, which they record themselves.
+  virtual bool replaces_autograd() const { return false; }
 };
 
 // Installs a mode for the guard's lifetime; the mode itself may call ops, which bypass it.
