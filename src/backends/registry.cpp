@@ -77,6 +77,11 @@ CompiledGraph run_backend(const std::string& backend_name, const Backend& backen
     // kiln::Error derives from std::exception: both keep their message, now with the backend and
     // graph named.
     KILN_FAIL("compile: backend \"{}\" failed on {}: {}", backend_name, graph_name, e.what());
+  } catch (...) {
+    KILN_FAIL(
+        "compile: backend \"{}\" failed on {}: it threw an exception that is not a "
+        "std::exception",
+        backend_name, graph_name);
   }
   KILN_CHECK(static_cast<bool>(compiled),
              "compile: backend \"{}\" returned an empty callable for {}; a backend must return a "
