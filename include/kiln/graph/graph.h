@@ -12,7 +12,9 @@
 #include <kiln/ops/registry.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -149,6 +151,9 @@ class Graph {
   void replace_all_uses(Value from, Value to);
   // Removes an op node none of whose outputs is used; raises kiln::Error otherwise.
   void erase(Node* node);
+  // Renames a node of this graph to `base` (made an identifier), with a counter if taken
+  // (capture names user arguments after their parameter names).
+  void rename(Node& node, std::string_view base);
 
   // FX's print_readable: one line per node,
   //   %addmm : f32[64, 1024] = addmm(%fc1_bias, %x, %t, beta=1, alpha=1)  # train.cpp:12
@@ -162,7 +167,10 @@ class Graph {
   std::string unique_name(std::string_view base);
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Value> outputs_;
-  std::vector<std::string> names_;  // sorted, for unique_name
+  // Names ever given out (erased nodes keep theirs reserved), and the next counter per base, so
+  // that naming stays O(log n) per node.
+  std::set<std::string, std::less<>> names_;
+  std::map<std::string, size_t, std::less<>> next_suffix_;
 };
 
 // Runs the graph with eager kernels (ops::call, so autograd records as in eager code): one tensor
