@@ -55,7 +55,7 @@ WarningHandler set_warning_handler(WarningHandler handler) {
   return std::exchange(warning_handler(), std::move(handler));
 }
 
-void graph_break(const std::source_location& loc) {
+void graph_break(const SourceLocation& loc) {
   if (capture::TraceSession* s = capture::TraceSession::current()) {
     s->graph_break("kiln::graph_break() was called", graph::SourceLoc{loc.file_name(), loc.line()});
   }
@@ -63,7 +63,7 @@ void graph_break(const std::source_location& loc) {
 
 namespace capture {
 
-std::string callable_name(const std::source_location& loc) {
+std::string callable_name(const SourceLocation& loc) {
   return fmt::format("function compiled at {}:{}",
                      std::filesystem::path(loc.file_name()).filename().string(), loc.line());
 }

@@ -156,7 +156,7 @@ TraceSession::~TraceSession() {
 TraceSession* TraceSession::current() { return tls_session; }
 
 graph::SourceLoc TraceSession::here() const {
-  const std::source_location* site = ops::current_call_site();
+  const SourceLocation* site = ops::current_call_site();
   if (site == nullptr) return {};
   return graph::SourceLoc{site->file_name(), site->line()};
 }

@@ -417,12 +417,12 @@ std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args) {
 }
 
 namespace {
-thread_local const std::source_location* tls_call_site = nullptr;
+thread_local const SourceLocation* tls_call_site = nullptr;
 
 // Sets the thread's call site for the outermost call that knows one.
 class CallSiteScope {
  public:
-  explicit CallSiteScope(const std::source_location* site) noexcept
+  explicit CallSiteScope(const SourceLocation* site) noexcept
       : set_(site != nullptr && tls_call_site == nullptr) {
     if (set_) tls_call_site = site;
   }
@@ -437,9 +437,9 @@ class CallSiteScope {
 };
 }  // namespace
 
-const std::source_location* current_call_site() { return tls_call_site; }
+const SourceLocation* current_call_site() { return tls_call_site; }
 
-std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location* site) {
+std::vector<Tensor> call(const OpDef& op, Stack args, const SourceLocation* site) {
   CallSiteScope scope(site);
   normalize_args(op.schema, args);
   AutogradHook hook = autograd_hook.load(std::memory_order_relaxed);

@@ -30,7 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <source_location>
+#include <kiln/core/source_location.h>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -65,7 +65,7 @@ void set_cache_size_limit(int limit);
 void reset();
 
 // Ends the current graph here when called inside a compiled function; a no-op in eager code.
-void graph_break(const std::source_location& loc = std::source_location::current());
+void graph_break(const SourceLocation& loc = SourceLocation::current());
 
 // Receives compile warnings (the eager fallback); prints "kiln: warning: ..." to stderr by
 // default. Returns the previous handler; an empty one restores the default.
@@ -103,7 +103,7 @@ class CompiledFunctionCore {
   std::shared_ptr<FunctionCache> cache_;
 };
 
-std::string callable_name(const std::source_location& loc);
+std::string callable_name(const SourceLocation& loc);
 
 }  // namespace capture
 
@@ -221,7 +221,7 @@ requires std::derived_from<M, nn::Module> std::shared_ptr<CompiledModule<M>> com
 template <typename F>
 requires(!capture::is_module_ptr_v<F>) Compiled<std::decay_t<F>> compile(
     F&& fn, CompileOptions options = {},
-    const std::source_location& loc = std::source_location::current()) {
+    const SourceLocation& loc = SourceLocation::current()) {
   if constexpr (std::is_constructible_v<bool, const std::decay_t<F>&>) {
     KILN_CHECK(static_cast<bool>(fn), "compile: expected a callable, got an empty function");
   }

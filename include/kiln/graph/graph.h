@@ -22,7 +22,7 @@
 
 namespace kiln::graph {
 
-// Where the user's code called an op (std::source_location's file and line); empty when unknown.
+// Where the user's code called an op (SourceLocation's file and line); empty when unknown.
 struct SourceLoc {
   const char* file = nullptr;
   uint32_t line = 0;

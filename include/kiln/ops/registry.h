@@ -17,7 +17,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
-#include <source_location>
+#include <kiln/core/source_location.h>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -219,19 +219,19 @@ void set_grad_mode_query(GradModeQuery query);
 
 // Calls an op: checks and completes args from the schema, then routes through the mode, the
 // autograd hook and the kernel for the arguments' device. `site` is the user's call site (the
-// typed API's defaulted std::source_location parameter); it becomes current_call_site() for the
+// typed API's defaulted SourceLocation parameter); it becomes current_call_site() for the
 // call unless an enclosing op call already set one (a composite's inner calls keep the user's).
-std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location* site = nullptr);
+std::vector<Tensor> call(const OpDef& op, Stack args, const SourceLocation* site = nullptr);
 // The user's call site of the outermost op call in progress on this thread, or null. Capture
 // stores it on graph nodes and names it in graph-break errors.
-const std::source_location* current_call_site();
+const SourceLocation* current_call_site();
 // The same without normalization or the mode/autograd layers: straight to kernels.
 std::vector<Tensor> call_kernel(const OpDef& op, Stack& args);
 // Calls below the autograd hook (what the hook itself uses), still honouring a dispatch mode.
 std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args);
 
 // Convenience for typed wrappers: `return call1(op, {a, b, alpha});`
-inline Tensor call1(const OpDef& op, Stack args, const std::source_location* site = nullptr) {
+inline Tensor call1(const OpDef& op, Stack args, const SourceLocation* site = nullptr) {
   return call(op, std::move(args), site)[0];
 }
 
