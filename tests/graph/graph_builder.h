@@ -7,6 +7,7 @@
 #include <kiln/kiln.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -26,6 +27,37 @@ struct Arg {
   template <typename T>
   requires std::is_constructible_v<ops::IValue, T> Arg(T&& c)  // NOLINT
       : v(ops::IValue(std::forward<T>(c))) {}
+};
+
+// A symbol printed by name; arithmetic builds named expressions (1 * s stays s).
+class NamedSymbol : public SymNodeImpl {
+ public:
+  explicit NamedSymbol(std::string name) : name_(std::move(name)) {}
+  static SymInt make(std::string name) {
+    return SymInt::from_node(new NamedSymbol(std::move(name)));  // NOLINT: intrusively counted
+  }
+  std::string str() const override { return name_; }
+  std::optional<int64_t> maybe_value() const override { return std::nullopt; }
+  SymInt add(const SymInt& o) const override { return make(name_ + "+" + o.str()); }
+  SymInt sub(const SymInt& o) const override { return make(name_ + "-" + o.str()); }
+  SymInt mul(const SymInt& o) const override {
+    if (!o.is_symbolic() && o.raw() == 1) return SymInt::from_node(this);
+    return make(name_ + "*" + o.str());
+  }
+  SymInt floordiv(const SymInt& o) const override { return make(name_ + "//" + o.str()); }
+  SymInt mod(const SymInt& o) const override { return make(name_ + "%" + o.str()); }
+  SymInt neg() const override { return make("-" + name_); }
+  bool guard_eq(const SymInt&) const override {
+    ADD_FAILURE() << "graph code must not guard on a symbol";
+    return false;
+  }
+  bool guard_lt(const SymInt&) const override {
+    ADD_FAILURE() << "graph code must not guard on a symbol";
+    return false;
+  }
+
+ private:
+  std::string name_;
 };
 
 class GraphBuilder {

@@ -8,6 +8,7 @@ namespace {
 using kiln::testing::throws_error;
 using kiln::testing::values;
 using testing::GraphBuilder;
+using testing::NamedSymbol;
 
 // y = (x * w + x) summed over dim 1, and x * w alone.
 struct SmallGraph {
@@ -79,6 +80,23 @@ TEST(GraphInterpreter, ChecksInputCountDtypeAndSizes) {
                            {"input 0", "f32[4]", "expected f32[2, 2]"}));
 }
 
+TEST(GraphInterpreter, SymbolicInputDimsAcceptAnySize) {
+  Graph g;
+  ValueMeta meta;
+  meta.sizes = {NamedSymbol::make("s0"), 3};
+  meta.strides = {3, 1};
+  Node& x = g.add_input(InputRole::UserArg, "x", meta);
+  Node& neg = g.add_op(testing::op_named("neg"), {Tensor()}, {TensorUse{0, -1, x.out()}}, {meta});
+  g.set_outputs({neg.out()});
+  std::vector<Tensor> five{ones({5, 3})};
+  EXPECT_EQ(values(interpret(g, five)[0]), std::vector<double>(15, -1.0));
+  std::vector<Tensor> one{ones({1, 3})};
+  EXPECT_EQ(values(interpret(g, one)[0]), std::vector<double>(3, -1.0));
+  std::vector<Tensor> bad{ones({5, 4})};
+  EXPECT_TRUE(
+      throws_error([&] { interpret(g, bad); }, {"expected f32[s0, 3]", "dim 1 is 3, not 4"}));
+}
+
 TEST(GraphInterpreter, OpErrorsNameTheNodeAndSourceLine) {
   GraphBuilder b;
   Value x = b.input("x", zeros({2, 3}));
@@ -90,7 +108,26 @@ TEST(GraphInterpreter, OpErrorsNameTheNodeAndSourceLine) {
   Node* node = b.graph.nodes().back().get();
   node->uses[1].value = x;
   std::vector<Tensor> in{zeros({2, 3}), zeros({3, 4})};
-  EXPECT_TRUE(throws_error([&] { interpret(b.graph, in); }, {"node %mm (mm) at train.cpp:12: "}));
+  EXPECT_TRUE(throws_error([&] { interpret(b.graph, in); },
+                           {"node %mm (mm) at train.cpp:12: ", "cannot be multiplied"}));
+}
+
+TEST(GraphInterpreter, OpErrorsKeepTheirType) {
+  GraphBuilder b;
+  Value x = b.input("x", zeros({2, 3}));
+  Value s = b.call1("select.int", {x, 0, 1}, SourceLoc{"f.cpp", 8});
+  b.graph.set_outputs({s});
+  b.graph.nodes().back()->args[2] = ops::IValue(int64_t{5});  // out of range for size 2
+  std::vector<Tensor> in{zeros({2, 3})};
+  try {
+    interpret(b.graph, in);
+    ADD_FAILURE() << "select with index 5 did not throw";
+  } catch (const IndexError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("node %select_int (select.int) at f.cpp:8: select(): index 5"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(GraphInterpreter, ReturnsInputsAndRepeatedOutputs) {

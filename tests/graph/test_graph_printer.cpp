@@ -7,6 +7,7 @@ namespace kiln::graph {
 namespace {
 
 using testing::GraphBuilder;
+using testing::NamedSymbol;
 
 TEST(GraphPrinter, PrintsOneLinePerNodeLikeFx) {
   GraphBuilder b;
@@ -87,37 +88,6 @@ TEST(GraphPrinter, ScalarAndNonContiguousMeta) {
   EXPECT_EQ(ValueMeta::of(x.t()).str(), "f32[3, 4](1, 3)");
   EXPECT_EQ(ValueMeta::of(x).str(), "f32[4, 3]");
 }
-
-// A symbol printed by name; arithmetic builds named expressions (1 * s stays s).
-class NamedSymbol : public SymNodeImpl {
- public:
-  explicit NamedSymbol(std::string name) : name_(std::move(name)) {}
-  static SymInt make(std::string name) {
-    return SymInt::from_node(new NamedSymbol(std::move(name)));  // NOLINT: intrusively counted
-  }
-  std::string str() const override { return name_; }
-  std::optional<int64_t> maybe_value() const override { return std::nullopt; }
-  SymInt add(const SymInt& o) const override { return make(name_ + "+" + o.str()); }
-  SymInt sub(const SymInt& o) const override { return make(name_ + "-" + o.str()); }
-  SymInt mul(const SymInt& o) const override {
-    if (!o.is_symbolic() && o.raw() == 1) return SymInt::from_node(this);
-    return make(name_ + "*" + o.str());
-  }
-  SymInt floordiv(const SymInt& o) const override { return make(name_ + "//" + o.str()); }
-  SymInt mod(const SymInt& o) const override { return make(name_ + "%" + o.str()); }
-  SymInt neg() const override { return make("-" + name_); }
-  bool guard_eq(const SymInt&) const override {
-    ADD_FAILURE() << "printing must not guard";
-    return false;
-  }
-  bool guard_lt(const SymInt&) const override {
-    ADD_FAILURE() << "printing must not guard";
-    return false;
-  }
-
- private:
-  std::string name_;
-};
 
 TEST(GraphPrinter, SymbolicSizesPrintTheirExpression) {
   SymInt s0 = NamedSymbol::make("s0");

@@ -42,7 +42,8 @@ struct ValueMeta {
   bool requires_grad = false;
 
   static ValueMeta of(const Tensor& t);
-  // "f32[64, 1024]", with strides appended when not contiguous: "f32[4, 3](1, 4)".
+  // "f32[64, 1024]", with strides appended when not contiguous: "f32[4, 3](1, 4)", and the
+  // device when not the CPU: "f32[8]@cuda:0".
   std::string str() const;
   bool operator==(const ValueMeta&) const = default;
 };
