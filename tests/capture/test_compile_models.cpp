@@ -16,7 +16,7 @@ using testing::throws_error;
 // Compiles `model` (in eval mode, without grad), checks one graph and eager's result, twice.
 template <typename M>
 void expect_one_graph_like_eager(const std::shared_ptr<M>& model, const Tensor& input,
-                                 const std::string& what) {
+                                 const std::string& what, size_t min_ops) {
   model->eval();
   autograd::NoGradGuard no_grad;
   const Tensor eager = model->forward(input);
@@ -27,7 +27,7 @@ void expect_one_graph_like_eager(const std::shared_ptr<M>& model, const Tensor& 
     EXPECT_TRUE(all_close(out, eager, 1e-6, 1e-6)) << what << " call " << i;
   }
   ASSERT_EQ(rec.op_counts->size(), 1u) << what;
-  EXPECT_GT((*rec.op_counts)[0], 10u) << what;
+  EXPECT_GE((*rec.op_counts)[0], min_ops) << what << "\n" << (*rec.graphs)[0];
   const std::string report = compiled->explain(input);
   EXPECT_NE(report.find("graphs: 1\ngraph breaks: 0"), std::string::npos) << what << "\n" << report;
 }
@@ -35,13 +35,15 @@ void expect_one_graph_like_eager(const std::shared_ptr<M>& model, const Tensor& 
 TEST(CompileModels, MlpInOneGraph) {
   manual_seed(1);
   auto model = models::mlp({.in_features = 16, .hidden_features = {32, 32}, .out_features = 8});
-  expect_one_graph_like_eager(model, randn({4, 16}), "mlp");
+  // Three linear layers (t + addmm each) and two GELUs.
+  expect_one_graph_like_eager(model, randn({4, 16}), "mlp", 8);
 }
 
 TEST(CompileModels, ResNet18InOneGraph) {
   manual_seed(2);
   auto model = models::resnet18(10);
-  expect_one_graph_like_eager(model, randn({1, 3, 32, 32}), "resnet18");
+  // 20 convolutions and batch norms alone.
+  expect_one_graph_like_eager(model, randn({1, 3, 32, 32}), "resnet18", 40);
 }
 
 TEST(CompileModels, BertInOneGraph) {
@@ -52,14 +54,14 @@ TEST(CompileModels, BertInOneGraph) {
                              .num_attention_heads = 2,
                              .intermediate_size = 64,
                              .max_position_embeddings = 64});
-  expect_one_graph_like_eager(model, randint(0, 100, {2, 16}), "bert");
+  expect_one_graph_like_eager(model, randint(0, 100, {2, 16}), "bert", 30);
 }
 
 TEST(CompileModels, Gpt2InOneGraph) {
   manual_seed(4);
   auto model =
       models::gpt2({.vocab_size = 100, .n_positions = 64, .n_embd = 32, .n_layer = 2, .n_head = 2});
-  expect_one_graph_like_eager(model, randint(0, 100, {1, 16}), "gpt2");
+  expect_one_graph_like_eager(model, randint(0, 100, {1, 16}), "gpt2", 30);
 }
 
 TEST(CompileModels, TrainingThroughACompiledModuleMatchesEager) {
