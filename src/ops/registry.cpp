@@ -418,29 +418,45 @@ std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args) {
 
 namespace {
 thread_local const std::source_location* tls_call_site = nullptr;
+// The address is the marker; the value is never read.
+const std::source_location kNoCallSite{};
 
-// Sets the thread's call site for the outermost call that knows one.
-class CallSiteScope {
+// The scope's logic, inline here so that call() pays no function call for it.
+inline bool enter_call_site(const std::source_location* site) noexcept {
+  if (site == nullptr || tls_call_site != nullptr) return false;
+  tls_call_site = site;
+  return true;
+}
+
+class InlineCallSiteScope {
  public:
-  explicit CallSiteScope(const std::source_location* site) noexcept
-      : set_(site != nullptr && tls_call_site == nullptr) {
-    if (set_) tls_call_site = site;
-  }
-  ~CallSiteScope() {
+  explicit InlineCallSiteScope(const std::source_location* site) noexcept
+      : set_(enter_call_site(site)) {}
+  ~InlineCallSiteScope() {
     if (set_) tls_call_site = nullptr;
   }
-  CallSiteScope(const CallSiteScope&) = delete;
-  CallSiteScope& operator=(const CallSiteScope&) = delete;
+  InlineCallSiteScope(const InlineCallSiteScope&) = delete;
+  InlineCallSiteScope& operator=(const InlineCallSiteScope&) = delete;
 
  private:
   bool set_;
 };
 }  // namespace
 
-const std::source_location* current_call_site() { return tls_call_site; }
+CallSiteScope::CallSiteScope(const std::source_location* site) noexcept
+    : set_(enter_call_site(site)) {}
+CallSiteScope::~CallSiteScope() {
+  if (set_) tls_call_site = nullptr;
+}
+
+const std::source_location* no_call_site() { return &kNoCallSite; }
+
+const std::source_location* current_call_site() {
+  return tls_call_site == &kNoCallSite ? nullptr : tls_call_site;
+}
 
 std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location* site) {
-  CallSiteScope scope(site);
+  InlineCallSiteScope scope(site);
   normalize_args(op.schema, args);
   AutogradHook hook = autograd_hook.load(std::memory_order_relaxed);
   if (hook != nullptr && op.kind != OpKind::Composite) {

@@ -222,6 +222,25 @@ std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location
 // The user's call site of the outermost op call in progress on this thread, or null. Capture
 // stores it on graph nodes and names it in graph-break errors.
 const std::source_location* current_call_site();
+
+// Makes `site` the thread's call site for the scope's lifetime unless an enclosing scope (or op
+// call) already set one: the outermost site wins. Typed wrappers that run several ops, or code
+// that is no op call itself but may stop a capture (Tensor::item), open one with the user's
+// location so every op inside reports the user's line. Null sets nothing.
+class CallSiteScope {
+ public:
+  explicit CallSiteScope(const std::source_location* site) noexcept;
+  ~CallSiteScope();
+  CallSiteScope(const CallSiteScope&) = delete;
+  CallSiteScope& operator=(const CallSiteScope&) = delete;
+
+ private:
+  bool set_;
+};
+// A site that names no location: a CallSiteScope holding it keeps the ops inside from recording
+// their own (current_call_site() stays null). The Tensor operators (+, *, ==, ...), which cannot
+// take a defaulted source_location parameter, open one so that kiln's own line is never reported.
+const std::source_location* no_call_site();
 // The same without normalization or the mode/autograd layers: straight to kernels.
 std::vector<Tensor> call_kernel(const OpDef& op, Stack& args);
 // Calls below the autograd hook (what the hook itself uses), still honouring a dispatch mode.

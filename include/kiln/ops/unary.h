@@ -4,6 +4,7 @@
 #include <kiln/core/tensor.h>
 
 #include <optional>
+#include <source_location>
 #include <string_view>
 
 namespace kiln {
@@ -18,20 +19,30 @@ namespace kiln {
   X(hardsigmoid) X(hardswish) X(selu)
 // clang-format on
 
-#define KILN_DECLARE_UNARY(name) Tensor name(const Tensor& self);
+#define KILN_DECLARE_UNARY(name)  \
+  Tensor name(const Tensor& self, \
+              const std::source_location& loc = std::source_location::current());
 KILN_UNARY_OPS(KILN_DECLARE_UNARY)
 #undef KILN_DECLARE_UNARY
 
-Tensor round(const Tensor& self, int64_t decimals = 0);
-Tensor logit(const Tensor& self, std::optional<double> eps = std::nullopt);
+Tensor round(const Tensor& self, int64_t decimals = 0,
+             const std::source_location& loc = std::source_location::current());
+Tensor logit(const Tensor& self, std::optional<double> eps = std::nullopt,
+             const std::source_location& loc = std::source_location::current());
 // approximate: "none" (erf) or "tanh".
-Tensor gelu(const Tensor& self, std::string_view approximate = "none");
-Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0);
-Tensor hardtanh(const Tensor& self, double min_val = -1.0, double max_val = 1.0);
-Tensor leaky_relu(const Tensor& self, double negative_slope = 0.01);
-Tensor elu(const Tensor& self, double alpha = 1.0, double scale = 1.0, double input_scale = 1.0);
+Tensor gelu(const Tensor& self, std::string_view approximate = "none",
+            const std::source_location& loc = std::source_location::current());
+Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0,
+                const std::source_location& loc = std::source_location::current());
+Tensor hardtanh(const Tensor& self, double min_val = -1.0, double max_val = 1.0,
+                const std::source_location& loc = std::source_location::current());
+Tensor leaky_relu(const Tensor& self, double negative_slope = 0.01,
+                  const std::source_location& loc = std::source_location::current());
+Tensor elu(const Tensor& self, double alpha = 1.0, double scale = 1.0, double input_scale = 1.0,
+           const std::source_location& loc = std::source_location::current());
 Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt,
                   std::optional<double> posinf = std::nullopt,
-                  std::optional<double> neginf = std::nullopt);
+                  std::optional<double> neginf = std::nullopt,
+                  const std::source_location& loc = std::source_location::current());
 
 }  // namespace kiln

@@ -3,47 +3,79 @@
 #include <kiln/core/tensor.h>
 
 #include <optional>
+#include <source_location>
 #include <vector>
 
 namespace kiln {
 
-Tensor view(const Tensor& self, IntList size);
-Tensor reshape(const Tensor& self, IntList size);
-Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1);
-Tensor unflatten(const Tensor& self, int64_t dim, IntList sizes);
-Tensor permute(const Tensor& self, IntList dims);
-Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);
-Tensor t(const Tensor& self);
-Tensor squeeze(const Tensor& self);
-Tensor squeeze(const Tensor& self, int64_t dim);
-Tensor squeeze(const Tensor& self, IntList dims);
-Tensor unsqueeze(const Tensor& self, int64_t dim);
-Tensor expand(const Tensor& self, IntList size);
-Tensor expand_as(const Tensor& self, const Tensor& other);
-Tensor broadcast_to(const Tensor& self, IntList size);
-std::vector<Tensor> broadcast_tensors(TensorList tensors);
-Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length);
+Tensor view(const Tensor& self, IntList size,
+            const std::source_location& loc = std::source_location::current());
+Tensor reshape(const Tensor& self, IntList size,
+               const std::source_location& loc = std::source_location::current());
+Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1,
+               const std::source_location& loc = std::source_location::current());
+Tensor unflatten(const Tensor& self, int64_t dim, IntList sizes,
+                 const std::source_location& loc = std::source_location::current());
+Tensor permute(const Tensor& self, IntList dims,
+               const std::source_location& loc = std::source_location::current());
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1,
+                 const std::source_location& loc = std::source_location::current());
+Tensor t(const Tensor& self, const std::source_location& loc = std::source_location::current());
+Tensor squeeze(const Tensor& self,
+               const std::source_location& loc = std::source_location::current());
+Tensor squeeze(const Tensor& self, int64_t dim,
+               const std::source_location& loc = std::source_location::current());
+Tensor squeeze(const Tensor& self, IntList dims,
+               const std::source_location& loc = std::source_location::current());
+Tensor unsqueeze(const Tensor& self, int64_t dim,
+                 const std::source_location& loc = std::source_location::current());
+Tensor expand(const Tensor& self, IntList size,
+              const std::source_location& loc = std::source_location::current());
+Tensor expand_as(const Tensor& self, const Tensor& other,
+                 const std::source_location& loc = std::source_location::current());
+Tensor broadcast_to(const Tensor& self, IntList size,
+                    const std::source_location& loc = std::source_location::current());
+std::vector<Tensor> broadcast_tensors(
+    TensorList tensors, const std::source_location& loc = std::source_location::current());
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length,
+              const std::source_location& loc = std::source_location::current());
 Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
-             std::optional<int64_t> end = std::nullopt, int64_t step = 1);
-Tensor select(const Tensor& self, int64_t dim, int64_t index);
-std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
-std::vector<Tensor> split_with_sizes(const Tensor& self, IntList split_sizes, int64_t dim = 0);
-std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1,
+             const std::source_location& loc = std::source_location::current());
+Tensor select(const Tensor& self, int64_t dim, int64_t index,
+              const std::source_location& loc = std::source_location::current());
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0,
+                           const std::source_location& loc = std::source_location::current());
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0,
+                          const std::source_location& loc = std::source_location::current());
+std::vector<Tensor> split_with_sizes(
+    const Tensor& self, IntList split_sizes, int64_t dim = 0,
+    const std::source_location& loc = std::source_location::current());
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0,
+                          const std::source_location& loc = std::source_location::current());
 Tensor as_strided(const Tensor& self, IntList size, IntList stride,
-                  std::optional<int64_t> storage_offset = std::nullopt);
-Tensor movedim(const Tensor& self, IntList source, IntList destination);
-Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
-Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+                  std::optional<int64_t> storage_offset = std::nullopt,
+                  const std::source_location& loc = std::source_location::current());
+Tensor movedim(const Tensor& self, IntList source, IntList destination,
+               const std::source_location& loc = std::source_location::current());
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination,
+               const std::source_location& loc = std::source_location::current());
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1,
+                const std::source_location& loc = std::source_location::current());
 
-Tensor contiguous(const Tensor& self);
+Tensor contiguous(const Tensor& self,
+                  const std::source_location& loc = std::source_location::current());
 // A copy laid out in fmt (ChannelsLast for 4-d, ChannelsLast3d for 5-d) unless already so.
-Tensor contiguous(const Tensor& self, MemoryFormat fmt);
-Tensor clone(const Tensor& self);
+Tensor contiguous(const Tensor& self, MemoryFormat fmt,
+                  const std::source_location& loc = std::source_location::current());
+Tensor clone(const Tensor& self, const std::source_location& loc = std::source_location::current());
 // Converts dtype (returns self when nothing changes and copy is false).
-Tensor to(const Tensor& self, DType dtype, bool copy = false);
-Tensor& copy_(Tensor& self, const Tensor& src);
-Tensor& fill_(Tensor& self, const Scalar& value);
-Tensor& zero_(Tensor& self);
+Tensor to(const Tensor& self, DType dtype, bool copy = false,
+          const std::source_location& loc = std::source_location::current());
+Tensor& copy_(Tensor& self, const Tensor& src,
+              const std::source_location& loc = std::source_location::current());
+Tensor& fill_(Tensor& self, const Scalar& value,
+              const std::source_location& loc = std::source_location::current());
+Tensor& zero_(Tensor& self, const std::source_location& loc = std::source_location::current());
 
 }  // namespace kiln
