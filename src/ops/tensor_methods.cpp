@@ -134,6 +134,11 @@ Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b, const std::source_locat
   return kiln::diagonal(*this, o, a, b, loc);
 }
 
+Tensor Tensor::operator[](int64_t index) const {
+  ops::CallSiteScope no_site(ops::no_call_site());  // an operator: see the operators below
+  return select(0, index);
+}
+
 // ---- unary ----
 #define KILN_UNARY_METHOD(name)                                                                 \
   Tensor Tensor::name(const std::source_location& loc) const { return kiln::name(*this, loc); } \
@@ -474,16 +479,16 @@ Tensor Tensor::cumprod(int64_t d, std::optional<DType> dt, const std::source_loc
 
 // ---- random ----
 Tensor& Tensor::uniform_(double from, double to, const std::source_location& loc) {
-  return kiln::uniform_(*this, from, to, loc);
+  return kiln::uniform_(*this, from, to, nullptr, loc);
 }
 Tensor& Tensor::normal_(double mean, double std, const std::source_location& loc) {
-  return kiln::normal_(*this, mean, std, loc);
+  return kiln::normal_(*this, mean, std, nullptr, loc);
 }
 Tensor& Tensor::bernoulli_(double p, const std::source_location& loc) {
-  return kiln::bernoulli_(*this, p, loc);
+  return kiln::bernoulli_(*this, p, nullptr, loc);
 }
 Tensor Tensor::bernoulli(const std::source_location& loc) const {
-  return kiln::bernoulli(*this, loc);
+  return kiln::bernoulli(*this, nullptr, loc);
 }
 
 }  // namespace kiln

@@ -73,7 +73,7 @@ Tensor Tensor::index_select(int64_t dim, const Tensor& index,
   return kiln::index_select(*this, dim, index, loc);
 }
 Tensor Tensor::gather(int64_t dim, const Tensor& index, const std::source_location& loc) const {
-  return kiln::gather(*this, dim, index, loc);
+  return kiln::gather(*this, dim, index, /*sparse_grad=*/false, loc);
 }
 Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src,
                        const std::source_location& loc) const {

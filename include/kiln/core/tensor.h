@@ -167,9 +167,7 @@ class Tensor {
                const std::source_location& loc = std::source_location::current()) const;
   Tensor select(int64_t dim, int64_t index,
                 const std::source_location& loc = std::source_location::current()) const;
-  Tensor operator[](int64_t index) const {
-    return select(0, index, const std::source_location& loc = std::source_location::current());
-  }
+  Tensor operator[](int64_t index) const;  // select(0, index); names no call site of its own
   std::vector<Tensor> unbind(
       int64_t dim = 0, const std::source_location& loc = std::source_location::current()) const;
   std::vector<Tensor> split(
