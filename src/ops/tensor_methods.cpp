@@ -135,8 +135,7 @@ Tensor Tensor::diagonal(int64_t o, int64_t a, int64_t b, const std::source_locat
 }
 
 Tensor Tensor::operator[](int64_t index) const {
-  ops::CallSiteScope no_site(ops::no_call_site());  // an operator: see the operators below
-  return select(0, index);
+  return select(0, index, *ops::no_call_site());  // an operator: see the operators below
 }
 
 // ---- unary ----
@@ -351,60 +350,50 @@ Tensor& Tensor::addcdiv_(const Tensor& a, const Tensor& b, const Scalar& v,
 }
 
 // ---- operators ----
-// An operator cannot take a defaulted source_location: it names no site (an enclosing op call's
-// or scope's site, if any, stays), rather than reporting kiln's own line.
-Tensor operator-(const Tensor& a) {
-  ops::CallSiteScope no_site(ops::no_call_site());
-  return kiln::neg(a);
-}
-Tensor operator~(const Tensor& a) {
-  ops::CallSiteScope no_site(ops::no_call_site());
-  return kiln::bitwise_not(a);
-}
-#define KILN_OPERATOR(op, fn)                            \
-  Tensor operator op(const Tensor& a, const Tensor& b) { \
-    ops::CallSiteScope no_site(ops::no_call_site());     \
-    return kiln::fn(a, b);                               \
-  }                                                      \
-  Tensor operator op(const Tensor& a, const Scalar& b) { \
-    ops::CallSiteScope no_site(ops::no_call_site());     \
-    return kiln::fn(a, b);                               \
-  }                                                      \
-  Tensor operator op(const Scalar& a, const Tensor& b) { \
-    ops::CallSiteScope no_site(ops::no_call_site());     \
-    return kiln::fn(wrapped_scalar(a, b.device()), b);   \
+// An operator cannot take a defaulted source_location: it passes the site that names none, so an
+// enclosing op call's or scope's site stays and kiln's own line is never reported. (Passed as the
+// wrappers' argument rather than held by a CallSiteScope: no extra thread-local work.)
+namespace {
+const std::source_location& no_site() { return *ops::no_call_site(); }
+}  // namespace
+Tensor operator-(const Tensor& a) { return kiln::neg(a, no_site()); }
+Tensor operator~(const Tensor& a) { return kiln::bitwise_not(a, no_site()); }
+// The variadic part: the arguments between the operands and the call site (add's alpha).
+#define KILN_OPERATOR(op, fn, ...)                                            \
+  Tensor operator op(const Tensor& a, const Tensor& b) {                      \
+    return kiln::fn(a, b, __VA_ARGS__ no_site());                             \
+  }                                                                           \
+  Tensor operator op(const Tensor& a, const Scalar& b) {                      \
+    return kiln::fn(a, b, __VA_ARGS__ no_site());                             \
+  }                                                                           \
+  Tensor operator op(const Scalar& a, const Tensor& b) {                      \
+    return kiln::fn(wrapped_scalar(a, b.device()), b, __VA_ARGS__ no_site()); \
   }
-KILN_OPERATOR(+, add)
-KILN_OPERATOR(-, sub)
-KILN_OPERATOR(*, mul)
-KILN_OPERATOR(/, div)
-KILN_OPERATOR(%, remainder)
-KILN_OPERATOR(==, eq)
-KILN_OPERATOR(!=, ne)
-KILN_OPERATOR(<, lt)
-KILN_OPERATOR(<=, le)
-KILN_OPERATOR(>, gt)
-KILN_OPERATOR(>=, ge)
-KILN_OPERATOR(&, bitwise_and)
-KILN_OPERATOR(|, bitwise_or)
-KILN_OPERATOR(^, bitwise_xor)
-KILN_OPERATOR(<<, bitwise_left_shift)
-KILN_OPERATOR(>>, bitwise_right_shift)
+KILN_OPERATOR(+, add, 1, )
+KILN_OPERATOR(-, sub, 1, )
+KILN_OPERATOR(*, mul, )
+KILN_OPERATOR(/, div, std::nullopt, )
+KILN_OPERATOR(%, remainder, )
+KILN_OPERATOR(==, eq, )
+KILN_OPERATOR(!=, ne, )
+KILN_OPERATOR(<, lt, )
+KILN_OPERATOR(<=, le, )
+KILN_OPERATOR(>, gt, )
+KILN_OPERATOR(>=, ge, )
+KILN_OPERATOR(&, bitwise_and, )
+KILN_OPERATOR(|, bitwise_or, )
+KILN_OPERATOR(^, bitwise_xor, )
+KILN_OPERATOR(<<, bitwise_left_shift, )
+KILN_OPERATOR(>>, bitwise_right_shift, )
 #undef KILN_OPERATOR
-#define KILN_COMPOUND_OPERATOR(op, method)           \
-  Tensor& operator op(Tensor& a, const Tensor& b) {  \
-    ops::CallSiteScope no_site(ops::no_call_site()); \
-    return a.method(b);                              \
-  }                                                  \
-  Tensor& operator op(Tensor& a, const Scalar& b) {  \
-    ops::CallSiteScope no_site(ops::no_call_site()); \
-    return a.method(b);                              \
-  }
-KILN_COMPOUND_OPERATOR(+=, add_)
-KILN_COMPOUND_OPERATOR(-=, sub_)
-KILN_COMPOUND_OPERATOR(*=, mul_)
-KILN_COMPOUND_OPERATOR(/=, div_)
-#undef KILN_COMPOUND_OPERATOR
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b, 1, no_site()); }
+Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b, 1, no_site()); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b, 1, no_site()); }
+Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b, 1, no_site()); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b, no_site()); }
+Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b, no_site()); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b, std::nullopt, no_site()); }
+Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b, std::nullopt, no_site()); }
 
 // ---- reductions ----
 Tensor Tensor::sum(std::optional<DType> d, const std::source_location& loc) const {
