@@ -46,7 +46,7 @@ Tensor& Tensor::requires_grad_(bool r) {
   return *this;
 }
 
-Scalar Tensor::item(const std::source_location& loc) const {
+Scalar Tensor::item(const kiln::SourceLocation& loc) const {
   // No op call, but capture breaks its graph here: name the user's line while it runs.
   ops::CallSiteScope call_site(&loc);
   KILN_CHECK(numel() == 1, "item: a Tensor with {} elements cannot be converted to Scalar",

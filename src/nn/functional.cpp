@@ -5,7 +5,7 @@
 namespace kiln::nn::functional {
 
 Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
-                const Tensor& bias, const std::source_location& loc) {
+                const Tensor& bias, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   KILN_CHECK(weight.dim() == 3, "bilinear: expected a 3-D weight (out, in1, in2), got {} dims",
              weight.dim());
@@ -21,13 +21,13 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps, const std::source_location& loc) {
+                  double eps, const kiln::SourceLocation& loc) {
   return kiln::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                           loc);
 }
 
 Tensor dropout(const Tensor& input, double p, bool training, bool inplace,
-               const std::source_location& loc) {
+               const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   KILN_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got {}", p);
   // The identity needs no kernel (aten's dropout returns its input too).
@@ -39,14 +39,14 @@ Tensor dropout(const Tensor& input, double p, bool training, bool inplace,
   return kiln::dropout(input, p, training);
 }
 
-Tensor dropout2d(const Tensor& input, double p, bool training, const std::source_location& loc) {
+Tensor dropout2d(const Tensor& input, double p, bool training, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   KILN_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got {}", p);
   return kiln::dropout2d(input, p, training);
 }
 
 Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx,
-                 const std::source_location& loc) {
+                 const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   KILN_CHECK(weight.dim() == 2, "embedding: expected a 2-D weight, got {} dims", weight.dim());
   int64_t pad = -1;

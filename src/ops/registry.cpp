@@ -417,12 +417,12 @@ std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args) {
 }
 
 namespace {
-thread_local const std::source_location* tls_call_site = nullptr;
+thread_local const kiln::SourceLocation* tls_call_site = nullptr;
 // The address is the marker; the value is never read.
-const std::source_location kNoCallSite{};
+const kiln::SourceLocation kNoCallSite{};
 
 // The scope's logic, inline here so that call() pays no function call for it.
-inline bool enter_call_site(const std::source_location* site) noexcept {
+inline bool enter_call_site(const kiln::SourceLocation* site) noexcept {
   if (site == nullptr || tls_call_site != nullptr) return false;
   tls_call_site = site;
   return true;
@@ -430,7 +430,7 @@ inline bool enter_call_site(const std::source_location* site) noexcept {
 
 class InlineCallSiteScope {
  public:
-  explicit InlineCallSiteScope(const std::source_location* site) noexcept
+  explicit InlineCallSiteScope(const kiln::SourceLocation* site) noexcept
       : set_(enter_call_site(site)) {}
   ~InlineCallSiteScope() {
     if (set_) tls_call_site = nullptr;
@@ -443,19 +443,19 @@ class InlineCallSiteScope {
 };
 }  // namespace
 
-CallSiteScope::CallSiteScope(const std::source_location* site) noexcept
+CallSiteScope::CallSiteScope(const kiln::SourceLocation* site) noexcept
     : set_(enter_call_site(site)) {}
 CallSiteScope::~CallSiteScope() {
   if (set_) tls_call_site = nullptr;
 }
 
-const std::source_location* no_call_site() { return &kNoCallSite; }
+const kiln::SourceLocation* no_call_site() { return &kNoCallSite; }
 
-const std::source_location* current_call_site() {
+const kiln::SourceLocation* current_call_site() {
   return tls_call_site == &kNoCallSite ? nullptr : tls_call_site;
 }
 
-std::vector<Tensor> call(const OpDef& op, Stack args, const std::source_location* site) {
+std::vector<Tensor> call(const OpDef& op, Stack args, const kiln::SourceLocation* site) {
   InlineCallSiteScope scope(site);
   normalize_args(op.schema, args);
   AutogradHook hook = autograd_hook.load(std::memory_order_relaxed);

@@ -1,4 +1,4 @@
-// The user's call site (std::source_location) that the typed API passes to every op call: what
+// The user's call site (kiln::SourceLocation) that the typed API passes to every op call: what
 // ops::current_call_site() names while an op runs, as a dispatch mode (capture's tracer) sees it.
 #include <kiln/ops/registry.h>
 
@@ -25,7 +25,7 @@ class SiteRecorder : public ops::DispatchMode {
  public:
   std::vector<SeenOp> seen;
   std::vector<Tensor> dispatch(const ops::OpDef& op, ops::Stack& args) override {
-    const std::source_location* site = ops::current_call_site();
+    const kiln::SourceLocation* site = ops::current_call_site();
     seen.push_back({op.full_name(), site ? site->file_name() : "", site ? site->line() : 0u});
     if (op.kind == ops::OpKind::Composite) {
       ops::DispatchModeGuard inner(this);
@@ -152,7 +152,7 @@ TEST(CallSite, OperatorsInsideAnEnclosingScopeKeepItsSite) {
   Tensor a = ones({4}), b = ones({4});
   SiteRecorder rec;
   ops::DispatchModeGuard guard(&rec);
-  const std::source_location here = std::source_location::current();
+  const kiln::SourceLocation here = kiln::SourceLocation::current();
   ops::CallSiteScope scope(&here);
   Tensor c = a * b;
   EXPECT_EQ(names(rec.seen), Names({"mul"}));
@@ -161,8 +161,8 @@ TEST(CallSite, OperatorsInsideAnEnclosingScopeKeepItsSite) {
 
 TEST(CallSite, OutermostScopeWinsAndNothingIsLeftBehind) {
   EXPECT_EQ(ops::current_call_site(), nullptr);
-  const std::source_location outer = std::source_location::current();
-  const std::source_location inner = std::source_location::current();
+  const kiln::SourceLocation outer = kiln::SourceLocation::current();
+  const kiln::SourceLocation inner = kiln::SourceLocation::current();
   {
     ops::CallSiteScope a(&outer);
     EXPECT_EQ(ops::current_call_site(), &outer);

@@ -7,11 +7,11 @@
 #include <kiln/core/tensor_impl.h>
 #include <kiln/core/tensor_options.h>
 
+#include <kiln/core/source_location.h>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -98,29 +98,29 @@ class Tensor {
   void remove_hook(size_t handle) const;
 
   // ---- conversion, copies ----
-  Scalar item(const std::source_location& loc = std::source_location::current()) const;
+  Scalar item(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   template <typename T>
-  T item(const std::source_location& loc = std::source_location::current()) const {
+  T item(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const {
     return item(loc).to<T>();
   }
-  Tensor contiguous(const std::source_location& loc = std::source_location::current()) const;
+  Tensor contiguous(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor contiguous(MemoryFormat fmt,
-                    const std::source_location& loc = std::source_location::current())
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current())
       const;  // a copy in fmt's layout unless already so
-  Tensor clone(const std::source_location& loc = std::source_location::current()) const;
+  Tensor clone(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor to(DType dtype, bool copy = false,
-            const std::source_location& loc = std::source_location::current()) const;
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor to(Device device, bool copy = false,
-            const std::source_location& loc = std::source_location::current()) const;
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor to(TensorOptions options, bool copy = false,
-            const std::source_location& loc = std::source_location::current()) const;
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& copy_(const Tensor& src,
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& fill_(const Scalar& value,
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& fill_(const Tensor& value,
-                const std::source_location& loc = std::source_location::current());
-  Tensor& zero_(const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& zero_(const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor detach() const;
   std::string str() const;  // as print() shows it
   std::string to_string() const { return str(); }
@@ -130,72 +130,72 @@ class Tensor {
 
   // ---- views ----
   Tensor view(IntList size,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor view_as(const Tensor& other,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor reshape(IntList size,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor reshape_as(const Tensor& other,
-                    const std::source_location& loc = std::source_location::current()) const;
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor unflatten(int64_t dim, IntList sizes,
-                   const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor permute(IntList dims,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor transpose(int64_t dim0, int64_t dim1,
-                   const std::source_location& loc = std::source_location::current()) const;
-  Tensor t(const std::source_location& loc = std::source_location::current()) const;
-  Tensor mT(const std::source_location& loc = std::source_location::current()) const;
-  Tensor squeeze(const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor t(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor mT(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor squeeze(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor squeeze(int64_t dim,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor squeeze(IntList dims,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor unsqueeze(int64_t dim,
-                   const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor expand(IntList size,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor expand_as(const Tensor& other,
-                   const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor broadcast_to(IntList size,
-                      const std::source_location& loc = std::source_location::current()) const;
+                      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
                std::optional<int64_t> end = std::nullopt, int64_t step = 1,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor select(int64_t dim, int64_t index,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor operator[](int64_t index) const;  // select(0, index); names no call site of its own
   std::vector<Tensor> unbind(
-      int64_t dim = 0, const std::source_location& loc = std::source_location::current()) const;
+      int64_t dim = 0, const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   std::vector<Tensor> split(
       int64_t split_size, int64_t dim = 0,
-      const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   std::vector<Tensor> split(
       IntList split_sizes, int64_t dim = 0,
-      const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   std::vector<Tensor> split_with_sizes(
       IntList split_sizes, int64_t dim = 0,
-      const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   std::vector<Tensor> chunk(
       int64_t chunks, int64_t dim = 0,
-      const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor as_strided(IntList size, IntList stride,
                     std::optional<int64_t> storage_offset = std::nullopt,
-                    const std::source_location& loc = std::source_location::current()) const;
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor movedim(int64_t source, int64_t destination,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor movedim(IntList source, IntList destination,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1,
-                  const std::source_location& loc = std::source_location::current()) const;
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- unary ----
 #define KILN_TENSOR_UNARY_METHOD(name)                                                  \
-  Tensor name(const std::source_location& loc = std::source_location::current()) const; \
-  Tensor& name##_(const std::source_location& loc = std::source_location::current());
+  Tensor name(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const; \
+  Tensor& name##_(const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   KILN_TENSOR_UNARY_METHOD(neg)
   KILN_TENSOR_UNARY_METHOD(abs)
   KILN_TENSOR_UNARY_METHOD(sign)
@@ -235,53 +235,53 @@ class Tensor {
   KILN_TENSOR_UNARY_METHOD(bitwise_not)
 #undef KILN_TENSOR_UNARY_METHOD
   Tensor round(int64_t decimals = 0,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& round_(int64_t decimals = 0,
-                 const std::source_location& loc = std::source_location::current());
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor logit(std::optional<double> eps = std::nullopt,
-               const std::source_location& loc = std::source_location::current()) const;
-  Tensor isnan(const std::source_location& loc = std::source_location::current()) const;
-  Tensor isinf(const std::source_location& loc = std::source_location::current()) const;
-  Tensor isfinite(const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor isnan(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor isinf(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor isfinite(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor nan_to_num(std::optional<double> nan = std::nullopt,
                     std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt,
-                    const std::source_location& loc = std::source_location::current()) const;
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- binary and ternary ----
   Tensor add(const Tensor& other, const Scalar& alpha = 1,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor add(const Scalar& other, const Scalar& alpha = 1,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& add_(const Scalar& other, const Scalar& alpha = 1,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor sub(const Tensor& other, const Scalar& alpha = 1,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor sub(const Scalar& other, const Scalar& alpha = 1,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& sub_(const Tensor& other, const Scalar& alpha = 1,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& sub_(const Scalar& other, const Scalar& alpha = 1,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 #define KILN_TENSOR_BINARY_METHOD(name)                                                 \
   Tensor name(const Tensor& other,                                                      \
-              const std::source_location& loc = std::source_location::current()) const; \
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const; \
   Tensor name(const Scalar& other,                                                      \
-              const std::source_location& loc = std::source_location::current()) const; \
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const; \
   Tensor& name##_(const Tensor& other,                                                  \
-                  const std::source_location& loc = std::source_location::current());   \
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());   \
   Tensor& name##_(const Scalar& other,                                                  \
-                  const std::source_location& loc = std::source_location::current());
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   KILN_TENSOR_BINARY_METHOD(mul)
   KILN_TENSOR_BINARY_METHOD(floor_divide)
   KILN_TENSOR_BINARY_METHOD(remainder)
@@ -304,195 +304,195 @@ class Tensor {
   KILN_TENSOR_BINARY_METHOD(bitwise_right_shift)
 #undef KILN_TENSOR_BINARY_METHOD
   Tensor maximum(const Tensor& other,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor minimum(const Tensor& other,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor where(const Tensor& condition, const Tensor& other,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor where(const Tensor& condition, const Scalar& other,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor clamp(const Tensor& min, const Tensor& max,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
-                 const std::source_location& loc = std::source_location::current());
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor clamp_min(const Scalar& min,
-                   const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor clamp_max(const Scalar& max,
-                   const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor lerp(const Tensor& end, const Scalar& weight,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor lerp(const Tensor& end, const Tensor& weight,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& lerp_(const Tensor& end, const Scalar& weight,
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
-                   const std::source_location& loc = std::source_location::current());
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
-                   const std::source_location& loc = std::source_location::current());
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
   // ---- reductions (an empty dim list reduces over every dim, as in PyTorch) ----
   Tensor sum(std::optional<DType> dtype = std::nullopt,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor sum(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor mean(std::optional<DType> dtype = std::nullopt,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor mean(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor prod(std::optional<DType> dtype = std::nullopt,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
-              const std::source_location& loc = std::source_location::current()) const;
-  Tensor max(const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor max(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   std::tuple<Tensor, Tensor> max(
       int64_t dim, bool keepdim = false,
-      const std::source_location& loc = std::source_location::current()) const;
-  Tensor min(const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor min(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   std::tuple<Tensor, Tensor> min(
       int64_t dim, bool keepdim = false,
-      const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor amax(IntList dims = {}, bool keepdim = false,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor amin(IntList dims = {}, bool keepdim = false,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor var(IntList dims = {}, std::optional<Scalar> correction = std::nullopt,
              bool keepdim = false,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor std(IntList dims = {}, std::optional<Scalar> correction = std::nullopt,
              bool keepdim = false,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor norm(const Scalar& p = 2, IntList dims = {}, bool keepdim = false,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor logsumexp(IntList dims, bool keepdim = false,
-                   const std::source_location& loc = std::source_location::current()) const;
-  Tensor any(const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor any(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor any(int64_t dim, bool keepdim = false,
-             const std::source_location& loc = std::source_location::current()) const;
-  Tensor all(const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor all(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor all(int64_t dim, bool keepdim = false,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- linear algebra ----
   Tensor matmul(const Tensor& other,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor mm(const Tensor& mat2,
-            const std::source_location& loc = std::source_location::current()) const;
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor bmm(const Tensor& mat2,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor dot(const Tensor& other,
-             const std::source_location& loc = std::source_location::current()) const;
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor outer(const Tensor& vec2,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
                const Scalar& alpha = 1,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
                  const Scalar& alpha = 1,
-                 const std::source_location& loc = std::source_location::current());
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
                  const Scalar& alpha = 1,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& baddbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
                    const Scalar& alpha = 1,
-                   const std::source_location& loc = std::source_location::current());
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
   // ---- shape ----
   Tensor flip(IntList dims,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor roll(IntList shifts, IntList dims = {},
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor repeat(IntList repeats,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor tile(IntList dims,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor tril(int64_t diagonal = 0,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor triu(int64_t diagonal = 0,
-              const std::source_location& loc = std::source_location::current()) const;
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& tril_(int64_t diagonal = 0,
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& triu_(int64_t diagonal = 0,
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   // (values, indices); stable keeps the order of equal elements.
   std::tuple<Tensor, Tensor> sort(
       int64_t dim = -1, bool descending = false, bool stable = false,
-      const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   std::tuple<Tensor, Tensor> topk(
       int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
-      const std::source_location& loc = std::source_location::current()) const;
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- indexing ----
   Tensor index_select(int64_t dim, const Tensor& index,
-                      const std::source_location& loc = std::source_location::current()) const;
+                      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor gather(int64_t dim, const Tensor& index,
-                const std::source_location& loc = std::source_location::current()) const;
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src,
-                   const std::source_location& loc = std::source_location::current());
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value,
-                   const std::source_location& loc = std::source_location::current());
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src,
-                     const std::source_location& loc = std::source_location::current()) const;
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src,
-                       const std::source_location& loc = std::source_location::current());
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   // reduce: "sum", "prod", "mean", "amax" or "amin".
   Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
                         std::string_view reduce, bool include_self = true,
-                        const std::source_location& loc = std::source_location::current()) const;
+                        const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src,
                           std::string_view reduce, bool include_self = true,
-                          const std::source_location& loc = std::source_location::current());
+                          const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor masked_fill(const Tensor& mask, const Scalar& value,
-                     const std::source_location& loc = std::source_location::current()) const;
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value,
-                       const std::source_location& loc = std::source_location::current());
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor masked_select(const Tensor& mask,
-                       const std::source_location& loc = std::source_location::current()) const;
-  Tensor nonzero(const std::source_location& loc = std::source_location::current()) const;
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor nonzero(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt,
-                        const std::source_location& loc = std::source_location::current()) const;
+                        const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   // Advanced indexing, self[indices...]: one entry per leading dim; an undefined Tensor stands
   // for a full slice (":"). Integer (int64/int32) and boolean index tensors.
   Tensor index(TensorList indices,
-               const std::source_location& loc = std::source_location::current()) const;
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor index_put(TensorList indices, const Tensor& values, bool accumulate = false,
-                   const std::source_location& loc = std::source_location::current()) const;
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false,
-                     const std::source_location& loc = std::source_location::current());
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
   // ---- neural-network ops that PyTorch also offers as methods ----
   Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt,
-                 const std::source_location& loc = std::source_location::current()) const;
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt,
-                     const std::source_location& loc = std::source_location::current()) const;
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- random (in place, from the default Philox generator) ----
   Tensor& uniform_(double from = 0.0, double to = 1.0,
-                   const std::source_location& loc = std::source_location::current());
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& normal_(double mean = 0.0, double std = 1.0,
-                  const std::source_location& loc = std::source_location::current());
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor& bernoulli_(double p = 0.5,
-                     const std::source_location& loc = std::source_location::current());
-  Tensor bernoulli(const std::source_location& loc = std::source_location::current()) const;
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor bernoulli(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
  private:
   TensorImpl* checked() const {

@@ -15,8 +15,8 @@
 #include <kiln/ops/softmax.h>
 #include <kiln/ops/unary.h>
 
+#include <kiln/core/source_location.h>
 #include <optional>
-#include <source_location>
 
 namespace kiln::nn::functional {
 
@@ -31,7 +31,7 @@ using kiln::linear;
 // y = x1^T W x2 + b: x1 (..., in1), x2 (..., in2), weight (out, in1, in2), bias (out).
 Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
                 const Tensor& bias = Tensor(),
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 using kiln::adaptive_avg_pool2d;
 using kiln::adaptive_max_pool2d;
 using kiln::avg_pool2d;
@@ -64,20 +64,20 @@ using kiln::rms_norm;
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   bool training = false, double momentum = 0.1, double eps = 1e-5,
-                  const std::source_location& loc = std::source_location::current());
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // ---- dropout ----
 // p must lie in [0, 1]; inplace modifies input (and returns it).
 Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, bool inplace = false,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true,
-                 const std::source_location& loc = std::source_location::current());
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // ---- sparse ----
 // F.embedding's argument order: indices first. padding_idx may be negative (counts from the end).
 Tensor embedding(const Tensor& input, const Tensor& weight,
                  std::optional<int64_t> padding_idx = std::nullopt,
-                 const std::source_location& loc = std::source_location::current());
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 using kiln::one_hot;
 
 // ---- losses (options structs as in <kiln/ops/loss.h>) ----

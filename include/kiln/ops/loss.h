@@ -6,7 +6,7 @@
 // A reduction is given as the enum or as PyTorch's string: {.reduction = "sum"}.
 #include <kiln/core/tensor.h>
 
-#include <source_location>
+#include <kiln/core/source_location.h>
 #include <string_view>
 
 namespace kiln {
@@ -37,7 +37,7 @@ struct CrossEntropyOptions {
 // uint8), or class probabilities of input's shape.
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
                      const CrossEntropyOptions& options = {},
-                     const std::source_location& loc = std::source_location::current());
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct NllLossOptions {
   Tensor weight = {};
@@ -46,12 +46,12 @@ struct NllLossOptions {
 };
 // input log-probabilities (C), (N, C) or (N, C, d1, ...); target class indices.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options = {},
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reduction = {},
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction = {},
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct SmoothL1LossOptions {
   ReductionArg reduction = {};
@@ -59,14 +59,14 @@ struct SmoothL1LossOptions {
 };
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossOptions& options = {},
-                      const std::source_location& loc = std::source_location::current());
+                      const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct HuberLossOptions {
   ReductionArg reduction = {};
   double delta = 1.0;
 };
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options = {},
-                  const std::source_location& loc = std::source_location::current());
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct BinaryCrossEntropyOptions {
   Tensor weight = {};  // broadcast to input
@@ -75,7 +75,7 @@ struct BinaryCrossEntropyOptions {
 // input probabilities in [0, 1]; each log is clamped to >= -100 as in PyTorch.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyOptions& options = {},
-                            const std::source_location& loc = std::source_location::current());
+                            const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct BinaryCrossEntropyWithLogitsOptions {
   Tensor weight = {};      // broadcast to input
@@ -85,7 +85,7 @@ struct BinaryCrossEntropyWithLogitsOptions {
 Tensor binary_cross_entropy_with_logits(
     const Tensor& input, const Tensor& target,
     const BinaryCrossEntropyWithLogitsOptions& options = {},
-    const std::source_location& loc = std::source_location::current());
+    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct KlDivOptions {
   ReductionArg reduction = {};
@@ -93,6 +93,6 @@ struct KlDivOptions {
 };
 // input log-probabilities; target probabilities (log-probabilities with log_target).
 Tensor kl_div(const Tensor& input, const Tensor& target, const KlDivOptions& options = {},
-              const std::source_location& loc = std::source_location::current());
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

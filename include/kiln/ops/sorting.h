@@ -3,8 +3,8 @@
 // orders as the largest value (last ascending, first descending), as in PyTorch.
 #include <kiln/core/tensor.h>
 
+#include <kiln/core/source_location.h>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <tuple>
 
@@ -14,13 +14,13 @@ namespace kiln {
 // the caller's need.
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim = -1, bool descending = false,
                                 bool stable = false,
-                                const std::source_location& loc = std::source_location::current());
+                                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = false, bool stable = false,
-               const std::source_location& loc = std::source_location::current());
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // The k largest (or smallest) along dim; sorted=false leaves them in selection order.
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1,
                                 bool largest = true, bool sorted = true,
-                                const std::source_location& loc = std::source_location::current());
+                                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // torch.unique: (values, inverse, counts). Without dim, the unique elements of the flattened
 // tensor (inverse has self's shape); with dim, the unique slices along dim (inverse has
@@ -29,7 +29,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim = -1,
 std::tuple<Tensor, Tensor, Tensor> unique(
     const Tensor& self, bool sorted = true, bool return_inverse = false, bool return_counts = false,
     std::optional<int64_t> dim = std::nullopt,
-    const std::source_location& loc = std::source_location::current());
+    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // Indices where `self`'s values would be inserted into sorted_sequence's innermost dim to keep
 // it sorted. sorted_sequence is 1-D or has self's leading dims. side "left"/"right" (or right);
@@ -37,10 +37,10 @@ std::tuple<Tensor, Tensor, Tensor> unique(
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_int32 = false,
                     bool right = false, std::optional<std::string> side = std::nullopt,
                     const Tensor& sorter = Tensor(),
-                    const std::source_location& loc = std::source_location::current());
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& self, bool out_int32 = false,
                     bool right = false, std::optional<std::string> side = std::nullopt,
                     const Tensor& sorter = Tensor(),
-                    const std::source_location& loc = std::source_location::current());
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

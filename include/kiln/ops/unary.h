@@ -3,8 +3,8 @@
 // PyTorch; rounding and sign-like ops keep the input dtype.
 #include <kiln/core/tensor.h>
 
+#include <kiln/core/source_location.h>
 #include <optional>
-#include <source_location>
 #include <string_view>
 
 namespace kiln {
@@ -21,28 +21,28 @@ namespace kiln {
 
 #define KILN_DECLARE_UNARY(name)  \
   Tensor name(const Tensor& self, \
-              const std::source_location& loc = std::source_location::current());
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 KILN_UNARY_OPS(KILN_DECLARE_UNARY)
 #undef KILN_DECLARE_UNARY
 
 Tensor round(const Tensor& self, int64_t decimals = 0,
-             const std::source_location& loc = std::source_location::current());
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor logit(const Tensor& self, std::optional<double> eps = std::nullopt,
-             const std::source_location& loc = std::source_location::current());
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // approximate: "none" (erf) or "tanh".
 Tensor gelu(const Tensor& self, std::string_view approximate = "none",
-            const std::source_location& loc = std::source_location::current());
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0,
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor hardtanh(const Tensor& self, double min_val = -1.0, double max_val = 1.0,
-                const std::source_location& loc = std::source_location::current());
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor leaky_relu(const Tensor& self, double negative_slope = 0.01,
-                  const std::source_location& loc = std::source_location::current());
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor elu(const Tensor& self, double alpha = 1.0, double scale = 1.0, double input_scale = 1.0,
-           const std::source_location& loc = std::source_location::current());
+           const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt,
                   std::optional<double> posinf = std::nullopt,
                   std::optional<double> neginf = std::nullopt,
-                  const std::source_location& loc = std::source_location::current());
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

@@ -165,7 +165,7 @@ namespace kiln {
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, bool enable_gqa, Generator* gen,
-                                    const std::source_location& loc) {
+                                    const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("scaled_dot_product_attention");
   random_detail::GeneratorScope scope(gen);

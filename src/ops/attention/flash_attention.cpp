@@ -148,7 +148,7 @@ namespace kiln {
 std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
     const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p, bool is_causal,
     const Tensor& attn_mask, std::optional<double> scale, Generator* gen,
-    const std::source_location& loc) {
+    const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op =
       ops::OpRegistry::instance().get("_scaled_dot_product_flash_attention_for_cpu");

@@ -353,39 +353,39 @@ std::optional<std::string> mode_arg(std::optional<std::string_view> m) {
 }  // namespace
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha,
-           const std::source_location& loc) {
+           const kiln::SourceLocation& loc) {
   static const auto& o = op("add");
   return ops::call1(o, {self, other, alpha}, &loc);
 }
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha,
-           const std::source_location& loc) {
+           const kiln::SourceLocation& loc) {
   return add(self, wrap(other, self), alpha, loc);
 }
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha,
-           const std::source_location& loc) {
+           const kiln::SourceLocation& loc) {
   static const auto& o = op("sub");
   return ops::call1(o, {self, other, alpha}, &loc);
 }
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha,
-           const std::source_location& loc) {
+           const kiln::SourceLocation& loc) {
   return sub(self, wrap(other, self), alpha, loc);
 }
 Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha,
-            const std::source_location& loc) {
+            const kiln::SourceLocation& loc) {
   static const auto& o = op("rsub");
   return ops::call1(o, {self, wrap(other, self), alpha}, &loc);
 }
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode,
-           const std::source_location& loc) {
+           const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("div");
   return ops::call1(o, {self, other, mode_arg(rounding_mode)}, &loc);
 }
 Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode,
-           const std::source_location& loc) {
+           const kiln::SourceLocation& loc) {
   return div(self, wrap(other, self), rounding_mode, loc);
 }
-Tensor pow(const Scalar& self, const Tensor& exponent, const std::source_location& loc) {
+Tensor pow(const Scalar& self, const Tensor& exponent, const kiln::SourceLocation& loc) {
   static const auto& o = op("pow.Scalar");
   return ops::call1(o, {self, exponent}, &loc);
 }
@@ -393,11 +393,11 @@ Tensor pow(const Scalar& self, const Tensor& exponent, const std::source_locatio
 // The two-argument ops (declared with KILN_BINARY_OPS in binary.h); Scalar operands are
 // wrapped numbers.
 #define KILN_DEFINE_BINARY(name)                                                          \
-  Tensor name(const Tensor& self, const Tensor& other, const std::source_location& loc) { \
+  Tensor name(const Tensor& self, const Tensor& other, const kiln::SourceLocation& loc) { \
     static const auto& o = op(#name);                                                     \
     return ops::call1(o, {self, other}, &loc);                                            \
   }                                                                                       \
-  Tensor name(const Tensor& self, const Scalar& other, const std::source_location& loc) { \
+  Tensor name(const Tensor& self, const Scalar& other, const kiln::SourceLocation& loc) { \
     return name(self, wrap(other, self), loc);                                            \
   }
 KILN_BINARY_OPS(KILN_DEFINE_BINARY)

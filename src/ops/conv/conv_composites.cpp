@@ -152,19 +152,19 @@ using ops::op_named;
 using ops::optional;
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
-              IntList padding, IntList dilation, int64_t groups, const std::source_location& loc) {
+              IntList padding, IntList dilation, int64_t groups, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv1d");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
-              IntList padding, IntList dilation, int64_t groups, const std::source_location& loc) {
+              IntList padding, IntList dilation, int64_t groups, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv2d");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
-              IntList padding, IntList dilation, int64_t groups, const std::source_location& loc) {
+              IntList padding, IntList dilation, int64_t groups, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv3d");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
@@ -172,21 +172,21 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
 
 Tensor conv1d_padding_mode(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            IntList stride, std::string_view padding, IntList dilation,
-                           int64_t groups, const std::source_location& loc) {
+                           int64_t groups, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv1d.padding");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv2d_padding_mode(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            IntList stride, std::string_view padding, IntList dilation,
-                           int64_t groups, const std::source_location& loc) {
+                           int64_t groups, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv2d.padding");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv3d_padding_mode(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            IntList stride, std::string_view padding, IntList dilation,
-                           int64_t groups, const std::source_location& loc) {
+                           int64_t groups, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv3d.padding");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
@@ -194,7 +194,7 @@ Tensor conv3d_padding_mode(const Tensor& input, const Tensor& weight, const Tens
 
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         IntList stride, IntList padding, IntList output_padding, int64_t groups,
-                        IntList dilation, const std::source_location& loc) {
+                        IntList dilation, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv_transpose1d");
   return call1(op,
@@ -202,7 +202,7 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor&
 }
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         IntList stride, IntList padding, IntList output_padding, int64_t groups,
-                        IntList dilation, const std::source_location& loc) {
+                        IntList dilation, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv_transpose2d.input");
   return call1(op,
@@ -210,7 +210,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
 }
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         IntList stride, IntList padding, IntList output_padding, int64_t groups,
-                        IntList dilation, const std::source_location& loc) {
+                        IntList dilation, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv_transpose3d.input");
   return call1(op,

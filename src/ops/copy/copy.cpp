@@ -120,36 +120,36 @@ KILN_OP("clone(Tensor self) -> Tensor")
 
 namespace kiln {
 
-Tensor& copy_(Tensor& self, const Tensor& src, const std::source_location& loc) {
+Tensor& copy_(Tensor& self, const Tensor& src, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("copy_");
   ops::call(op, {self, src}, &loc);
   return self;
 }
 
-Tensor& fill_(Tensor& self, const Scalar& value, const std::source_location& loc) {
+Tensor& fill_(Tensor& self, const Scalar& value, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("fill_");
   ops::call(op, {self, value}, &loc);
   return self;
 }
 
-Tensor& zero_(Tensor& self, const std::source_location& loc) {
+Tensor& zero_(Tensor& self, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   return fill_(self, 0);
 }
 
-Tensor clone(const Tensor& self, const std::source_location& loc) {
+Tensor clone(const Tensor& self, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("clone");
   return ops::call1(op, {self}, &loc);
 }
 
-Tensor contiguous(const Tensor& self, const std::source_location& loc) {
+Tensor contiguous(const Tensor& self, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   if (self.is_contiguous()) return self;
   static const auto& op = ops::OpRegistry::instance().get("_to_copy");
   return ops::call1(op, {self, std::nullopt, true}, &loc);
 }
 
-Tensor contiguous(const Tensor& self, MemoryFormat fmt, const std::source_location& loc) {
+Tensor contiguous(const Tensor& self, MemoryFormat fmt, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   if (fmt == MemoryFormat::Preserve || self.is_contiguous(fmt)) return self;
   if (fmt == MemoryFormat::Contiguous) return contiguous(self);
@@ -159,7 +159,7 @@ Tensor contiguous(const Tensor& self, MemoryFormat fmt, const std::source_locati
   return out;
 }
 
-Tensor to(const Tensor& self, DType dtype, bool copy, const std::source_location& loc) {
+Tensor to(const Tensor& self, DType dtype, bool copy, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   if (dtype == self.dtype() && !copy) return self;
   static const auto& op = ops::OpRegistry::instance().get("_to_copy");

@@ -84,7 +84,7 @@ KILN_OP(
 
 namespace kiln {
 
-Tensor empty(IntList size, TensorOptions options, const std::source_location& loc) {
+Tensor empty(IntList size, TensorOptions options, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("empty");
   Tensor t = ops::call1(op, {size, options.dtype(), options.device()}, &loc);
@@ -93,7 +93,7 @@ Tensor empty(IntList size, TensorOptions options, const std::source_location& lo
 }
 
 Tensor empty_strided(IntList size, IntList stride, TensorOptions options,
-                     const std::source_location& loc) {
+                     const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("empty_strided");
   Tensor t = ops::call1(op, {size, stride, options.dtype(), options.device()}, &loc);
@@ -102,7 +102,7 @@ Tensor empty_strided(IntList size, IntList stride, TensorOptions options,
 }
 
 Tensor full(IntList size, const Scalar& fill_value, TensorOptions options,
-            const std::source_location& loc) {
+            const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("full");
   Tensor t = ops::call1(op, {size, fill_value, options.dtype_opt(), options.device()}, &loc);
@@ -110,14 +110,14 @@ Tensor full(IntList size, const Scalar& fill_value, TensorOptions options,
   return t;
 }
 
-Tensor zeros(IntList size, TensorOptions options, const std::source_location& loc) {
+Tensor zeros(IntList size, TensorOptions options, const kiln::SourceLocation& loc) {
   return full(size, 0, options.dtype(options.dtype()), loc);
 }
-Tensor ones(IntList size, TensorOptions options, const std::source_location& loc) {
+Tensor ones(IntList size, TensorOptions options, const kiln::SourceLocation& loc) {
   return full(size, 1, options.dtype(options.dtype()), loc);
 }
 
-Tensor scalar_tensor(const Scalar& value, TensorOptions options, const std::source_location& loc) {
+Tensor scalar_tensor(const Scalar& value, TensorOptions options, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   DType inferred = value.is_floating_point() ? default_float_dtype() : value.dtype();
   return full({}, value, options.dtype(options.dtype_or(inferred)));

@@ -103,21 +103,21 @@ Tensor like(const char* name, const Tensor& other, const TensorOptions& options)
 }
 }  // namespace
 
-Tensor empty_like(const Tensor& other, TensorOptions options, const std::source_location& loc) {
+Tensor empty_like(const Tensor& other, TensorOptions options, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   return like("empty_like", other, options);
 }
-Tensor zeros_like(const Tensor& other, TensorOptions options, const std::source_location& loc) {
+Tensor zeros_like(const Tensor& other, TensorOptions options, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   return like("zeros_like", other, options);
 }
-Tensor ones_like(const Tensor& other, TensorOptions options, const std::source_location& loc) {
+Tensor ones_like(const Tensor& other, TensorOptions options, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   return like("ones_like", other, options);
 }
 
 Tensor full_like(const Tensor& other, const Scalar& fill_value, TensorOptions options,
-                 const std::source_location& loc) {
+                 const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("full_like");
   Tensor t =

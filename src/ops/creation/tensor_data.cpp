@@ -55,7 +55,7 @@ DType NestedList::inferred_dtype() const {
   return default_float_dtype();
 }
 
-Tensor tensor(const NestedList& data, TensorOptions options, const std::source_location& loc) {
+Tensor tensor(const NestedList& data, TensorOptions options, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   data.check();
   const DType dtype = options.dtype_or(data.inferred_dtype());

@@ -184,7 +184,7 @@ const ops::OpDef& dropout_op(const char* name) { return ops::OpRegistry::instanc
 }  // namespace
 
 std::pair<Tensor, Tensor> native_dropout(const Tensor& input, double p, bool train, Generator* gen,
-                                         const std::source_location& loc) {
+                                         const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("native_dropout");
   random_detail::GeneratorScope scope(gen);
@@ -193,7 +193,7 @@ std::pair<Tensor, Tensor> native_dropout(const Tensor& input, double p, bool tra
 }
 
 Tensor dropout(const Tensor& input, double p, bool train, Generator* gen,
-               const std::source_location& loc) {
+               const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("dropout");
   random_detail::GeneratorScope scope(gen);
@@ -201,7 +201,7 @@ Tensor dropout(const Tensor& input, double p, bool train, Generator* gen,
 }
 
 Tensor& dropout_(Tensor& input, double p, bool train, Generator* gen,
-                 const std::source_location& loc) {
+                 const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("dropout_");
   random_detail::GeneratorScope scope(gen);
@@ -210,7 +210,7 @@ Tensor& dropout_(Tensor& input, double p, bool train, Generator* gen,
 }
 
 Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* gen,
-                       const std::source_location& loc) {
+                       const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("feature_dropout");
   random_detail::GeneratorScope scope(gen);
@@ -218,7 +218,7 @@ Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* gen
 }
 
 Tensor& feature_dropout_(Tensor& input, double p, bool train, Generator* gen,
-                         const std::source_location& loc) {
+                         const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("feature_dropout_");
   random_detail::GeneratorScope scope(gen);
@@ -227,7 +227,7 @@ Tensor& feature_dropout_(Tensor& input, double p, bool train, Generator* gen,
 }
 
 Tensor dropout2d(const Tensor& input, double p, bool train, Generator* gen,
-                 const std::source_location& loc) {
+                 const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   KILN_CHECK(input.dim() == 3 || input.dim() == 4,
              "dropout2d: expected an input of (N, C, H, W) or unbatched (C, H, W), got {}-D",

@@ -311,7 +311,7 @@ namespace kiln {
 
 Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
                      int64_t mode, const Tensor& per_sample_weights, bool include_last_offset,
-                     std::optional<int64_t> padding_idx, const std::source_location& loc) {
+                     std::optional<int64_t> padding_idx, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("_embedding_bag");
   Tensor flat = indices, off = offsets, psw = per_sample_weights;

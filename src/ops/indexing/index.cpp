@@ -234,31 +234,31 @@ KILN_OP("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulat
 
 namespace kiln {
 
-Tensor index(const Tensor& self, TensorList indices, const std::source_location& loc) {
+Tensor index(const Tensor& self, TensorList indices, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("index.Tensor");
   return ops::call1(op, {self, indices}, &loc);
 }
 Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
-                 const std::source_location& loc) {
+                 const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("index_put");
   return ops::call1(op, {self, indices, values, accumulate}, &loc);
 }
 Tensor& index_put_(Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
-                   const std::source_location& loc) {
+                   const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("index_put_");
   ops::call(op, {self, indices, values, accumulate}, &loc);
   return self;
 }
 
-Tensor Tensor::index(TensorList indices, const std::source_location& loc) const {
+Tensor Tensor::index(TensorList indices, const kiln::SourceLocation& loc) const {
   return kiln::index(*this, indices, loc);
 }
 Tensor Tensor::index_put(TensorList indices, const Tensor& values, bool accumulate,
-                         const std::source_location& loc) const {
+                         const kiln::SourceLocation& loc) const {
   return kiln::index_put(*this, indices, values, accumulate, loc);
 }
 Tensor& Tensor::index_put_(TensorList indices, const Tensor& values, bool accumulate,
-                           const std::source_location& loc) {
+                           const kiln::SourceLocation& loc) {
   return kiln::index_put_(*this, indices, values, accumulate, loc);
 }
 

@@ -160,21 +160,21 @@ KILN_OP("masked_select(Tensor self, Tensor mask) -> Tensor")
 
 namespace kiln {
 
-Tensor nonzero(const Tensor& self, const std::source_location& loc) {
+Tensor nonzero(const Tensor& self, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("nonzero");
   return ops::call1(op, {self}, &loc);
 }
-Tensor argwhere(const Tensor& self, const std::source_location& loc) {
+Tensor argwhere(const Tensor& self, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("argwhere");
   return ops::call1(op, {self}, &loc);
 }
-Tensor masked_select(const Tensor& self, const Tensor& mask, const std::source_location& loc) {
+Tensor masked_select(const Tensor& self, const Tensor& mask, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("masked_select");
   return ops::call1(op, {self, mask}, &loc);
 }
 
-Tensor Tensor::nonzero(const std::source_location& loc) const { return kiln::nonzero(*this, loc); }
-Tensor Tensor::masked_select(const Tensor& mask, const std::source_location& loc) const {
+Tensor Tensor::nonzero(const kiln::SourceLocation& loc) const { return kiln::nonzero(*this, loc); }
+Tensor Tensor::masked_select(const Tensor& mask, const kiln::SourceLocation& loc) const {
   return kiln::masked_select(*this, mask, loc);
 }
 

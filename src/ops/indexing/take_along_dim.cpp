@@ -63,7 +63,7 @@ KILN_OP("take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor")
 namespace kiln {
 
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim,
-                      const std::source_location& loc) {
+                      const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("take_along_dim");
   ops::IValue d = dim ? ops::IValue(*dim) : ops::IValue();
@@ -71,7 +71,7 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<i
 }
 
 Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim,
-                              const std::source_location& loc) const {
+                              const kiln::SourceLocation& loc) const {
   return kiln::take_along_dim(*this, indices, dim, loc);
 }
 

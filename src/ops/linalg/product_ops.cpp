@@ -109,14 +109,14 @@ bool transposed_contiguous(const Tensor& m) {
 }
 
 // mm or bmm (their call-site parameter is passed explicitly: a pointer call has no defaults).
-using MatrixProduct = Tensor (*)(const Tensor&, const Tensor&, const std::source_location&);
+using MatrixProduct = Tensor (*)(const Tensor&, const Tensor&, const kiln::SourceLocation&);
 
 // x @ y computed so that the result is laid out like `like`: for a transposed `like`, as
 // (y^T @ x^T)^T. The gradient of linear's weight.t() then comes out as a plain contiguous
 // (out, in) matrix, which the weight's .grad takes without a copy (PyTorch's mm_mat2_backward).
 template <MatrixProduct product>
 Tensor product_like(const Tensor& x, const Tensor& y, const Tensor& like) {
-  const std::source_location here = std::source_location::current();
+  const kiln::SourceLocation here = kiln::SourceLocation::current();
   if (transposed_contiguous(like)) {
     return product(y.transpose(-1, -2), x.transpose(-1, -2), here).t();
   }

@@ -220,7 +220,7 @@ KILN_OP(
 namespace kiln {
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options,
-                     const std::source_location& loc) {
+                     const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("cross_entropy_loss");
   return ops::call1(

@@ -357,7 +357,7 @@ KILN_OP(
 namespace kiln {
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options,
-                const std::source_location& loc) {
+                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("nll_loss_nd");
   return ops::call1(op,

@@ -386,21 +386,21 @@ const ops::OpDef& loss_op(const char* name) { return ops::OpRegistry::instance()
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reduction,
-                const std::source_location& loc) {
+                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("mse_loss");
   return ops::call1(op, {input, target, ops::reduction_value(reduction)}, &loc);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction,
-               const std::source_location& loc) {
+               const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("l1_loss");
   return ops::call1(op, {input, target, ops::reduction_value(reduction)}, &loc);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossOptions& options,
-                      const std::source_location& loc) {
+                      const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("smooth_l1_loss");
   return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.beta},
@@ -408,7 +408,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1L
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options,
-                  const std::source_location& loc) {
+                  const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("huber_loss");
   return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.delta},
@@ -417,7 +417,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOpti
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyOptions& options,
-                            const std::source_location& loc) {
+                            const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("binary_cross_entropy");
   return ops::call1(op,
@@ -428,7 +428,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const BinaryCrossEntropyWithLogitsOptions& options,
-                                        const std::source_location& loc) {
+                                        const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("binary_cross_entropy_with_logits");
   return ops::call1(
@@ -439,7 +439,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 }
 
 Tensor kl_div(const Tensor& input, const Tensor& target, const KlDivOptions& options,
-              const std::source_location& loc) {
+              const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("kl_div");
   return ops::call1(

@@ -19,7 +19,7 @@ std::tuple<Tensor, Tensor, Tensor> triple(const std::vector<Tensor>& r) {
 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntList normalized_shape,
                                                      const Tensor& weight, const Tensor& bias,
-                                                     double eps, const std::source_location& loc) {
+                                                     double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("native_layer_norm");
   return triple(
@@ -27,7 +27,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntLis
 }
 
 Tensor layer_norm(const Tensor& input, IntList normalized_shape, const Tensor& weight,
-                  const Tensor& bias, double eps, const std::source_location& loc) {
+                  const Tensor& bias, double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("layer_norm");
   return ops::call1(o, {input, normalized_shape, optional_arg(weight), optional_arg(bias), eps},
@@ -35,7 +35,7 @@ Tensor layer_norm(const Tensor& input, IntList normalized_shape, const Tensor& w
 }
 
 Tensor rms_norm(const Tensor& input, IntList normalized_shape, const Tensor& weight,
-                std::optional<double> eps, const std::source_location& loc) {
+                std::optional<double> eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("rms_norm");
   return ops::call1(o, {input, normalized_shape, optional_arg(weight), eps}, &loc);
@@ -44,7 +44,7 @@ Tensor rms_norm(const Tensor& input, IntList normalized_shape, const Tensor& wei
 std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const Tensor& weight,
                                                      const Tensor& bias, int64_t N, int64_t C,
                                                      int64_t HxW, int64_t group, double eps,
-                                                     const std::source_location& loc) {
+                                                     const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("native_group_norm");
   return triple(
@@ -52,7 +52,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
 }
 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
-                  double eps, const std::source_location& loc) {
+                  double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("group_norm");
   return ops::call1(o, {input, num_groups, optional_arg(weight), optional_arg(bias), eps}, &loc);
@@ -62,7 +62,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      const Tensor& bias, const Tensor& running_mean,
                                                      const Tensor& running_var, bool training,
                                                      double momentum, double eps,
-                                                     const std::source_location& loc) {
+                                                     const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("native_batch_norm");
   return triple(
@@ -74,7 +74,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                   const Tensor& running_mean, const Tensor& running_var, bool training,
-                  double momentum, double eps, const std::source_location& loc) {
+                  double momentum, double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("batch_norm");
   return ops::call1(o,

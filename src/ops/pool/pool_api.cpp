@@ -12,7 +12,7 @@ const ops::OpDef& op(std::string_view name) { return ops::OpRegistry::instance()
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntList kernel_size,
                                                    IntList stride, IntList padding,
                                                    IntList dilation, bool ceil_mode,
-                                                   const std::source_location& loc) {
+                                                   const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("max_pool2d_with_indices");
   auto r = ops::call(o, {self, kernel_size, stride, padding, dilation, ceil_mode}, &loc);
@@ -20,14 +20,14 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntList k
 }
 
 Tensor max_pool2d(const Tensor& self, IntList kernel_size, IntList stride, IntList padding,
-                  IntList dilation, bool ceil_mode, const std::source_location& loc) {
+                  IntList dilation, bool ceil_mode, const kiln::SourceLocation& loc) {
   static const auto& o = op("max_pool2d");
   return ops::call1(o, {self, kernel_size, stride, padding, dilation, ceil_mode}, &loc);
 }
 
 Tensor avg_pool2d(const Tensor& self, IntList kernel_size, IntList stride, IntList padding,
                   bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
-                  const std::source_location& loc) {
+                  const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("avg_pool2d");
   return ops::call1(
@@ -36,13 +36,13 @@ Tensor avg_pool2d(const Tensor& self, IntList kernel_size, IntList stride, IntLi
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& self, IntList output_size,
-                           const std::source_location& loc) {
+                           const kiln::SourceLocation& loc) {
   static const auto& o = op("adaptive_avg_pool2d");
   return ops::call1(o, {self, output_size}, &loc);
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntList output_size,
-                                               const std::source_location& loc) {
+                                               const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& o = op("adaptive_max_pool2d");
   auto r = ops::call(o, {self, output_size}, &loc);

@@ -511,7 +511,7 @@ Tensor finish_factory(Tensor t, const TensorOptions& options) {
 }
 }  // namespace
 
-Tensor rand(IntList size, TensorOptions options, Generator* gen, const std::source_location& loc) {
+Tensor rand(IntList size, TensorOptions options, Generator* gen, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("rand");
   GeneratorScope scope(gen);
@@ -519,7 +519,7 @@ Tensor rand(IntList size, TensorOptions options, Generator* gen, const std::sour
                         options);
 }
 
-Tensor randn(IntList size, TensorOptions options, Generator* gen, const std::source_location& loc) {
+Tensor randn(IntList size, TensorOptions options, Generator* gen, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randn");
   GeneratorScope scope(gen);
@@ -528,7 +528,7 @@ Tensor randn(IntList size, TensorOptions options, Generator* gen, const std::sou
 }
 
 Tensor randint(int64_t low, int64_t high, IntList size, TensorOptions options, Generator* gen,
-               const std::source_location& loc) {
+               const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randint.low");
   GeneratorScope scope(gen);
@@ -536,7 +536,7 @@ Tensor randint(int64_t low, int64_t high, IntList size, TensorOptions options, G
 }
 
 Tensor randint(int64_t high, IntList size, TensorOptions options, Generator* gen,
-               const std::source_location& loc) {
+               const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randint");
   GeneratorScope scope(gen);
@@ -544,7 +544,7 @@ Tensor randint(int64_t high, IntList size, TensorOptions options, Generator* gen
 }
 
 Tensor rand_like(const Tensor& other, TensorOptions options, Generator* gen,
-                 const std::source_location& loc) {
+                 const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("rand_like");
   GeneratorScope scope(gen);
@@ -553,7 +553,7 @@ Tensor rand_like(const Tensor& other, TensorOptions options, Generator* gen,
 }
 
 Tensor randn_like(const Tensor& other, TensorOptions options, Generator* gen,
-                  const std::source_location& loc) {
+                  const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randn_like");
   GeneratorScope scope(gen);
@@ -562,7 +562,7 @@ Tensor randn_like(const Tensor& other, TensorOptions options, Generator* gen,
 }
 
 Tensor normal(double mean, double std, IntList size, TensorOptions options, Generator* gen,
-              const std::source_location& loc) {
+              const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("normal.float_float");
   GeneratorScope scope(gen);
@@ -571,28 +571,28 @@ Tensor normal(double mean, double std, IntList size, TensorOptions options, Gene
 }
 
 Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen,
-              const std::source_location& loc) {
+              const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("normal.Tensor_Tensor");
   GeneratorScope scope(gen);
   return ops::call1(op, {mean, std}, &loc);
 }
 
-Tensor bernoulli(const Tensor& p, Generator* gen, const std::source_location& loc) {
+Tensor bernoulli(const Tensor& p, Generator* gen, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("bernoulli");
   GeneratorScope scope(gen);
   return ops::call1(op, {p}, &loc);
 }
 
-Tensor bernoulli(const Tensor& self, double p, Generator* gen, const std::source_location& loc) {
+Tensor bernoulli(const Tensor& self, double p, Generator* gen, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("bernoulli.p");
   GeneratorScope scope(gen);
   return ops::call1(op, {self, p}, &loc);
 }
 
-Tensor randperm(int64_t n, TensorOptions options, Generator* gen, const std::source_location& loc) {
+Tensor randperm(int64_t n, TensorOptions options, Generator* gen, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randperm");
   GeneratorScope scope(gen);
@@ -600,7 +600,7 @@ Tensor randperm(int64_t n, TensorOptions options, Generator* gen, const std::sou
 }
 
 Tensor& uniform_(Tensor& self, double from, double to, Generator* gen,
-                 const std::source_location& loc) {
+                 const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("uniform_");
   GeneratorScope scope(gen);
@@ -609,7 +609,7 @@ Tensor& uniform_(Tensor& self, double from, double to, Generator* gen,
 }
 
 Tensor& normal_(Tensor& self, double mean, double std, Generator* gen,
-                const std::source_location& loc) {
+                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("normal_");
   GeneratorScope scope(gen);
@@ -617,7 +617,7 @@ Tensor& normal_(Tensor& self, double mean, double std, Generator* gen,
   return self;
 }
 
-Tensor& bernoulli_(Tensor& self, double p, Generator* gen, const std::source_location& loc) {
+Tensor& bernoulli_(Tensor& self, double p, Generator* gen, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("bernoulli_.float");
   GeneratorScope scope(gen);

@@ -33,7 +33,7 @@ std::vector<T> per_dim(const std::vector<T>& v, int64_t dims, const Tensor& inpu
 }  // namespace
 
 Tensor interpolate(const Tensor& input, const InterpolateOptions& o,
-                   const std::source_location& loc) {
+                   const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   const int64_t dims = input.dim() - 2;
   KILN_CHECK(dims >= 1,
@@ -103,7 +103,7 @@ Tensor interpolate(const Tensor& input, const InterpolateOptions& o,
 Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size,
                    std::optional<std::vector<double>> scale_factor, const std::string& mode,
                    std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor,
-                   const std::source_location& loc) {
+                   const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   InterpolateOptions o;
   if (size) o.size = *size;

@@ -149,12 +149,12 @@ KILN_OP("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
 
 namespace kiln {
 
-Tensor flip(const Tensor& self, IntList dims, const std::source_location& loc) {
+Tensor flip(const Tensor& self, IntList dims, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("flip");
   return ops::call1(op, {self, dims}, &loc);
 }
 
-Tensor roll(const Tensor& self, IntList shifts, IntList dims, const std::source_location& loc) {
+Tensor roll(const Tensor& self, IntList shifts, IntList dims, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("roll");
   return ops::call1(op, {self, to_sym(shifts), dims}, &loc);

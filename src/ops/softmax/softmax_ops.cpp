@@ -156,24 +156,24 @@ KILN_OP("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 namespace kiln {
 
 Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype,
-               const std::source_location& loc) {
+               const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("softmax.int");
   return ops::call1(op, {self, dim, dtype}, &loc);
 }
 
 Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype,
-                   const std::source_location& loc) {
+                   const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("log_softmax.int");
   return ops::call1(op, {self, dim, dtype}, &loc);
 }
 
 Tensor Tensor::softmax(int64_t dim, std::optional<DType> dtype,
-                       const std::source_location& loc) const {
+                       const kiln::SourceLocation& loc) const {
   return kiln::softmax(*this, dim, dtype, loc);
 }
 
 Tensor Tensor::log_softmax(int64_t dim, std::optional<DType> dtype,
-                           const std::source_location& loc) const {
+                           const kiln::SourceLocation& loc) const {
   return kiln::log_softmax(*this, dim, dtype, loc);
 }
 

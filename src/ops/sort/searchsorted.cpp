@@ -239,7 +239,7 @@ ops::Stack searchsorted_args(const Tensor& seq, ops::IValue self, bool out_int32
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
                     std::optional<std::string> side, const Tensor& sorter,
-                    const std::source_location& loc) {
+                    const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("searchsorted.Tensor");
   return ops::call1(
@@ -249,7 +249,7 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right,
                     std::optional<std::string> side, const Tensor& sorter,
-                    const std::source_location& loc) {
+                    const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("searchsorted.Scalar");
   return ops::call1(

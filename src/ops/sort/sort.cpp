@@ -180,7 +180,7 @@ KILN_OP("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending
 namespace kiln {
 
 std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable,
-                                const std::source_location& loc) {
+                                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("sort.stable");
   std::vector<Tensor> out = ops::call(op, {self, stable, dim, descending}, &loc);
@@ -188,18 +188,18 @@ std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending
 }
 
 Tensor argsort(const Tensor& self, int64_t dim, bool descending, bool stable,
-               const std::source_location& loc) {
+               const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("argsort.stable");
   return ops::call1(op, {self, stable, dim, descending}, &loc);
 }
 
 std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending, bool stable,
-                                        const std::source_location& loc) const {
+                                        const kiln::SourceLocation& loc) const {
   return kiln::sort(*this, dim, descending, stable, loc);
 }
 
 Tensor Tensor::argsort(int64_t dim, bool descending, bool stable,
-                       const std::source_location& loc) const {
+                       const kiln::SourceLocation& loc) const {
   return kiln::argsort(*this, dim, descending, stable, loc);
 }
 

@@ -138,7 +138,7 @@ KILN_OP(
 namespace kiln {
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
-                                bool sorted, const std::source_location& loc) {
+                                bool sorted, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("topk");
   std::vector<Tensor> out = ops::call(op, {self, SymInt(k), dim, largest, sorted}, &loc);
@@ -146,7 +146,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
 }
 
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted,
-                                        const std::source_location& loc) const {
+                                        const kiln::SourceLocation& loc) const {
   return kiln::topk(*this, k, dim, largest, sorted, loc);
 }
 

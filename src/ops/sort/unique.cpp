@@ -191,7 +191,7 @@ namespace kiln {
 
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool sorted, bool return_inverse,
                                           bool return_counts, std::optional<int64_t> dim,
-                                          const std::source_location& loc) {
+                                          const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   std::vector<Tensor> out;
   if (dim) {

@@ -175,7 +175,7 @@ KILN_REGISTER_OPS(unary_ops) {
 namespace kiln {
 
 #define KILN_DEFINE_UNARY(name)                                      \
-  Tensor name(const Tensor& self, const std::source_location& loc) { \
+  Tensor name(const Tensor& self, const kiln::SourceLocation& loc) { \
     static const auto& op = ops::OpRegistry::instance().get(#name);  \
     return ops::call1(op, {self}, &loc);                             \
   }

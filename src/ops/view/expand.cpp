@@ -138,22 +138,22 @@ KILN_OP("broadcast_tensors(Tensor[] tensors) -> Tensor[]")
 
 namespace kiln {
 
-Tensor expand(const Tensor& self, IntList size, const std::source_location& loc) {
+Tensor expand(const Tensor& self, IntList size, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("expand");
   return ops::call1(op, {self, size}, &loc);
 }
 
-Tensor expand_as(const Tensor& self, const Tensor& other, const std::source_location& loc) {
+Tensor expand_as(const Tensor& self, const Tensor& other, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("expand_as");
   return ops::call1(op, {self, other}, &loc);
 }
 
-Tensor broadcast_to(const Tensor& self, IntList size, const std::source_location& loc) {
+Tensor broadcast_to(const Tensor& self, IntList size, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("broadcast_to");
   return ops::call1(op, {self, size}, &loc);
 }
 
-std::vector<Tensor> broadcast_tensors(TensorList tensors, const std::source_location& loc) {
+std::vector<Tensor> broadcast_tensors(TensorList tensors, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("broadcast_tensors");
   return ops::call(op, {tensors}, &loc);
 }
