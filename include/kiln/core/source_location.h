@@ -1,28 +1,46 @@
 #pragma once
-// Where user code called a kiln function: std::source_location's role. std::source_location itself
-// is unusable with clang 14 on libstdc++ 12 (the library needs a builtin clang 14 lacks), and
-// kiln's sanitizer build uses that pair; __builtin_FILE/__builtin_LINE in default arguments give
-// the caller's position on both compilers.
+// kiln::SourceLocation: std::source_location where the standard library provides it, else a
+// stand-in with the same interface built on the __builtin_FILE/FUNCTION/LINE/COLUMN builtins
+// (GCC and clang). clang 14 with libstdc++ has no std::source_location (libstdc++'s needs
+// __builtin_source_location, which clang gained in 15), and the typed op API takes one on every
+// call (the defaulted `loc` parameter naming the user's line).
 #include <cstdint>
+#if __has_include(<source_location>)
+#include <source_location>
+#endif
 
 namespace kiln {
 
+#if defined(__cpp_lib_source_location)
+using SourceLocation = std::source_location;
+#else
 class SourceLocation {
  public:
-  constexpr SourceLocation() = default;
-  // The caller's file and line when used as a defaulted parameter:
-  //   void f(const SourceLocation& loc = SourceLocation::current());
-  static constexpr SourceLocation current(const char* file = __builtin_FILE(),
-                                          uint32_t line = __builtin_LINE()) noexcept {
-    return SourceLocation(file, line);
+  // As a default argument, the builtins name the caller's position (as std::source_location's
+  // current() does).
+  static constexpr SourceLocation current(
+      const char* file = __builtin_FILE(), const char* function = __builtin_FUNCTION(),
+      std::uint_least32_t line = __builtin_LINE(),
+      std::uint_least32_t column = __builtin_COLUMN()) noexcept {
+    SourceLocation loc;
+    loc.file_ = file;
+    loc.function_ = function;
+    loc.line_ = line;
+    loc.column_ = column;
+    return loc;
   }
+  constexpr SourceLocation() noexcept = default;
   constexpr const char* file_name() const noexcept { return file_; }
-  constexpr uint32_t line() const noexcept { return line_; }
+  constexpr const char* function_name() const noexcept { return function_; }
+  constexpr std::uint_least32_t line() const noexcept { return line_; }
+  constexpr std::uint_least32_t column() const noexcept { return column_; }
 
  private:
-  constexpr SourceLocation(const char* file, uint32_t line) : file_(file), line_(line) {}
   const char* file_ = "";
-  uint32_t line_ = 0;
+  const char* function_ = "";
+  std::uint_least32_t line_ = 0;
+  std::uint_least32_t column_ = 0;
 };
+#endif
 
 }  // namespace kiln

@@ -9,6 +9,7 @@
 //   View:       meta computes each output's sizes/strides/offset; outputs alias input 0's storage.
 //   Composite:  written in other kiln ops; runs on any device (meta too).
 //   Custom:     a per-device function that makes its own outputs (data-dependent shapes).
+#include <kiln/core/source_location.h>
 #include <kiln/ops/ivalue.h>
 #include <kiln/ops/schema.h>
 
@@ -17,7 +18,6 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
-#include <kiln/core/source_location.h>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -219,19 +219,39 @@ void set_grad_mode_query(GradModeQuery query);
 
 // Calls an op: checks and completes args from the schema, then routes through the mode, the
 // autograd hook and the kernel for the arguments' device. `site` is the user's call site (the
-// typed API's defaulted SourceLocation parameter); it becomes current_call_site() for the
+// typed API's defaulted kiln::SourceLocation parameter); it becomes current_call_site() for the
 // call unless an enclosing op call already set one (a composite's inner calls keep the user's).
-std::vector<Tensor> call(const OpDef& op, Stack args, const SourceLocation* site = nullptr);
+std::vector<Tensor> call(const OpDef& op, Stack args, const kiln::SourceLocation* site = nullptr);
 // The user's call site of the outermost op call in progress on this thread, or null. Capture
 // stores it on graph nodes and names it in graph-break errors.
-const SourceLocation* current_call_site();
-// The same without normalization or the mode/autograd layers: straight to kernels.
+const kiln::SourceLocation* current_call_site();
+
+// Makes `site` the thread's call site for the scope's lifetime unless an enclosing scope (or op
+// call) already set one: the outermost site wins. Typed wrappers that run several ops, or code
+// that is no op call itself but may stop a capture (Tensor::item), open one with the user's
+// location so every op inside reports the user's line. Null sets nothing.
+class CallSiteScope {
+ public:
+  explicit CallSiteScope(const kiln::SourceLocation* site) noexcept;
+  ~CallSiteScope();
+  CallSiteScope(const CallSiteScope&) = delete;
+  CallSiteScope& operator=(const CallSiteScope&) = delete;
+
+ private:
+  bool set_;
+};
+// A site that names no location: passed to an op call (or held by a CallSiteScope) it is set like
+// any site, so the ops inside record no site of their own, but current_call_site() reports null.
+// The Tensor operators (+, *, ==, ...), which cannot take a defaulted source_location parameter,
+// pass it so that kiln's own line is never reported.
+const kiln::SourceLocation* no_call_site();
+// call() without normalization or the mode/autograd layers: straight to kernels.
 std::vector<Tensor> call_kernel(const OpDef& op, Stack& args);
 // Calls below the autograd hook (what the hook itself uses), still honouring a dispatch mode.
 std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args);
 
 // Convenience for typed wrappers: `return call1(op, {a, b, alpha});`
-inline Tensor call1(const OpDef& op, Stack args, const SourceLocation* site = nullptr) {
+inline Tensor call1(const OpDef& op, Stack args, const kiln::SourceLocation* site = nullptr) {
   return call(op, std::move(args), site)[0];
 }
 
