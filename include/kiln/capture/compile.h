@@ -25,12 +25,12 @@
 #include <kiln/capture/pytree.h>
 #include <kiln/nn/module.h>
 
+#include <kiln/core/source_location.h>
 #include <concepts>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <kiln/core/source_location.h>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -220,8 +220,7 @@ requires std::derived_from<M, nn::Module> std::shared_ptr<CompiledModule<M>> com
 
 template <typename F>
 requires(!capture::is_module_ptr_v<F>) Compiled<std::decay_t<F>> compile(
-    F&& fn, CompileOptions options = {},
-    const SourceLocation& loc = SourceLocation::current()) {
+    F&& fn, CompileOptions options = {}, const SourceLocation& loc = SourceLocation::current()) {
   if constexpr (std::is_constructible_v<bool, const std::decay_t<F>&>) {
     KILN_CHECK(static_cast<bool>(fn), "compile: expected a callable, got an empty function");
   }
