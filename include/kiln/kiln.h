@@ -1,12 +1,17 @@
 #pragma once
 // Everything a kiln user needs: #include <kiln/kiln.h>
 #include <kiln/autograd/autograd.h>
+#include <kiln/backends/backend.h>
+#include <kiln/capture/compile.h>
+#include <kiln/capture/debug_dir.h>
+#include <kiln/capture/logs.h>
 #include <kiln/core/device.h>
 #include <kiln/core/dtype.h>
 #include <kiln/core/error.h>
 #include <kiln/core/parallel.h>
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor.h>
+#include <kiln/graph/graph.h>
 #include <kiln/models/models.h>
 #include <kiln/nn/nn.h>
 #include <kiln/ops/attention.h>

@@ -1,4 +1,5 @@
 #include <kiln/core/tensor.h>
+#include <kiln/ops/registry.h>
 
 namespace kiln {
 
@@ -45,7 +46,10 @@ Tensor& Tensor::requires_grad_(bool r) {
   return *this;
 }
 
-Scalar Tensor::item() const {
+Scalar Tensor::item(const kiln::SourceLocation& loc) const {
+  // No op call, but capture breaks its graph here: name the user's line while it runs.
+  ops::CallSiteScope call_site(&loc);
+  if (defined()) impl()->materialize("Tensor.item()");
   KILN_CHECK(numel() == 1, "item: a Tensor with {} elements cannot be converted to Scalar",
              numel());
   KILN_CHECK(device().is_cpu(), "item: tensors on {} must be copied to the cpu first (to(kCPU))",

@@ -1,6 +1,9 @@
 #include <kiln/core/tensor_impl.h>
 
+#include <kiln/core/error.h>
+
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 namespace kiln {
@@ -12,6 +15,27 @@ TensorImpl::TensorImpl(Storage storage, DType dtype, SymIntList sizes, SymIntLis
 }
 
 TensorImpl::~TensorImpl() { release_symbols(); }
+
+namespace {
+std::atomic<TensorImpl::MaterializeHook> materialize_hook{nullptr};
+}  // namespace
+
+void TensorImpl::set_materialize_hook(MaterializeHook hook) { materialize_hook.store(hook); }
+
+void TensorImpl::materialize_proxy(const char* what) const {
+  if (MaterializeHook hook = materialize_hook.load()) hook(const_cast<TensorImpl&>(*this), what);
+  KILN_CHECK(storage_->data() != nullptr,
+             "{}: a traced tensor's data was read outside the compiled function that made it",
+             what);
+}
+
+void* TensorImpl::data_of_storage_without_memory() const {
+  // Meta tensors have no memory by design.
+  if (storage_->device().is_meta()) return nullptr;
+  materialize_proxy("reading a tensor's data");
+  return static_cast<char*>(storage_->data()) +
+         storage_offset_ * static_cast<int64_t>(itemsize(dtype_));
+}
 
 void TensorImpl::release_symbols() {
   if (!has_symbolic_) return;

@@ -1,10 +1,12 @@
 #include <kiln/nn/functional.h>
 #include <kiln/ops/binary.h>
+#include <kiln/ops/registry.h>
 
 namespace kiln::nn::functional {
 
 Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
-                const Tensor& bias) {
+                const Tensor& bias, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   KILN_CHECK(weight.dim() == 3, "bilinear: expected a 3-D weight (out, in1, in2), got {} dims",
              weight.dim());
   KILN_CHECK(input1.dim() >= 1 && input2.dim() >= 1 && input1.size(-1) == weight.size(1) &&
@@ -19,11 +21,14 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps) {
-  return kiln::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+                  double eps, const kiln::SourceLocation& loc) {
+  return kiln::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                          loc);
 }
 
-Tensor dropout(const Tensor& input, double p, bool training, bool inplace) {
+Tensor dropout(const Tensor& input, double p, bool training, bool inplace,
+               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   KILN_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got {}", p);
   // The identity needs no kernel (aten's dropout returns its input too).
   if (!training || p == 0.0) return input;
@@ -34,12 +39,15 @@ Tensor dropout(const Tensor& input, double p, bool training, bool inplace) {
   return kiln::dropout(input, p, training);
 }
 
-Tensor dropout2d(const Tensor& input, double p, bool training) {
+Tensor dropout2d(const Tensor& input, double p, bool training, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   KILN_CHECK(p >= 0.0 && p <= 1.0, "dropout probability has to be between 0 and 1, but got {}", p);
   return kiln::dropout2d(input, p, training);
 }
 
-Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx) {
+Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx,
+                 const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   KILN_CHECK(weight.dim() == 2, "embedding: expected a 2-D weight, got {} dims", weight.dim());
   int64_t pad = -1;
   if (padding_idx) {

@@ -418,32 +418,49 @@ std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args) {
 
 namespace {
 thread_local const kiln::SourceLocation* tls_call_site = nullptr;
+// The address is the marker; the value is never read.
+const kiln::SourceLocation kNoCallSite{};
 
-// Sets the thread's call site for the outermost call that knows one.
-class CallSiteScope {
+// The scope's logic, inline here so that call() pays no function call for it.
+inline bool enter_call_site(const kiln::SourceLocation* site) noexcept {
+  if (site == nullptr || tls_call_site != nullptr) return false;
+  tls_call_site = site;
+  return true;
+}
+
+class InlineCallSiteScope {
  public:
-  explicit CallSiteScope(const kiln::SourceLocation* site) noexcept
-      : set_(site != nullptr && tls_call_site == nullptr) {
-    if (set_) tls_call_site = site;
-  }
-  ~CallSiteScope() {
+  explicit InlineCallSiteScope(const kiln::SourceLocation* site) noexcept
+      : set_(enter_call_site(site)) {}
+  ~InlineCallSiteScope() {
     if (set_) tls_call_site = nullptr;
   }
-  CallSiteScope(const CallSiteScope&) = delete;
-  CallSiteScope& operator=(const CallSiteScope&) = delete;
+  InlineCallSiteScope(const InlineCallSiteScope&) = delete;
+  InlineCallSiteScope& operator=(const InlineCallSiteScope&) = delete;
 
  private:
   bool set_;
 };
 }  // namespace
 
-const kiln::SourceLocation* current_call_site() { return tls_call_site; }
+CallSiteScope::CallSiteScope(const kiln::SourceLocation* site) noexcept
+    : set_(enter_call_site(site)) {}
+CallSiteScope::~CallSiteScope() {
+  if (set_) tls_call_site = nullptr;
+}
+
+const kiln::SourceLocation* no_call_site() { return &kNoCallSite; }
+
+const kiln::SourceLocation* current_call_site() {
+  return tls_call_site == &kNoCallSite ? nullptr : tls_call_site;
+}
 
 std::vector<Tensor> call(const OpDef& op, Stack args, const kiln::SourceLocation* site) {
-  CallSiteScope scope(site);
+  InlineCallSiteScope scope(site);
   normalize_args(op.schema, args);
   AutogradHook hook = autograd_hook.load(std::memory_order_relaxed);
-  if (hook != nullptr && op.kind != OpKind::Composite) {
+  if (hook != nullptr && op.kind != OpKind::Composite &&
+      (tls_mode == nullptr || !tls_mode->replaces_autograd())) {
     GradModeQuery q = grad_mode_query.load(std::memory_order_relaxed);
     if ((q == nullptr || q()) && any_requires_grad(args)) return hook(op, args);
   }

@@ -31,8 +31,13 @@ bool enabled(Channel c);
 void set_enabled(std::string_view comma_list);
 // Emits one record if the channel is on.
 void log(Channel c, std::string_view message);
+// The text log() writes to stderr for one record: "[kiln:<channel>] <message>\n". A multi-line
+// message keeps the prefix on its first line only and indents the others by two spaces; one
+// trailing newline of the message is dropped. A sink receives the message unformatted.
+std::string format_record(Channel c, std::string_view message);
 // Installs a sink receiving every record (channel, message) instead of stderr; an empty function
-// restores stderr. Returns the previous sink.
+// restores stderr. Returns the previous sink. Records reach the sink one at a time (under a
+// mutex), so it need not be thread-safe; a record logged from inside the sink goes to stderr.
 using Sink = std::function<void(Channel, std::string_view)>;
 Sink set_sink(Sink sink);
 

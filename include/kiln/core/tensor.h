@@ -7,6 +7,7 @@
 #include <kiln/core/tensor_impl.h>
 #include <kiln/core/tensor_options.h>
 
+#include <kiln/core/source_location.h>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -97,21 +98,29 @@ class Tensor {
   void remove_hook(size_t handle) const;
 
   // ---- conversion, copies ----
-  Scalar item() const;
+  Scalar item(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   template <typename T>
-  T item() const {
-    return item().to<T>();
+  T item(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const {
+    return item(loc).to<T>();
   }
-  Tensor contiguous() const;
-  Tensor contiguous(MemoryFormat fmt) const;  // a copy in fmt's layout unless already so
-  Tensor clone() const;
-  Tensor to(DType dtype, bool copy = false) const;
-  Tensor to(Device device, bool copy = false) const;
-  Tensor to(TensorOptions options, bool copy = false) const;
-  Tensor& copy_(const Tensor& src);
-  Tensor& fill_(const Scalar& value);
-  Tensor& fill_(const Tensor& value);
-  Tensor& zero_();
+  Tensor contiguous(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor contiguous(MemoryFormat fmt,
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current())
+      const;  // a copy in fmt's layout unless already so
+  Tensor clone(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor to(DType dtype, bool copy = false,
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor to(Device device, bool copy = false,
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor to(TensorOptions options, bool copy = false,
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& copy_(const Tensor& src,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& fill_(const Scalar& value,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& fill_(const Tensor& value,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& zero_(const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor detach() const;
   std::string str() const;  // as print() shows it
   std::string to_string() const { return str(); }
@@ -120,43 +129,73 @@ class Tensor {
   std::vector<T> tolist() const;
 
   // ---- views ----
-  Tensor view(IntList size) const;
-  Tensor view_as(const Tensor& other) const;
-  Tensor reshape(IntList size) const;
-  Tensor reshape_as(const Tensor& other) const;
-  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
-  Tensor unflatten(int64_t dim, IntList sizes) const;
-  Tensor permute(IntList dims) const;
-  Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor t() const;
-  Tensor mT() const;
-  Tensor squeeze() const;
-  Tensor squeeze(int64_t dim) const;
-  Tensor squeeze(IntList dims) const;
-  Tensor unsqueeze(int64_t dim) const;
-  Tensor expand(IntList size) const;
-  Tensor expand_as(const Tensor& other) const;
-  Tensor broadcast_to(IntList size) const;
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor view(IntList size,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor view_as(const Tensor& other,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor reshape(IntList size,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor reshape_as(const Tensor& other,
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor unflatten(int64_t dim, IntList sizes,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor permute(IntList dims,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor transpose(int64_t dim0, int64_t dim1,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor t(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor mT(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor squeeze(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor squeeze(int64_t dim,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor squeeze(IntList dims,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor unsqueeze(int64_t dim,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor expand(IntList size,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor expand_as(const Tensor& other,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor broadcast_to(IntList size,
+                      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
-               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
-  Tensor select(int64_t dim, int64_t index) const;
-  Tensor operator[](int64_t index) const { return select(0, index); }
-  std::vector<Tensor> unbind(int64_t dim = 0) const;
-  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
-  std::vector<Tensor> split(IntList split_sizes, int64_t dim = 0) const;
-  std::vector<Tensor> split_with_sizes(IntList split_sizes, int64_t dim = 0) const;
-  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor select(int64_t dim, int64_t index,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor operator[](int64_t index) const;  // select(0, index); names no call site of its own
+  std::vector<Tensor> unbind(
+      int64_t dim = 0, const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  std::vector<Tensor> split(
+      int64_t split_size, int64_t dim = 0,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  std::vector<Tensor> split(
+      IntList split_sizes, int64_t dim = 0,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  std::vector<Tensor> split_with_sizes(
+      IntList split_sizes, int64_t dim = 0,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  std::vector<Tensor> chunk(
+      int64_t chunks, int64_t dim = 0,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor as_strided(IntList size, IntList stride,
-                    std::optional<int64_t> storage_offset = std::nullopt) const;
-  Tensor movedim(int64_t source, int64_t destination) const;
-  Tensor movedim(IntList source, IntList destination) const;
-  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+                    std::optional<int64_t> storage_offset = std::nullopt,
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor movedim(int64_t source, int64_t destination,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor movedim(IntList source, IntList destination,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1,
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- unary ----
-#define KILN_TENSOR_UNARY_METHOD(name) \
-  Tensor name() const;                 \
-  Tensor& name##_();
+#define KILN_TENSOR_UNARY_METHOD(name)                                                  \
+  Tensor name(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const; \
+  Tensor& name##_(const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   KILN_TENSOR_UNARY_METHOD(neg)
   KILN_TENSOR_UNARY_METHOD(abs)
   KILN_TENSOR_UNARY_METHOD(sign)
@@ -195,36 +234,54 @@ class Tensor {
   KILN_TENSOR_UNARY_METHOD(logical_not)
   KILN_TENSOR_UNARY_METHOD(bitwise_not)
 #undef KILN_TENSOR_UNARY_METHOD
-  Tensor round(int64_t decimals = 0) const;
-  Tensor& round_(int64_t decimals = 0);
-  Tensor logit(std::optional<double> eps = std::nullopt) const;
-  Tensor isnan() const;
-  Tensor isinf() const;
-  Tensor isfinite() const;
+  Tensor round(int64_t decimals = 0,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& round_(int64_t decimals = 0,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor logit(std::optional<double> eps = std::nullopt,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor isnan(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor isinf(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor isfinite(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor nan_to_num(std::optional<double> nan = std::nullopt,
                     std::optional<double> posinf = std::nullopt,
-                    std::optional<double> neginf = std::nullopt) const;
+                    std::optional<double> neginf = std::nullopt,
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- binary and ternary ----
-  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor div(const Tensor& other,
-             std::optional<std::string_view> rounding_mode = std::nullopt) const;
-  Tensor div(const Scalar& other,
-             std::optional<std::string_view> rounding_mode = std::nullopt) const;
-  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
-  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
-#define KILN_TENSOR_BINARY_METHOD(name)   \
-  Tensor name(const Tensor& other) const; \
-  Tensor name(const Scalar& other) const; \
-  Tensor& name##_(const Tensor& other);   \
-  Tensor& name##_(const Scalar& other);
+  Tensor add(const Tensor& other, const Scalar& alpha = 1,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& div_(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+#define KILN_TENSOR_BINARY_METHOD(name)                                                 \
+  Tensor name(const Tensor& other,                                                      \
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const; \
+  Tensor name(const Scalar& other,                                                      \
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const; \
+  Tensor& name##_(const Tensor& other,                                                  \
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());   \
+  Tensor& name##_(const Scalar& other,                                                  \
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   KILN_TENSOR_BINARY_METHOD(mul)
   KILN_TENSOR_BINARY_METHOD(floor_divide)
   KILN_TENSOR_BINARY_METHOD(remainder)
@@ -246,116 +303,196 @@ class Tensor {
   KILN_TENSOR_BINARY_METHOD(bitwise_left_shift)
   KILN_TENSOR_BINARY_METHOD(bitwise_right_shift)
 #undef KILN_TENSOR_BINARY_METHOD
-  Tensor maximum(const Tensor& other) const;
-  Tensor minimum(const Tensor& other) const;
-  Tensor where(const Tensor& condition, const Tensor& other) const;
-  Tensor where(const Tensor& condition, const Scalar& other) const;
-  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
-  Tensor clamp(const Tensor& min, const Tensor& max) const;
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
-  Tensor clamp_min(const Scalar& min) const;
-  Tensor clamp_max(const Scalar& max) const;
-  Tensor lerp(const Tensor& end, const Scalar& weight) const;
-  Tensor lerp(const Tensor& end, const Tensor& weight) const;
-  Tensor& lerp_(const Tensor& end, const Scalar& weight);
-  Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
-  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
-  Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;
-  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);
+  Tensor maximum(const Tensor& other,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor minimum(const Tensor& other,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor where(const Tensor& condition, const Tensor& other,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor where(const Tensor& condition, const Scalar& other,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor clamp(const Tensor& min, const Tensor& max,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor clamp_min(const Scalar& min,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor clamp_max(const Scalar& max,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
   // ---- reductions (an empty dim list reduces over every dim, as in PyTorch) ----
-  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
-  Tensor sum(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor mean(std::optional<DType> dtype = std::nullopt) const;
-  Tensor mean(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
-  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
-  Tensor max() const;
-  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
-  Tensor min() const;
-  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
-  Tensor amax(IntList dims = {}, bool keepdim = false) const;
-  Tensor amin(IntList dims = {}, bool keepdim = false) const;
-  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
-  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor sum(std::optional<DType> dtype = std::nullopt,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor sum(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor mean(std::optional<DType> dtype = std::nullopt,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor mean(IntList dims, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor prod(std::optional<DType> dtype = std::nullopt,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor max(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  std::tuple<Tensor, Tensor> max(
+      int64_t dim, bool keepdim = false,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor min(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  std::tuple<Tensor, Tensor> min(
+      int64_t dim, bool keepdim = false,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor amax(IntList dims = {}, bool keepdim = false,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor amin(IntList dims = {}, bool keepdim = false,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor var(IntList dims = {}, std::optional<Scalar> correction = std::nullopt,
-             bool keepdim = false) const;
+             bool keepdim = false,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor std(IntList dims = {}, std::optional<Scalar> correction = std::nullopt,
-             bool keepdim = false) const;
-  Tensor norm(const Scalar& p = 2, IntList dims = {}, bool keepdim = false) const;
-  Tensor logsumexp(IntList dims, bool keepdim = false) const;
-  Tensor any() const;
-  Tensor any(int64_t dim, bool keepdim = false) const;
-  Tensor all() const;
-  Tensor all(int64_t dim, bool keepdim = false) const;
-  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
-  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+             bool keepdim = false,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor norm(const Scalar& p = 2, IntList dims = {}, bool keepdim = false,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor logsumexp(IntList dims, bool keepdim = false,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor any(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor any(int64_t dim, bool keepdim = false,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor all(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor all(int64_t dim, bool keepdim = false,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- linear algebra ----
-  Tensor matmul(const Tensor& other) const;
-  Tensor mm(const Tensor& mat2) const;
-  Tensor bmm(const Tensor& mat2) const;
-  Tensor dot(const Tensor& other) const;
-  Tensor outer(const Tensor& vec2) const;
+  Tensor matmul(const Tensor& other,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor mm(const Tensor& mat2,
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor bmm(const Tensor& mat2,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor dot(const Tensor& other,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor outer(const Tensor& vec2,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
-               const Scalar& alpha = 1) const;
+               const Scalar& alpha = 1,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
-                 const Scalar& alpha = 1);
+                 const Scalar& alpha = 1,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
-                 const Scalar& alpha = 1) const;
+                 const Scalar& alpha = 1,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& baddbmm_(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
-                   const Scalar& alpha = 1);
+                   const Scalar& alpha = 1,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
   // ---- shape ----
-  Tensor flip(IntList dims) const;
-  Tensor roll(IntList shifts, IntList dims = {}) const;
-  Tensor repeat(IntList repeats) const;
-  Tensor tile(IntList dims) const;
-  Tensor tril(int64_t diagonal = 0) const;
-  Tensor triu(int64_t diagonal = 0) const;
-  Tensor& tril_(int64_t diagonal = 0);
-  Tensor& triu_(int64_t diagonal = 0);
+  Tensor flip(IntList dims,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor roll(IntList shifts, IntList dims = {},
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor repeat(IntList repeats,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor tile(IntList dims,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor tril(int64_t diagonal = 0,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor triu(int64_t diagonal = 0,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& tril_(int64_t diagonal = 0,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& triu_(int64_t diagonal = 0,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   // (values, indices); stable keeps the order of equal elements.
-  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false,
-                                  bool stable = false) const;
-  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
-  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true,
-                                  bool sorted = true) const;
+  std::tuple<Tensor, Tensor> sort(
+      int64_t dim = -1, bool descending = false, bool stable = false,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  std::tuple<Tensor, Tensor> topk(
+      int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
+      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- indexing ----
-  Tensor index_select(int64_t dim, const Tensor& index) const;
-  Tensor gather(int64_t dim, const Tensor& index) const;
-  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
-  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
-  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor index_select(int64_t dim, const Tensor& index,
+                      const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor gather(int64_t dim, const Tensor& index,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src,
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src,
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current());
   // reduce: "sum", "prod", "mean", "amax" or "amin".
   Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
-                        std::string_view reduce, bool include_self = true) const;
+                        std::string_view reduce, bool include_self = true,
+                        const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src,
-                          std::string_view reduce, bool include_self = true);
-  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
-  Tensor masked_select(const Tensor& mask) const;
-  Tensor nonzero() const;
-  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+                          std::string_view reduce, bool include_self = true,
+                          const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor masked_fill(const Tensor& mask, const Scalar& value,
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value,
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor masked_select(const Tensor& mask,
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor nonzero(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt,
+                        const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
   // Advanced indexing, self[indices...]: one entry per leading dim; an undefined Tensor stands
   // for a full slice (":"). Integer (int64/int32) and boolean index tensors.
-  Tensor index(TensorList indices) const;
-  Tensor index_put(TensorList indices, const Tensor& values, bool accumulate = false) const;
-  Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false);
+  Tensor index(TensorList indices,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor index_put(TensorList indices, const Tensor& values, bool accumulate = false,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor& index_put_(TensorList indices, const Tensor& values, bool accumulate = false,
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
   // ---- neural-network ops that PyTorch also offers as methods ----
-  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
-  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
+  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt,
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
   // ---- random (in place, from the default Philox generator) ----
-  Tensor& uniform_(double from = 0.0, double to = 1.0);
-  Tensor& normal_(double mean = 0.0, double std = 1.0);
-  Tensor& bernoulli_(double p = 0.5);
-  Tensor bernoulli() const;
+  Tensor& uniform_(double from = 0.0, double to = 1.0,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& normal_(double mean = 0.0, double std = 1.0,
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor& bernoulli_(double p = 0.5,
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+  Tensor bernoulli(const kiln::SourceLocation& loc = kiln::SourceLocation::current()) const;
 
  private:
   TensorImpl* checked() const {

@@ -80,6 +80,9 @@ class TensorImpl {
   bool requires_grad() const { return requires_grad_; }
   void set_requires_grad(bool v) { requires_grad_ = v; }
   AutogradMetaInterface* autograd_meta() const { return autograd_meta_.get(); }
+  const std::shared_ptr<AutogradMetaInterface>& shared_autograd_meta() const {
+    return autograd_meta_;
+  }
   void set_autograd_meta(std::shared_ptr<AutogradMetaInterface> m) {
     autograd_meta_ = std::move(m);
   }
@@ -94,11 +97,30 @@ class TensorImpl {
   void bump_version() { storage_->bump_version(); }
 
   void* data() const {
+    if (storage_->data() == nullptr && storage_->nbytes() != 0) [[unlikely]]
+      return data_of_storage_without_memory();
     return static_cast<char*>(storage_->data()) +
            storage_offset_ * static_cast<int64_t>(itemsize(dtype_));
   }
+  // A tensor whose storage has a size but no memory on a real device is a capture proxy (a value
+  // a compiled function has not computed yet). Reading its data asks the hook to compute it (a
+  // graph break), which must give the tensor a storage with memory; without a hook, or if the
+  // hook leaves it without memory, reading raises kiln::Error.
+  // `what` says what needed the data ("Tensor.item()"), for graph-break reasons.
+  using MaterializeHook = void (*)(TensorImpl& proxy, const char* what);
+  static void set_materialize_hook(MaterializeHook hook);
+  // Computes a proxy's value now (no-op for other tensors); raises kiln::Error as data() does.
+  void materialize(const char* what) const {
+    if (is_proxy()) [[unlikely]]
+      materialize_proxy(what);
+  }
+  bool is_proxy() const {
+    return storage_->data() == nullptr && storage_->nbytes() != 0 && !storage_->device().is_meta();
+  }
 
  private:
+  void* data_of_storage_without_memory() const;
+  void materialize_proxy(const char* what) const;
   void refresh_derived();
   void release_symbols();
   [[noreturn]] void throw_symbolic(const char* what) const;

@@ -12,7 +12,9 @@
 #include <kiln/ops/registry.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,7 +22,7 @@
 
 namespace kiln::graph {
 
-// Where the user's code called an op (std::source_location's file and line); empty when unknown.
+// Where the user's code called an op (SourceLocation's file and line); empty when unknown.
 struct SourceLoc {
   const char* file = nullptr;
   uint32_t line = 0;
@@ -40,7 +42,8 @@ struct ValueMeta {
   bool requires_grad = false;
 
   static ValueMeta of(const Tensor& t);
-  // "f32[64, 1024]", with strides appended when not contiguous: "f32[4, 3](1, 4)".
+  // "f32[64, 1024]", with strides appended when not contiguous: "f32[4, 3](1, 4)", and the
+  // device when not the CPU: "f32[8]@cuda:0".
   std::string str() const;
   bool operator==(const ValueMeta&) const = default;
 };
@@ -149,6 +152,9 @@ class Graph {
   void replace_all_uses(Value from, Value to);
   // Removes an op node none of whose outputs is used; raises kiln::Error otherwise.
   void erase(Node* node);
+  // Renames a node of this graph to `base` (made an identifier), with a counter if taken
+  // (capture names user arguments after their parameter names).
+  void rename(Node& node, std::string_view base);
 
   // FX's print_readable: one line per node,
   //   %addmm : f32[64, 1024] = addmm(%fc1_bias, %x, %t, beta=1, alpha=1)  # train.cpp:12
@@ -162,7 +168,10 @@ class Graph {
   std::string unique_name(std::string_view base);
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<Value> outputs_;
-  std::vector<std::string> names_;  // sorted, for unique_name
+  // Names ever given out (erased nodes keep theirs reserved), and the next counter per base, so
+  // that naming stays O(log n) per node.
+  std::set<std::string, std::less<>> names_;
+  std::map<std::string, size_t, std::less<>> next_suffix_;
 };
 
 // Runs the graph with eager kernels (ops::call, so autograd records as in eager code): one tensor

@@ -25,7 +25,7 @@ struct GPT2Config {
   int64_t n_embd = 768;
   int64_t n_layer = 12;
   int64_t n_head = 12;
-  std::optional<int64_t> n_inner;  // the MLP's width; 4 * n_embd when absent
+  std::optional<int64_t> n_inner = std::nullopt;  // the MLP's width; 4 * n_embd when absent
   double resid_pdrop = 0.1;
   double embd_pdrop = 0.1;
   double attn_pdrop = 0.1;

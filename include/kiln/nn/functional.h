@@ -15,6 +15,7 @@
 #include <kiln/ops/softmax.h>
 #include <kiln/ops/unary.h>
 
+#include <kiln/core/source_location.h>
 #include <optional>
 
 namespace kiln::nn::functional {
@@ -29,7 +30,8 @@ using kiln::conv_transpose3d;
 using kiln::linear;
 // y = x1^T W x2 + b: x1 (..., in1), x2 (..., in2), weight (out, in1, in2), bias (out).
 Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
-                const Tensor& bias = Tensor());
+                const Tensor& bias = Tensor(),
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 using kiln::adaptive_avg_pool2d;
 using kiln::adaptive_max_pool2d;
 using kiln::avg_pool2d;
@@ -61,17 +63,21 @@ using kiln::rms_norm;
 // F.batch_norm's argument order: running statistics before weight and bias.
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
-                  bool training = false, double momentum = 0.1, double eps = 1e-5);
+                  bool training = false, double momentum = 0.1, double eps = 1e-5,
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // ---- dropout ----
 // p must lie in [0, 1]; inplace modifies input (and returns it).
-Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, bool inplace = false);
-Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true);
+Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, bool inplace = false,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor dropout2d(const Tensor& input, double p = 0.5, bool training = true,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // ---- sparse ----
 // F.embedding's argument order: indices first. padding_idx may be negative (counts from the end).
 Tensor embedding(const Tensor& input, const Tensor& weight,
-                 std::optional<int64_t> padding_idx = std::nullopt);
+                 std::optional<int64_t> padding_idx = std::nullopt,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 using kiln::one_hot;
 
 // ---- losses (options structs as in <kiln/ops/loss.h>) ----

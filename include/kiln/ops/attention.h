@@ -5,6 +5,7 @@
 #include <kiln/core/tensor.h>
 #include <kiln/ops/random.h>
 
+#include <kiln/core/source_location.h>
 #include <optional>
 #include <tuple>
 
@@ -18,11 +19,11 @@ namespace kiln {
 //  dropout_p: attention weights dropped with this probability (Philox, from gen or the default
 //  generator) and the kept ones scaled by 1 / (1 - dropout_p).
 // A query row with every key masked out gives zeros, as PyTorch does.
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const Tensor& attn_mask = Tensor(), double dropout_p = 0.0,
-                                    bool is_causal = false,
-                                    std::optional<double> scale = std::nullopt,
-                                    bool enable_gqa = false, Generator* gen = nullptr);
+Tensor scaled_dot_product_attention(
+    const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask = Tensor(),
+    double dropout_p = 0.0, bool is_causal = false, std::optional<double> scale = std::nullopt,
+    bool enable_gqa = false, Generator* gen = nullptr,
+    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // The fused kernel on 4-D inputs: query [B, Hq, L, E], key [B, Hk, S, E], value [B, Hv, S, Ev]
 // (Hk and Hv divide Hq; query head h reads key head h / (Hq / Hk)); a causal mask and attn_mask
@@ -32,6 +33,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
     const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p = 0.0,
     bool is_causal = false, const Tensor& attn_mask = Tensor(),
-    std::optional<double> scale = std::nullopt, Generator* gen = nullptr);
+    std::optional<double> scale = std::nullopt, Generator* gen = nullptr,
+    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 // Factory functions, as in PyTorch (`kiln::zeros({2, 3})`, `kiln::arange(10, kiln::kInt64)`).
 #include <kiln/core/tensor.h>
 
+#include <kiln/core/source_location.h>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -9,29 +10,44 @@
 
 namespace kiln {
 
-Tensor empty(IntList size, TensorOptions options = {});
-Tensor empty_strided(IntList size, IntList stride, TensorOptions options = {});
-Tensor zeros(IntList size, TensorOptions options = {});
-Tensor ones(IntList size, TensorOptions options = {});
+Tensor empty(IntList size, TensorOptions options = {},
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor empty_strided(IntList size, IntList stride, TensorOptions options = {},
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor zeros(IntList size, TensorOptions options = {},
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor ones(IntList size, TensorOptions options = {},
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // dtype defaults from the value: bool, int64 or float32, as in PyTorch.
-Tensor full(IntList size, const Scalar& fill_value, TensorOptions options = {});
+Tensor full(IntList size, const Scalar& fill_value, TensorOptions options = {},
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // dtype defaults to int64 when every bound is integral, else float32.
-Tensor arange(const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& end, TensorOptions options = {},
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1,
-              TensorOptions options = {});
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options = {});
-Tensor eye(int64_t n, TensorOptions options = {});
-Tensor eye(int64_t n, int64_t m, TensorOptions options = {});
+              TensorOptions options = {},
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options = {},
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor eye(int64_t n, TensorOptions options = {},
+           const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor eye(int64_t n, int64_t m, TensorOptions options = {},
+           const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // *_like: same sizes, dtype and device as `other` unless options say otherwise; dense layouts
 // are kept (PyTorch's preserve_format).
-Tensor empty_like(const Tensor& other, TensorOptions options = {});
-Tensor zeros_like(const Tensor& other, TensorOptions options = {});
-Tensor ones_like(const Tensor& other, TensorOptions options = {});
-Tensor full_like(const Tensor& other, const Scalar& fill_value, TensorOptions options = {});
+Tensor empty_like(const Tensor& other, TensorOptions options = {},
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor zeros_like(const Tensor& other, TensorOptions options = {},
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor ones_like(const Tensor& other, TensorOptions options = {},
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor full_like(const Tensor& other, const Scalar& fill_value, TensorOptions options = {},
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // A 0-dim tensor holding a number (what `tensor(3.5)` gives in PyTorch).
-Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
+Tensor scalar_tensor(const Scalar& value, TensorOptions options = {},
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // A 0-dim tensor marked as a wrapped number: ranks lowest in type promotion, like a Python scalar
 // passed to a PyTorch op.
 Tensor wrapped_scalar(const Scalar& value, Device device = Device::cpu());
@@ -66,7 +82,8 @@ class NestedList {
   std::string ragged_expected_, ragged_got_;
 };
 
-Tensor tensor(const NestedList& data, TensorOptions options = {});
+Tensor tensor(const NestedList& data, TensorOptions options = {},
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // A tensor of the given shape from a flat vector in row-major order.
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, IntList shape, TensorOptions options = {});

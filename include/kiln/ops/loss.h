@@ -6,6 +6,7 @@
 // A reduction is given as the enum or as PyTorch's string: {.reduction = "sum"}.
 #include <kiln/core/tensor.h>
 
+#include <kiln/core/source_location.h>
 #include <string_view>
 
 namespace kiln {
@@ -35,7 +36,8 @@ struct CrossEntropyOptions {
 // input (C), (N, C) or (N, C, d1, ...) logits; target class indices (N, d1, ...) of int64 (or
 // uint8), or class probabilities of input's shape.
 Tensor cross_entropy(const Tensor& input, const Tensor& target,
-                     const CrossEntropyOptions& options = {});
+                     const CrossEntropyOptions& options = {},
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct NllLossOptions {
   Tensor weight = {};
@@ -43,23 +45,28 @@ struct NllLossOptions {
   ReductionArg reduction = {};
 };
 // input log-probabilities (C), (N, C) or (N, C, d1, ...); target class indices.
-Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options = {});
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options = {},
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reduction = {});
-Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction = {});
+Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reduction = {},
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction = {},
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct SmoothL1LossOptions {
   ReductionArg reduction = {};
   double beta = 1.0;
 };
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
-                      const SmoothL1LossOptions& options = {});
+                      const SmoothL1LossOptions& options = {},
+                      const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct HuberLossOptions {
   ReductionArg reduction = {};
   double delta = 1.0;
 };
-Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options = {});
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options = {},
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct BinaryCrossEntropyOptions {
   Tensor weight = {};  // broadcast to input
@@ -67,21 +74,25 @@ struct BinaryCrossEntropyOptions {
 };
 // input probabilities in [0, 1]; each log is clamped to >= -100 as in PyTorch.
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
-                            const BinaryCrossEntropyOptions& options = {});
+                            const BinaryCrossEntropyOptions& options = {},
+                            const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct BinaryCrossEntropyWithLogitsOptions {
   Tensor weight = {};      // broadcast to input
   Tensor pos_weight = {};  // weight of positive examples, broadcast along the class dim (last)
   ReductionArg reduction = {};
 };
-Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                        const BinaryCrossEntropyWithLogitsOptions& options = {});
+Tensor binary_cross_entropy_with_logits(
+    const Tensor& input, const Tensor& target,
+    const BinaryCrossEntropyWithLogitsOptions& options = {},
+    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 struct KlDivOptions {
   ReductionArg reduction = {};
   bool log_target = false;
 };
 // input log-probabilities; target probabilities (log-probabilities with log_target).
-Tensor kl_div(const Tensor& input, const Tensor& target, const KlDivOptions& options = {});
+Tensor kl_div(const Tensor& input, const Tensor& target, const KlDivOptions& options = {},
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

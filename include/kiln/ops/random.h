@@ -3,6 +3,7 @@
 // determines every draw, so eager and compiled code can produce the same numbers.
 #include <kiln/core/tensor.h>
 
+#include <kiln/core/source_location.h>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -40,23 +41,37 @@ struct Philox4x32 {
   static std::array<uint32_t, 4> draw(uint64_t counter_lo, uint64_t counter_hi, uint64_t key);
 };
 
-Tensor rand(IntList size, TensorOptions options = {}, Generator* gen = nullptr);
-Tensor randn(IntList size, TensorOptions options = {}, Generator* gen = nullptr);
+Tensor rand(IntList size, TensorOptions options = {}, Generator* gen = nullptr,
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor randn(IntList size, TensorOptions options = {}, Generator* gen = nullptr,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // Integers uniformly in [low, high); dtype defaults to int64.
 Tensor randint(int64_t low, int64_t high, IntList size, TensorOptions options = {},
-               Generator* gen = nullptr);
-Tensor randint(int64_t high, IntList size, TensorOptions options = {}, Generator* gen = nullptr);
-Tensor rand_like(const Tensor& other, TensorOptions options = {}, Generator* gen = nullptr);
-Tensor randn_like(const Tensor& other, TensorOptions options = {}, Generator* gen = nullptr);
+               Generator* gen = nullptr,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor randint(int64_t high, IntList size, TensorOptions options = {}, Generator* gen = nullptr,
+               const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor rand_like(const Tensor& other, TensorOptions options = {}, Generator* gen = nullptr,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor randn_like(const Tensor& other, TensorOptions options = {}, Generator* gen = nullptr,
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor normal(double mean, double std, IntList size, TensorOptions options = {},
-              Generator* gen = nullptr);
-Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen = nullptr);
+              Generator* gen = nullptr,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen = nullptr,
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // Each element is 1 with the probability in `p` (same shape), else 0; dtype of p.
-Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
-Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr);
-Tensor randperm(int64_t n, TensorOptions options = {}, Generator* gen = nullptr);
-Tensor& uniform_(Tensor& self, double from = 0.0, double to = 1.0, Generator* gen = nullptr);
-Tensor& normal_(Tensor& self, double mean = 0.0, double std = 1.0, Generator* gen = nullptr);
-Tensor& bernoulli_(Tensor& self, double p = 0.5, Generator* gen = nullptr);
+Tensor bernoulli(const Tensor& p, Generator* gen = nullptr,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor bernoulli(const Tensor& self, double p, Generator* gen = nullptr,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor randperm(int64_t n, TensorOptions options = {}, Generator* gen = nullptr,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor& uniform_(Tensor& self, double from = 0.0, double to = 1.0, Generator* gen = nullptr,
+                 const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor& normal_(Tensor& self, double mean = 0.0, double std = 1.0, Generator* gen = nullptr,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor& bernoulli_(Tensor& self, double p = 0.5, Generator* gen = nullptr,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

@@ -9,10 +9,10 @@
 //   View:       meta computes each output's sizes/strides/offset; outputs alias input 0's storage.
 //   Composite:  written in other kiln ops; runs on any device (meta too).
 //   Custom:     a per-device function that makes its own outputs (data-dependent shapes).
+#include <kiln/core/source_location.h>
 #include <kiln/ops/ivalue.h>
 #include <kiln/ops/schema.h>
 
-#include <kiln/core/source_location.h>
 #include <any>
 #include <array>
 #include <functional>
@@ -191,6 +191,9 @@ class DispatchMode {
  public:
   virtual ~DispatchMode() = default;
   virtual std::vector<Tensor> dispatch(const OpDef& op, Stack& args) = 0;
+  // True for modes that stand in for computation (capture's tracer): the autograd hook does not
+  // run for ops they intercept, whatever the grad mode, which they record themselves.
+  virtual bool replaces_autograd() const { return false; }
 };
 
 // Installs a mode for the guard's lifetime; the mode itself may call ops, which bypass it.
@@ -222,7 +225,27 @@ std::vector<Tensor> call(const OpDef& op, Stack args, const kiln::SourceLocation
 // The user's call site of the outermost op call in progress on this thread, or null. Capture
 // stores it on graph nodes and names it in graph-break errors.
 const kiln::SourceLocation* current_call_site();
-// The same without normalization or the mode/autograd layers: straight to kernels.
+
+// Makes `site` the thread's call site for the scope's lifetime unless an enclosing scope (or op
+// call) already set one: the outermost site wins. Typed wrappers that run several ops, or code
+// that is no op call itself but may stop a capture (Tensor::item), open one with the user's
+// location so every op inside reports the user's line. Null sets nothing.
+class CallSiteScope {
+ public:
+  explicit CallSiteScope(const kiln::SourceLocation* site) noexcept;
+  ~CallSiteScope();
+  CallSiteScope(const CallSiteScope&) = delete;
+  CallSiteScope& operator=(const CallSiteScope&) = delete;
+
+ private:
+  bool set_;
+};
+// A site that names no location: passed to an op call (or held by a CallSiteScope) it is set like
+// any site, so the ops inside record no site of their own, but current_call_site() reports null.
+// The Tensor operators (+, *, ==, ...), which cannot take a defaulted source_location parameter,
+// pass it so that kiln's own line is never reported.
+const kiln::SourceLocation* no_call_site();
+// call() without normalization or the mode/autograd layers: straight to kernels.
 std::vector<Tensor> call_kernel(const OpDef& op, Stack& args);
 // Calls below the autograd hook (what the hook itself uses), still honouring a dispatch mode.
 std::vector<Tensor> call_below_autograd(const OpDef& op, Stack& args);

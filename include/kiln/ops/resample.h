@@ -4,6 +4,7 @@
 // Semantics follow torch.nn.functional.pad / interpolate / pixel_shuffle.
 #include <kiln/core/tensor.h>
 
+#include <kiln/core/source_location.h>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,17 +12,26 @@
 namespace kiln {
 
 // pad lists (left, right) pairs starting from the last dim; negative entries crop.
-Tensor constant_pad_nd(const Tensor& self, IntList pad, const Scalar& value = 0);
-Tensor reflection_pad1d(const Tensor& self, IntList padding);
-Tensor reflection_pad2d(const Tensor& self, IntList padding);
-Tensor reflection_pad3d(const Tensor& self, IntList padding);
-Tensor replication_pad1d(const Tensor& self, IntList padding);
-Tensor replication_pad2d(const Tensor& self, IntList padding);
-Tensor replication_pad3d(const Tensor& self, IntList padding);
-Tensor pad_circular(const Tensor& self, IntList pad);
+Tensor constant_pad_nd(const Tensor& self, IntList pad, const Scalar& value = 0,
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor reflection_pad1d(const Tensor& self, IntList padding,
+                        const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor reflection_pad2d(const Tensor& self, IntList padding,
+                        const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor reflection_pad3d(const Tensor& self, IntList padding,
+                        const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor replication_pad1d(const Tensor& self, IntList padding,
+                         const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor replication_pad2d(const Tensor& self, IntList padding,
+                         const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor replication_pad3d(const Tensor& self, IntList padding,
+                         const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor pad_circular(const Tensor& self, IntList pad,
+                    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // F.pad: mode is "constant", "reflect", "replicate" or "circular"; value only with "constant".
 Tensor pad(const Tensor& self, IntList pad, const std::string& mode = "constant",
-           std::optional<double> value = std::nullopt);
+           std::optional<double> value = std::nullopt,
+           const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // F.interpolate. Exactly one of size / scale_factor is given, with one entry per spatial dim
 // (or a single entry used for every spatial dim). mode: "nearest", "nearest-exact", "linear"
@@ -35,31 +45,41 @@ struct InterpolateOptions {
   std::optional<bool> align_corners;
   std::optional<bool> recompute_scale_factor;
 };
-Tensor interpolate(const Tensor& input, const InterpolateOptions& options);
+Tensor interpolate(const Tensor& input, const InterpolateOptions& options,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size,
                    std::optional<std::vector<double>> scale_factor,
                    const std::string& mode = "nearest",
                    std::optional<bool> align_corners = std::nullopt,
-                   std::optional<bool> recompute_scale_factor = std::nullopt);
+                   std::optional<bool> recompute_scale_factor = std::nullopt,
+                   const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 Tensor upsample_nearest1d(const Tensor& self, IntList output_size,
-                          std::optional<double> scales = std::nullopt);
+                          std::optional<double> scales = std::nullopt,
+                          const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor upsample_nearest2d(const Tensor& self, IntList output_size,
                           std::optional<double> scales_h = std::nullopt,
-                          std::optional<double> scales_w = std::nullopt);
+                          std::optional<double> scales_w = std::nullopt,
+                          const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor upsample_nearest_exact1d(const Tensor& self, IntList output_size,
-                                std::optional<double> scales = std::nullopt);
+                                std::optional<double> scales = std::nullopt,
+                                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor upsample_nearest_exact2d(const Tensor& self, IntList output_size,
                                 std::optional<double> scales_h = std::nullopt,
-                                std::optional<double> scales_w = std::nullopt);
+                                std::optional<double> scales_w = std::nullopt,
+                                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor upsample_linear1d(const Tensor& self, IntList output_size, bool align_corners,
-                         std::optional<double> scales = std::nullopt);
+                         std::optional<double> scales = std::nullopt,
+                         const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor upsample_bilinear2d(const Tensor& self, IntList output_size, bool align_corners,
                            std::optional<double> scales_h = std::nullopt,
-                           std::optional<double> scales_w = std::nullopt);
+                           std::optional<double> scales_w = std::nullopt,
+                           const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 // (*, C*r*r, H, W) -> (*, C, H*r, W*r) and back.
-Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor);
-Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor);
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor,
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor,
+                       const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

@@ -3,6 +3,7 @@
 // PyTorch; rounding and sign-like ops keep the input dtype.
 #include <kiln/core/tensor.h>
 
+#include <kiln/core/source_location.h>
 #include <optional>
 #include <string_view>
 
@@ -18,20 +19,30 @@ namespace kiln {
   X(hardsigmoid) X(hardswish) X(selu)
 // clang-format on
 
-#define KILN_DECLARE_UNARY(name) Tensor name(const Tensor& self);
+#define KILN_DECLARE_UNARY(name)  \
+  Tensor name(const Tensor& self, \
+              const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 KILN_UNARY_OPS(KILN_DECLARE_UNARY)
 #undef KILN_DECLARE_UNARY
 
-Tensor round(const Tensor& self, int64_t decimals = 0);
-Tensor logit(const Tensor& self, std::optional<double> eps = std::nullopt);
+Tensor round(const Tensor& self, int64_t decimals = 0,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor logit(const Tensor& self, std::optional<double> eps = std::nullopt,
+             const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 // approximate: "none" (erf) or "tanh".
-Tensor gelu(const Tensor& self, std::string_view approximate = "none");
-Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0);
-Tensor hardtanh(const Tensor& self, double min_val = -1.0, double max_val = 1.0);
-Tensor leaky_relu(const Tensor& self, double negative_slope = 0.01);
-Tensor elu(const Tensor& self, double alpha = 1.0, double scale = 1.0, double input_scale = 1.0);
+Tensor gelu(const Tensor& self, std::string_view approximate = "none",
+            const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor softplus(const Tensor& self, double beta = 1.0, double threshold = 20.0,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor hardtanh(const Tensor& self, double min_val = -1.0, double max_val = 1.0,
+                const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor leaky_relu(const Tensor& self, double negative_slope = 0.01,
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor elu(const Tensor& self, double alpha = 1.0, double scale = 1.0, double input_scale = 1.0,
+           const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor nan_to_num(const Tensor& self, std::optional<double> nan = std::nullopt,
                   std::optional<double> posinf = std::nullopt,
-                  std::optional<double> neginf = std::nullopt);
+                  std::optional<double> neginf = std::nullopt,
+                  const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 
 }  // namespace kiln

@@ -164,7 +164,9 @@ namespace kiln {
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
-                                    std::optional<double> scale, bool enable_gqa, Generator* gen) {
+                                    std::optional<double> scale, bool enable_gqa, Generator* gen,
+                                    const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("scaled_dot_product_attention");
   random_detail::GeneratorScope scope(gen);
   ops::Stack args{query, key, value};
@@ -173,7 +175,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   args.emplace_back(is_causal);
   args.emplace_back(scale);
   args.emplace_back(enable_gqa);
-  return ops::call1(op, std::move(args));
+  return ops::call1(op, std::move(args), &loc);
 }
 
 }  // namespace kiln

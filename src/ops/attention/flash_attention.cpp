@@ -147,14 +147,16 @@ namespace kiln {
 
 std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
     const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p, bool is_causal,
-    const Tensor& attn_mask, std::optional<double> scale, Generator* gen) {
+    const Tensor& attn_mask, std::optional<double> scale, Generator* gen,
+    const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op =
       ops::OpRegistry::instance().get("_scaled_dot_product_flash_attention_for_cpu");
   random_detail::GeneratorScope scope(gen);
   ops::Stack args{query, key, value, dropout_p, is_causal};
   args.emplace_back(attn_mask.defined() ? ops::IValue(attn_mask) : ops::IValue());
   args.emplace_back(scale ? ops::IValue(*scale) : ops::IValue());
-  std::vector<Tensor> r = ops::call(op, std::move(args));
+  std::vector<Tensor> r = ops::call(op, std::move(args), &loc);
   return {r[0], r[1]};
 }
 

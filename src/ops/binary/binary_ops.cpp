@@ -5,6 +5,7 @@
 
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/registry.h>
 #include <kiln/ops/unary.h>
 
 #include <cmath>
@@ -351,44 +352,54 @@ std::optional<std::string> mode_arg(std::optional<std::string_view> m) {
 }
 }  // namespace
 
-Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha,
+           const kiln::SourceLocation& loc) {
   static const auto& o = op("add");
-  return ops::call1(o, {self, other, alpha});
+  return ops::call1(o, {self, other, alpha}, &loc);
 }
-Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
-  return add(self, wrap(other, self), alpha);
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha,
+           const kiln::SourceLocation& loc) {
+  return add(self, wrap(other, self), alpha, loc);
 }
-Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha,
+           const kiln::SourceLocation& loc) {
   static const auto& o = op("sub");
-  return ops::call1(o, {self, other, alpha});
+  return ops::call1(o, {self, other, alpha}, &loc);
 }
-Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
-  return sub(self, wrap(other, self), alpha);
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha,
+           const kiln::SourceLocation& loc) {
+  return sub(self, wrap(other, self), alpha, loc);
 }
-Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha,
+            const kiln::SourceLocation& loc) {
   static const auto& o = op("rsub");
-  return ops::call1(o, {self, wrap(other, self), alpha});
+  return ops::call1(o, {self, wrap(other, self), alpha}, &loc);
 }
-Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode,
+           const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("div");
-  return ops::call1(o, {self, other, mode_arg(rounding_mode)});
+  return ops::call1(o, {self, other, mode_arg(rounding_mode)}, &loc);
 }
-Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode) {
-  return div(self, wrap(other, self), rounding_mode);
+Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode,
+           const kiln::SourceLocation& loc) {
+  return div(self, wrap(other, self), rounding_mode, loc);
 }
-Tensor pow(const Scalar& self, const Tensor& exponent) {
+Tensor pow(const Scalar& self, const Tensor& exponent, const kiln::SourceLocation& loc) {
   static const auto& o = op("pow.Scalar");
-  return ops::call1(o, {self, exponent});
+  return ops::call1(o, {self, exponent}, &loc);
 }
 
 // The two-argument ops (declared with KILN_BINARY_OPS in binary.h); Scalar operands are
 // wrapped numbers.
-#define KILN_DEFINE_BINARY(name)                         \
-  Tensor name(const Tensor& self, const Tensor& other) { \
-    static const auto& o = op(#name);                    \
-    return ops::call1(o, {self, other});                 \
-  }                                                      \
-  Tensor name(const Tensor& self, const Scalar& other) { return name(self, wrap(other, self)); }
+#define KILN_DEFINE_BINARY(name)                                                          \
+  Tensor name(const Tensor& self, const Tensor& other, const kiln::SourceLocation& loc) { \
+    static const auto& o = op(#name);                                                     \
+    return ops::call1(o, {self, other}, &loc);                                            \
+  }                                                                                       \
+  Tensor name(const Tensor& self, const Scalar& other, const kiln::SourceLocation& loc) { \
+    return name(self, wrap(other, self), loc);                                            \
+  }
 KILN_BINARY_OPS(KILN_DEFINE_BINARY)
 #undef KILN_DEFINE_BINARY
 

@@ -5,6 +5,7 @@
 
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/registry.h>
 
 namespace kiln::ops {
 namespace {
@@ -426,54 +427,65 @@ namespace {
 const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
 }  // namespace
 
-Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other,
+             const kiln::SourceLocation& loc) {
   static const auto& o = op("where");
-  return ops::call1(o, {condition, self, other});
+  return ops::call1(o, {condition, self, other}, &loc);
 }
-Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other) {
-  return where(condition, wrapped_scalar(self, other.device()), other);
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other,
+             const kiln::SourceLocation& loc) {
+  return where(condition, wrapped_scalar(self, other.device()), other, loc);
 }
-Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other) {
-  return where(condition, self, wrapped_scalar(other, self.device()));
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other,
+             const kiln::SourceLocation& loc) {
+  return where(condition, self, wrapped_scalar(other, self.device()), loc);
 }
-Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other) {
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other,
+             const kiln::SourceLocation& loc) {
   return where(condition, wrapped_scalar(self, condition.device()),
-               wrapped_scalar(other, condition.device()));
+               wrapped_scalar(other, condition.device()), loc);
 }
-Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max) {
+Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max,
+             const kiln::SourceLocation& loc) {
   static const auto& o = op("clamp");
-  return ops::call1(o, {self, min, max});
+  return ops::call1(o, {self, min, max}, &loc);
 }
-Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max) {
+Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max,
+             const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("clamp.Tensor");
-  return ops::call1(o, {self, min.defined() ? ops::IValue(min) : ops::IValue(),
-                        max.defined() ? ops::IValue(max) : ops::IValue()});
+  return ops::call1(o,
+                    {self, min.defined() ? ops::IValue(min) : ops::IValue(),
+                     max.defined() ? ops::IValue(max) : ops::IValue()},
+                    &loc);
 }
-Tensor clamp_min(const Tensor& self, const Scalar& min) {
+Tensor clamp_min(const Tensor& self, const Scalar& min, const kiln::SourceLocation& loc) {
   static const auto& o = op("clamp_min");
-  return ops::call1(o, {self, min});
+  return ops::call1(o, {self, min}, &loc);
 }
-Tensor clamp_max(const Tensor& self, const Scalar& max) {
+Tensor clamp_max(const Tensor& self, const Scalar& max, const kiln::SourceLocation& loc) {
   static const auto& o = op("clamp_max");
-  return ops::call1(o, {self, max});
+  return ops::call1(o, {self, max}, &loc);
 }
-Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) {
+Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight,
+            const kiln::SourceLocation& loc) {
   static const auto& o = op("lerp.Scalar");
-  return ops::call1(o, {self, end, weight});
+  return ops::call1(o, {self, end, weight}, &loc);
 }
-Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
+Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight,
+            const kiln::SourceLocation& loc) {
   static const auto& o = op("lerp");
-  return ops::call1(o, {self, end, weight});
+  return ops::call1(o, {self, end, weight}, &loc);
 }
 Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
-               const Scalar& value) {
+               const Scalar& value, const kiln::SourceLocation& loc) {
   static const auto& o = op("addcmul");
-  return ops::call1(o, {self, tensor1, tensor2, value});
+  return ops::call1(o, {self, tensor1, tensor2, value}, &loc);
 }
 Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
-               const Scalar& value) {
+               const Scalar& value, const kiln::SourceLocation& loc) {
   static const auto& o = op("addcdiv");
-  return ops::call1(o, {self, tensor1, tensor2, value});
+  return ops::call1(o, {self, tensor1, tensor2, value}, &loc);
 }
 
 }  // namespace kiln

@@ -152,57 +152,66 @@ using ops::op_named;
 using ops::optional;
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
-              IntList padding, IntList dilation, int64_t groups) {
+              IntList padding, IntList dilation, int64_t groups, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv1d");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
-              IntList padding, IntList dilation, int64_t groups) {
+              IntList padding, IntList dilation, int64_t groups, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv2d");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
-              IntList padding, IntList dilation, int64_t groups) {
+              IntList padding, IntList dilation, int64_t groups, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv3d");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 
 Tensor conv1d_padding_mode(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            IntList stride, std::string_view padding, IntList dilation,
-                           int64_t groups) {
+                           int64_t groups, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv1d.padding");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv2d_padding_mode(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            IntList stride, std::string_view padding, IntList dilation,
-                           int64_t groups) {
+                           int64_t groups, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv2d.padding");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 Tensor conv3d_padding_mode(const Tensor& input, const Tensor& weight, const Tensor& bias,
                            IntList stride, std::string_view padding, IntList dilation,
-                           int64_t groups) {
+                           int64_t groups, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv3d.padding");
   return call1(op, {input, weight, optional(bias), stride, padding, dilation, groups});
 }
 
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         IntList stride, IntList padding, IntList output_padding, int64_t groups,
-                        IntList dilation) {
+                        IntList dilation, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv_transpose1d");
   return call1(op,
                {input, weight, optional(bias), stride, padding, output_padding, groups, dilation});
 }
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         IntList stride, IntList padding, IntList output_padding, int64_t groups,
-                        IntList dilation) {
+                        IntList dilation, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv_transpose2d.input");
   return call1(op,
                {input, weight, optional(bias), stride, padding, output_padding, groups, dilation});
 }
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias,
                         IntList stride, IntList padding, IntList output_padding, int64_t groups,
-                        IntList dilation) {
+                        IntList dilation, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("conv_transpose3d.input");
   return call1(op,
                {input, weight, optional(bias), stride, padding, output_padding, groups, dilation});

@@ -117,10 +117,13 @@ namespace kiln {
 
 Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
                    IntList padding, IntList dilation, bool transposed, IntList output_padding,
-                   int64_t groups) {
+                   int64_t groups, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("convolution");
-  return ops::call1(op, {input, weight, bias.defined() ? ops::IValue(bias) : ops::IValue(), stride,
-                         padding, dilation, transposed, output_padding, groups});
+  return ops::call1(op,
+                    {input, weight, bias.defined() ? ops::IValue(bias) : ops::IValue(), stride,
+                     padding, dilation, transposed, output_padding, groups},
+                    &loc);
 }
 
 }  // namespace kiln

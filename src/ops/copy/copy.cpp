@@ -120,32 +120,37 @@ KILN_OP("clone(Tensor self) -> Tensor")
 
 namespace kiln {
 
-Tensor& copy_(Tensor& self, const Tensor& src) {
+Tensor& copy_(Tensor& self, const Tensor& src, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("copy_");
-  ops::call(op, {self, src});
+  ops::call(op, {self, src}, &loc);
   return self;
 }
 
-Tensor& fill_(Tensor& self, const Scalar& value) {
+Tensor& fill_(Tensor& self, const Scalar& value, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("fill_");
-  ops::call(op, {self, value});
+  ops::call(op, {self, value}, &loc);
   return self;
 }
 
-Tensor& zero_(Tensor& self) { return fill_(self, 0); }
-
-Tensor clone(const Tensor& self) {
-  static const auto& op = ops::OpRegistry::instance().get("clone");
-  return ops::call1(op, {self});
+Tensor& zero_(Tensor& self, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
+  return fill_(self, 0);
 }
 
-Tensor contiguous(const Tensor& self) {
+Tensor clone(const Tensor& self, const kiln::SourceLocation& loc) {
+  static const auto& op = ops::OpRegistry::instance().get("clone");
+  return ops::call1(op, {self}, &loc);
+}
+
+Tensor contiguous(const Tensor& self, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   if (self.is_contiguous()) return self;
   static const auto& op = ops::OpRegistry::instance().get("_to_copy");
-  return ops::call1(op, {self, std::nullopt, true});
+  return ops::call1(op, {self, std::nullopt, true}, &loc);
 }
 
-Tensor contiguous(const Tensor& self, MemoryFormat fmt) {
+Tensor contiguous(const Tensor& self, MemoryFormat fmt, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   if (fmt == MemoryFormat::Preserve || self.is_contiguous(fmt)) return self;
   if (fmt == MemoryFormat::Contiguous) return contiguous(self);
   Tensor out =
@@ -154,10 +159,11 @@ Tensor contiguous(const Tensor& self, MemoryFormat fmt) {
   return out;
 }
 
-Tensor to(const Tensor& self, DType dtype, bool copy) {
+Tensor to(const Tensor& self, DType dtype, bool copy, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   if (dtype == self.dtype() && !copy) return self;
   static const auto& op = ops::OpRegistry::instance().get("_to_copy");
-  return ops::call1(op, {self, dtype});
+  return ops::call1(op, {self, dtype}, &loc);
 }
 
 }  // namespace kiln

@@ -84,35 +84,41 @@ KILN_OP(
 
 namespace kiln {
 
-Tensor empty(IntList size, TensorOptions options) {
+Tensor empty(IntList size, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("empty");
-  Tensor t = ops::call1(op, {size, options.dtype(), options.device()});
+  Tensor t = ops::call1(op, {size, options.dtype(), options.device()}, &loc);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
 
-Tensor empty_strided(IntList size, IntList stride, TensorOptions options) {
+Tensor empty_strided(IntList size, IntList stride, TensorOptions options,
+                     const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("empty_strided");
-  Tensor t = ops::call1(op, {size, stride, options.dtype(), options.device()});
+  Tensor t = ops::call1(op, {size, stride, options.dtype(), options.device()}, &loc);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
 
-Tensor full(IntList size, const Scalar& fill_value, TensorOptions options) {
+Tensor full(IntList size, const Scalar& fill_value, TensorOptions options,
+            const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("full");
-  Tensor t = ops::call1(op, {size, fill_value, options.dtype_opt(), options.device()});
+  Tensor t = ops::call1(op, {size, fill_value, options.dtype_opt(), options.device()}, &loc);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
 
-Tensor zeros(IntList size, TensorOptions options) {
-  return full(size, 0, options.dtype(options.dtype()));
+Tensor zeros(IntList size, TensorOptions options, const kiln::SourceLocation& loc) {
+  return full(size, 0, options.dtype(options.dtype()), loc);
 }
-Tensor ones(IntList size, TensorOptions options) {
-  return full(size, 1, options.dtype(options.dtype()));
+Tensor ones(IntList size, TensorOptions options, const kiln::SourceLocation& loc) {
+  return full(size, 1, options.dtype(options.dtype()), loc);
 }
 
-Tensor scalar_tensor(const Scalar& value, TensorOptions options) {
+Tensor scalar_tensor(const Scalar& value, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   DType inferred = value.is_floating_point() ? default_float_dtype() : value.dtype();
   return full({}, value, options.dtype(options.dtype_or(inferred)));
 }

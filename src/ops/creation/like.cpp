@@ -103,19 +103,25 @@ Tensor like(const char* name, const Tensor& other, const TensorOptions& options)
 }
 }  // namespace
 
-Tensor empty_like(const Tensor& other, TensorOptions options) {
+Tensor empty_like(const Tensor& other, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return like("empty_like", other, options);
 }
-Tensor zeros_like(const Tensor& other, TensorOptions options) {
+Tensor zeros_like(const Tensor& other, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return like("zeros_like", other, options);
 }
-Tensor ones_like(const Tensor& other, TensorOptions options) {
+Tensor ones_like(const Tensor& other, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return like("ones_like", other, options);
 }
 
-Tensor full_like(const Tensor& other, const Scalar& fill_value, TensorOptions options) {
+Tensor full_like(const Tensor& other, const Scalar& fill_value, TensorOptions options,
+                 const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("full_like");
-  Tensor t = ops::call1(op, {other, fill_value, options.dtype_opt(), like_device(other, options)});
+  Tensor t =
+      ops::call1(op, {other, fill_value, options.dtype_opt(), like_device(other, options)}, &loc);
   if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }

@@ -189,31 +189,38 @@ Tensor with_grad(Tensor t, const TensorOptions& options) {
 }
 }  // namespace
 
-Tensor arange(const Scalar& end, TensorOptions options) {
+Tensor arange(const Scalar& end, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("arange");
-  return with_grad(ops::call1(op, {end, options.dtype_opt(), options.device()}), options);
+  return with_grad(ops::call1(op, {end, options.dtype_opt(), options.device()}, &loc), options);
 }
 
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options,
+              const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("arange.start_step");
-  return with_grad(ops::call1(op, {start, end, step, options.dtype_opt(), options.device()}),
+  return with_grad(ops::call1(op, {start, end, step, options.dtype_opt(), options.device()}, &loc),
                    options);
 }
 
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options) {
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options,
+                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("linspace");
-  return with_grad(ops::call1(op, {start, end, steps, options.dtype_opt(), options.device()}),
+  return with_grad(ops::call1(op, {start, end, steps, options.dtype_opt(), options.device()}, &loc),
                    options);
 }
 
-Tensor eye(int64_t n, TensorOptions options) {
+Tensor eye(int64_t n, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("eye");
-  return with_grad(ops::call1(op, {n, options.dtype_opt(), options.device()}), options);
+  return with_grad(ops::call1(op, {n, options.dtype_opt(), options.device()}, &loc), options);
 }
 
-Tensor eye(int64_t n, int64_t m, TensorOptions options) {
+Tensor eye(int64_t n, int64_t m, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("eye.m");
-  return with_grad(ops::call1(op, {n, m, options.dtype_opt(), options.device()}), options);
+  return with_grad(ops::call1(op, {n, m, options.dtype_opt(), options.device()}, &loc), options);
 }
 
 }  // namespace kiln

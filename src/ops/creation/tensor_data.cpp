@@ -1,5 +1,6 @@
 // Tensors from C++ data: nested braced lists (tensor({{1, 2}, {3, 4}})) and flat vectors.
 #include <kiln/ops/creation.h>
+#include <kiln/ops/registry.h>
 
 #include <cstring>
 
@@ -54,7 +55,8 @@ DType NestedList::inferred_dtype() const {
   return default_float_dtype();
 }
 
-Tensor tensor(const NestedList& data, TensorOptions options) {
+Tensor tensor(const NestedList& data, TensorOptions options, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   data.check();
   const DType dtype = options.dtype_or(data.inferred_dtype());
   Tensor cpu = empty(data.shape(), dtype);

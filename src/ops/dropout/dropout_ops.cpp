@@ -183,41 +183,52 @@ namespace {
 const ops::OpDef& dropout_op(const char* name) { return ops::OpRegistry::instance().get(name); }
 }  // namespace
 
-std::pair<Tensor, Tensor> native_dropout(const Tensor& input, double p, bool train,
-                                         Generator* gen) {
+std::pair<Tensor, Tensor> native_dropout(const Tensor& input, double p, bool train, Generator* gen,
+                                         const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("native_dropout");
   random_detail::GeneratorScope scope(gen);
-  auto outs = ops::call(op, {input, p, train});
+  auto outs = ops::call(op, {input, p, train}, &loc);
   return {outs[0], outs[1]};
 }
 
-Tensor dropout(const Tensor& input, double p, bool train, Generator* gen) {
+Tensor dropout(const Tensor& input, double p, bool train, Generator* gen,
+               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("dropout");
   random_detail::GeneratorScope scope(gen);
-  return ops::call1(op, {input, p, train});
+  return ops::call1(op, {input, p, train}, &loc);
 }
 
-Tensor& dropout_(Tensor& input, double p, bool train, Generator* gen) {
+Tensor& dropout_(Tensor& input, double p, bool train, Generator* gen,
+                 const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("dropout_");
   random_detail::GeneratorScope scope(gen);
-  ops::call(op, {input, p, train});
+  ops::call(op, {input, p, train}, &loc);
   return input;
 }
 
-Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* gen) {
+Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* gen,
+                       const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("feature_dropout");
   random_detail::GeneratorScope scope(gen);
-  return ops::call1(op, {input, p, train});
+  return ops::call1(op, {input, p, train}, &loc);
 }
 
-Tensor& feature_dropout_(Tensor& input, double p, bool train, Generator* gen) {
+Tensor& feature_dropout_(Tensor& input, double p, bool train, Generator* gen,
+                         const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = dropout_op("feature_dropout_");
   random_detail::GeneratorScope scope(gen);
-  ops::call(op, {input, p, train});
+  ops::call(op, {input, p, train}, &loc);
   return input;
 }
 
-Tensor dropout2d(const Tensor& input, double p, bool train, Generator* gen) {
+Tensor dropout2d(const Tensor& input, double p, bool train, Generator* gen,
+                 const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   KILN_CHECK(input.dim() == 3 || input.dim() == 4,
              "dropout2d: expected an input of (N, C, H, W) or unbatched (C, H, W), got {}-D",
              input.dim());

@@ -311,7 +311,8 @@ namespace kiln {
 
 Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
                      int64_t mode, const Tensor& per_sample_weights, bool include_last_offset,
-                     std::optional<int64_t> padding_idx) {
+                     std::optional<int64_t> padding_idx, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("_embedding_bag");
   Tensor flat = indices, off = offsets, psw = per_sample_weights;
   if (indices.dim() == 2) {
@@ -337,7 +338,8 @@ Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& 
                weight.size(0));
   }
   ops::IValue w = psw.defined() ? ops::IValue(psw) : ops::IValue();
-  return ops::call(op, {weight, flat, off, false, mode, false, w, include_last_offset, pad})[0];
+  return ops::call(op, {weight, flat, off, false, mode, false, w, include_last_offset, pad},
+                   &loc)[0];
 }
 
 }  // namespace kiln

@@ -350,45 +350,52 @@ namespace {
 const ops::OpDef& op_named(const char* name) { return ops::OpRegistry::instance().get(name); }
 }  // namespace
 
-Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad) {
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad,
+              const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = op_named("gather");
-  return ops::call1(op, {self, dim, index, sparse_grad});
-}
-Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  static const ops::OpDef& op = op_named("scatter.src");
-  return ops::call1(op, {self, dim, index, src});
-}
-Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
-  static const ops::OpDef& op = op_named("scatter.value");
-  return ops::call1(op, {self, dim, index, value});
+  return ops::call1(op, {self, dim, index, sparse_grad}, &loc);
 }
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-               const std::string& reduce) {
-  static const ops::OpDef& op = op_named("scatter.reduce");
-  return ops::call1(op, {self, dim, index, src, reduce});
+               const kiln::SourceLocation& loc) {
+  static const ops::OpDef& op = op_named("scatter.src");
+  return ops::call1(op, {self, dim, index, src}, &loc);
 }
 Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
-               const std::string& reduce) {
+               const kiln::SourceLocation& loc) {
+  static const ops::OpDef& op = op_named("scatter.value");
+  return ops::call1(op, {self, dim, index, value}, &loc);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+               const std::string& reduce, const kiln::SourceLocation& loc) {
+  static const ops::OpDef& op = op_named("scatter.reduce");
+  return ops::call1(op, {self, dim, index, src, reduce}, &loc);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+               const std::string& reduce, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = op_named("scatter.value_reduce");
-  return ops::call1(op, {self, dim, index, value, reduce});
+  return ops::call1(op, {self, dim, index, value, reduce}, &loc);
 }
-Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                 const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = op_named("scatter_.src");
-  ops::call(op, {self, dim, index, src});
+  ops::call(op, {self, dim, index, src}, &loc);
   return self;
 }
-Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+Tensor& scatter_(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                 const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = op_named("scatter_.value");
-  ops::call(op, {self, dim, index, value});
+  ops::call(op, {self, dim, index, value}, &loc);
   return self;
 }
-Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                   const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = op_named("scatter_add");
-  return ops::call1(op, {self, dim, index, src});
+  return ops::call1(op, {self, dim, index, src}, &loc);
 }
-Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor& scatter_add_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                     const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = op_named("scatter_add_");
-  ops::call(op, {self, dim, index, src});
+  ops::call(op, {self, dim, index, src}, &loc);
   return self;
 }
 

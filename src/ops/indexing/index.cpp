@@ -234,26 +234,32 @@ KILN_OP("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulat
 
 namespace kiln {
 
-Tensor index(const Tensor& self, TensorList indices) {
+Tensor index(const Tensor& self, TensorList indices, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("index.Tensor");
-  return ops::call1(op, {self, indices});
+  return ops::call1(op, {self, indices}, &loc);
 }
-Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
+Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
+                 const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("index_put");
-  return ops::call1(op, {self, indices, values, accumulate});
+  return ops::call1(op, {self, indices, values, accumulate}, &loc);
 }
-Tensor& index_put_(Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
+Tensor& index_put_(Tensor& self, TensorList indices, const Tensor& values, bool accumulate,
+                   const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("index_put_");
-  ops::call(op, {self, indices, values, accumulate});
+  ops::call(op, {self, indices, values, accumulate}, &loc);
   return self;
 }
 
-Tensor Tensor::index(TensorList indices) const { return kiln::index(*this, indices); }
-Tensor Tensor::index_put(TensorList indices, const Tensor& values, bool accumulate) const {
-  return kiln::index_put(*this, indices, values, accumulate);
+Tensor Tensor::index(TensorList indices, const kiln::SourceLocation& loc) const {
+  return kiln::index(*this, indices, loc);
 }
-Tensor& Tensor::index_put_(TensorList indices, const Tensor& values, bool accumulate) {
-  return kiln::index_put_(*this, indices, values, accumulate);
+Tensor Tensor::index_put(TensorList indices, const Tensor& values, bool accumulate,
+                         const kiln::SourceLocation& loc) const {
+  return kiln::index_put(*this, indices, values, accumulate, loc);
+}
+Tensor& Tensor::index_put_(TensorList indices, const Tensor& values, bool accumulate,
+                           const kiln::SourceLocation& loc) {
+  return kiln::index_put_(*this, indices, values, accumulate, loc);
 }
 
 }  // namespace kiln

@@ -150,15 +150,17 @@ KILN_OP(
 
 namespace kiln {
 
-Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index,
+                    const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("index_select");
-  return ops::call1(op, {self, dim, index});
+  return ops::call1(op, {self, dim, index}, &loc);
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
-                 bool scale_grad_by_freq, bool sparse) {
+                 bool scale_grad_by_freq, bool sparse, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("embedding");
-  return ops::call1(op, {weight, indices, SymInt(padding_idx), scale_grad_by_freq, sparse});
+  return ops::call1(op, {weight, indices, SymInt(padding_idx), scale_grad_by_freq, sparse}, &loc);
 }
 
 }  // namespace kiln

@@ -117,22 +117,26 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
 
 namespace kiln {
 
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value,
+                   const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("masked_fill.Scalar");
-  return ops::call1(op, {self, mask, value});
+  return ops::call1(op, {self, mask, value}, &loc);
 }
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value,
+                   const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("masked_fill.Tensor");
-  return ops::call1(op, {self, mask, value});
+  return ops::call1(op, {self, mask, value}, &loc);
 }
-Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value) {
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Scalar& value,
+                     const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("masked_fill_.Scalar");
-  ops::call(op, {self, mask, value});
+  ops::call(op, {self, mask, value}, &loc);
   return self;
 }
-Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value) {
+Tensor& masked_fill_(Tensor& self, const Tensor& mask, const Tensor& value,
+                     const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("masked_fill_.Tensor");
-  ops::call(op, {self, mask, value});
+  ops::call(op, {self, mask, value}, &loc);
   return self;
 }
 

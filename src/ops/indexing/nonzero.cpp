@@ -160,20 +160,22 @@ KILN_OP("masked_select(Tensor self, Tensor mask) -> Tensor")
 
 namespace kiln {
 
-Tensor nonzero(const Tensor& self) {
+Tensor nonzero(const Tensor& self, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("nonzero");
-  return ops::call1(op, {self});
+  return ops::call1(op, {self}, &loc);
 }
-Tensor argwhere(const Tensor& self) {
+Tensor argwhere(const Tensor& self, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("argwhere");
-  return ops::call1(op, {self});
+  return ops::call1(op, {self}, &loc);
 }
-Tensor masked_select(const Tensor& self, const Tensor& mask) {
+Tensor masked_select(const Tensor& self, const Tensor& mask, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("masked_select");
-  return ops::call1(op, {self, mask});
+  return ops::call1(op, {self, mask}, &loc);
 }
 
-Tensor Tensor::nonzero() const { return kiln::nonzero(*this); }
-Tensor Tensor::masked_select(const Tensor& mask) const { return kiln::masked_select(*this, mask); }
+Tensor Tensor::nonzero(const kiln::SourceLocation& loc) const { return kiln::nonzero(*this, loc); }
+Tensor Tensor::masked_select(const Tensor& mask, const kiln::SourceLocation& loc) const {
+  return kiln::masked_select(*this, mask, loc);
+}
 
 }  // namespace kiln

@@ -89,9 +89,9 @@ KILN_OP("one_hot(Tensor self, int num_classes=-1) -> Tensor")
 
 namespace kiln {
 
-Tensor one_hot(const Tensor& self, int64_t num_classes) {
+Tensor one_hot(const Tensor& self, int64_t num_classes, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("one_hot");
-  return ops::call1(op, {self, num_classes});
+  return ops::call1(op, {self, num_classes}, &loc);
 }
 
 }  // namespace kiln

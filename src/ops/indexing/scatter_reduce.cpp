@@ -176,24 +176,29 @@ KILN_OP(
 namespace kiln {
 
 Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                      std::string_view reduce, bool include_self) {
+                      std::string_view reduce, bool include_self, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("scatter_reduce.two");
-  return ops::call1(op, {self, dim, index, src, std::string(reduce), include_self});
+  return ops::call1(op, {self, dim, index, src, std::string(reduce), include_self}, &loc);
 }
 Tensor& scatter_reduce_(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                        std::string_view reduce, bool include_self) {
+                        std::string_view reduce, bool include_self,
+                        const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("scatter_reduce_.two");
-  ops::call(op, {self, dim, index, src, std::string(reduce), include_self});
+  ops::call(op, {self, dim, index, src, std::string(reduce), include_self}, &loc);
   return self;
 }
 
 Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src,
-                              std::string_view reduce, bool include_self) const {
-  return kiln::scatter_reduce(*this, dim, index, src, reduce, include_self);
+                              std::string_view reduce, bool include_self,
+                              const kiln::SourceLocation& loc) const {
+  return kiln::scatter_reduce(*this, dim, index, src, reduce, include_self, loc);
 }
 Tensor& Tensor::scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src,
-                                std::string_view reduce, bool include_self) {
-  return kiln::scatter_reduce_(*this, dim, index, src, reduce, include_self);
+                                std::string_view reduce, bool include_self,
+                                const kiln::SourceLocation& loc) {
+  return kiln::scatter_reduce_(*this, dim, index, src, reduce, include_self, loc);
 }
 
 }  // namespace kiln

@@ -62,14 +62,17 @@ KILN_OP("take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor")
 
 namespace kiln {
 
-Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
+Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim,
+                      const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("take_along_dim");
   ops::IValue d = dim ? ops::IValue(*dim) : ops::IValue();
-  return ops::call1(op, {self, indices, d});
+  return ops::call1(op, {self, indices, d}, &loc);
 }
 
-Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim) const {
-  return kiln::take_along_dim(*this, indices, dim);
+Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<int64_t> dim,
+                              const kiln::SourceLocation& loc) const {
+  return kiln::take_along_dim(*this, indices, dim, loc);
 }
 
 }  // namespace kiln

@@ -9,43 +9,46 @@ namespace {
 const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
 }  // namespace
 
-Tensor mm(const Tensor& self, const Tensor& mat2) {
+Tensor mm(const Tensor& self, const Tensor& mat2, const kiln::SourceLocation& loc) {
   static const auto& def = op("mm");
-  return ops::call1(def, {self, mat2});
+  return ops::call1(def, {self, mat2}, &loc);
 }
-Tensor bmm(const Tensor& self, const Tensor& mat2) {
+Tensor bmm(const Tensor& self, const Tensor& mat2, const kiln::SourceLocation& loc) {
   static const auto& def = op("bmm");
-  return ops::call1(def, {self, mat2});
+  return ops::call1(def, {self, mat2}, &loc);
 }
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
-             const Scalar& alpha) {
+             const Scalar& alpha, const kiln::SourceLocation& loc) {
   static const auto& def = op("addmm");
-  return ops::call1(def, {self, mat1, mat2, beta, alpha});
+  return ops::call1(def, {self, mat1, mat2, beta, alpha}, &loc);
 }
 Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta,
-               const Scalar& alpha) {
+               const Scalar& alpha, const kiln::SourceLocation& loc) {
   static const auto& def = op("baddbmm");
-  return ops::call1(def, {self, batch1, batch2, beta, alpha});
+  return ops::call1(def, {self, batch1, batch2, beta, alpha}, &loc);
 }
-Tensor dot(const Tensor& self, const Tensor& tensor) {
+Tensor dot(const Tensor& self, const Tensor& tensor, const kiln::SourceLocation& loc) {
   static const auto& def = op("dot");
-  return ops::call1(def, {self, tensor});
+  return ops::call1(def, {self, tensor}, &loc);
 }
-Tensor outer(const Tensor& self, const Tensor& vec2) {
+Tensor outer(const Tensor& self, const Tensor& vec2, const kiln::SourceLocation& loc) {
   static const auto& def = op("outer");
-  return ops::call1(def, {self, vec2});
+  return ops::call1(def, {self, vec2}, &loc);
 }
-Tensor matmul(const Tensor& self, const Tensor& other) {
+Tensor matmul(const Tensor& self, const Tensor& other, const kiln::SourceLocation& loc) {
   static const auto& def = op("matmul");
-  return ops::call1(def, {self, other});
+  return ops::call1(def, {self, other}, &loc);
 }
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias,
+              const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& def = op("linear");
-  return ops::call1(def, {input, weight, bias.defined() ? ops::IValue(bias) : ops::IValue()});
+  return ops::call1(def, {input, weight, bias.defined() ? ops::IValue(bias) : ops::IValue()}, &loc);
 }
-Tensor einsum(std::string_view equation, TensorList tensors) {
+Tensor einsum(std::string_view equation, TensorList tensors, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& def = op("einsum");
-  return ops::call1(def, {std::string(equation), tensors.vec(), std::nullopt});
+  return ops::call1(def, {std::string(equation), tensors.vec(), std::nullopt}, &loc);
 }
 
 }  // namespace kiln

@@ -108,17 +108,23 @@ bool transposed_contiguous(const Tensor& m) {
          m.size(1) > 1;
 }
 
+// mm or bmm (their call-site parameter is passed explicitly: a pointer call has no defaults).
+using MatrixProduct = Tensor (*)(const Tensor&, const Tensor&, const kiln::SourceLocation&);
+
 // x @ y computed so that the result is laid out like `like`: for a transposed `like`, as
 // (y^T @ x^T)^T. The gradient of linear's weight.t() then comes out as a plain contiguous
 // (out, in) matrix, which the weight's .grad takes without a copy (PyTorch's mm_mat2_backward).
-template <Tensor (*product)(const Tensor&, const Tensor&)>
+template <MatrixProduct product>
 Tensor product_like(const Tensor& x, const Tensor& y, const Tensor& like) {
-  if (transposed_contiguous(like)) return product(y.transpose(-1, -2), x.transpose(-1, -2)).t();
-  return product(x, y);
+  const kiln::SourceLocation here = kiln::SourceLocation::current();
+  if (transposed_contiguous(like)) {
+    return product(y.transpose(-1, -2), x.transpose(-1, -2), here).t();
+  }
+  return product(x, y, here);
 }
 
 // Only the wanted ones (want_a, want_b) are computed.
-template <Tensor (*product)(const Tensor&, const Tensor&)>
+template <MatrixProduct product>
 std::vector<Tensor> product_grads(const Tensor& g, const Tensor& a, const Tensor& b,
                                   const Scalar& alpha, bool want_a, bool want_b) {
   return {want_a ? scaled(product_like<product>(g, b.transpose(-1, -2), a), alpha) : Tensor(),

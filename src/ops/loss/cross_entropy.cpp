@@ -10,6 +10,7 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
 #include <kiln/ops/reduction.h>
+#include <kiln/ops/registry.h>
 #include <kiln/ops/softmax.h>
 #include <kiln/ops/unary.h>
 
@@ -218,12 +219,15 @@ KILN_OP(
 
 namespace kiln {
 
-Tensor cross_entropy(const Tensor& input, const Tensor& target,
-                     const CrossEntropyOptions& options) {
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options,
+                     const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("cross_entropy_loss");
   return ops::call1(
-      op, {input, target, ops::optional_tensor(options.weight),
-           ops::reduction_value(options.reduction), options.ignore_index, options.label_smoothing});
+      op,
+      {input, target, ops::optional_tensor(options.weight), ops::reduction_value(options.reduction),
+       options.ignore_index, options.label_smoothing},
+      &loc);
 }
 
 }  // namespace kiln

@@ -356,10 +356,14 @@ KILN_OP(
 
 namespace kiln {
 
-Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options) {
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NllLossOptions& options,
+                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = ops::OpRegistry::instance().get("nll_loss_nd");
-  return ops::call1(op, {input, target, ops::optional_tensor(options.weight),
-                         ops::reduction_value(options.reduction), options.ignore_index});
+  return ops::call1(op,
+                    {input, target, ops::optional_tensor(options.weight),
+                     ops::reduction_value(options.reduction), options.ignore_index},
+                    &loc);
 }
 
 }  // namespace kiln

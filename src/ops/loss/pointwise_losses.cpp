@@ -8,6 +8,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
+#include <kiln/ops/registry.h>
 #include <kiln/ops/unary.h>
 
 #include <fmt/format.h>
@@ -384,46 +385,65 @@ namespace {
 const ops::OpDef& loss_op(const char* name) { return ops::OpRegistry::instance().get(name); }
 }  // namespace
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reduction) {
+Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reduction,
+                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("mse_loss");
-  return ops::call1(op, {input, target, ops::reduction_value(reduction)});
+  return ops::call1(op, {input, target, ops::reduction_value(reduction)}, &loc);
 }
 
-Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction) {
+Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction,
+               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("l1_loss");
-  return ops::call1(op, {input, target, ops::reduction_value(reduction)});
+  return ops::call1(op, {input, target, ops::reduction_value(reduction)}, &loc);
 }
 
-Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
-                      const SmoothL1LossOptions& options) {
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossOptions& options,
+                      const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("smooth_l1_loss");
-  return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.beta});
+  return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.beta},
+                    &loc);
 }
 
-Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options) {
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options,
+                  const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("huber_loss");
-  return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.delta});
+  return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.delta},
+                    &loc);
 }
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
-                            const BinaryCrossEntropyOptions& options) {
+                            const BinaryCrossEntropyOptions& options,
+                            const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("binary_cross_entropy");
-  return ops::call1(op, {input, target, ops::optional_tensor(options.weight),
-                         ops::reduction_value(options.reduction)});
+  return ops::call1(op,
+                    {input, target, ops::optional_tensor(options.weight),
+                     ops::reduction_value(options.reduction)},
+                    &loc);
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
-                                        const BinaryCrossEntropyWithLogitsOptions& options) {
+                                        const BinaryCrossEntropyWithLogitsOptions& options,
+                                        const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("binary_cross_entropy_with_logits");
   return ops::call1(
-      op, {input, target, ops::optional_tensor(options.weight),
-           ops::optional_tensor(options.pos_weight), ops::reduction_value(options.reduction)});
+      op,
+      {input, target, ops::optional_tensor(options.weight),
+       ops::optional_tensor(options.pos_weight), ops::reduction_value(options.reduction)},
+      &loc);
 }
 
-Tensor kl_div(const Tensor& input, const Tensor& target, const KlDivOptions& options) {
+Tensor kl_div(const Tensor& input, const Tensor& target, const KlDivOptions& options,
+              const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = loss_op("kl_div");
-  return ops::call1(op,
-                    {input, target, ops::reduction_value(options.reduction), options.log_target});
+  return ops::call1(
+      op, {input, target, ops::reduction_value(options.reduction), options.log_target}, &loc);
 }
 
 }  // namespace kiln

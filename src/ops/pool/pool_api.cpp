@@ -11,33 +11,41 @@ const ops::OpDef& op(std::string_view name) { return ops::OpRegistry::instance()
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntList kernel_size,
                                                    IntList stride, IntList padding,
-                                                   IntList dilation, bool ceil_mode) {
+                                                   IntList dilation, bool ceil_mode,
+                                                   const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("max_pool2d_with_indices");
-  auto r = ops::call(o, {self, kernel_size, stride, padding, dilation, ceil_mode});
+  auto r = ops::call(o, {self, kernel_size, stride, padding, dilation, ceil_mode}, &loc);
   return {r[0], r[1]};
 }
 
 Tensor max_pool2d(const Tensor& self, IntList kernel_size, IntList stride, IntList padding,
-                  IntList dilation, bool ceil_mode) {
+                  IntList dilation, bool ceil_mode, const kiln::SourceLocation& loc) {
   static const auto& o = op("max_pool2d");
-  return ops::call1(o, {self, kernel_size, stride, padding, dilation, ceil_mode});
+  return ops::call1(o, {self, kernel_size, stride, padding, dilation, ceil_mode}, &loc);
 }
 
 Tensor avg_pool2d(const Tensor& self, IntList kernel_size, IntList stride, IntList padding,
-                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
+                  const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("avg_pool2d");
   return ops::call1(
-      o, {self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override});
+      o, {self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override},
+      &loc);
 }
 
-Tensor adaptive_avg_pool2d(const Tensor& self, IntList output_size) {
+Tensor adaptive_avg_pool2d(const Tensor& self, IntList output_size,
+                           const kiln::SourceLocation& loc) {
   static const auto& o = op("adaptive_avg_pool2d");
-  return ops::call1(o, {self, output_size});
+  return ops::call1(o, {self, output_size}, &loc);
 }
 
-std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntList output_size) {
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& self, IntList output_size,
+                                               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("adaptive_max_pool2d");
-  auto r = ops::call(o, {self, output_size});
+  auto r = ops::call(o, {self, output_size}, &loc);
   return {r[0], r[1]};
 }
 

@@ -169,6 +169,7 @@ std::string add_suffixes(std::string text, const std::vector<std::string>& suffi
 
 std::string format_tensor(const Tensor& t) {
   if (!t.defined()) return "tensor(undefined)";
+  t.impl()->materialize("printing a tensor");
   const PrintOptions options = get_printoptions();
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());

@@ -511,93 +511,117 @@ Tensor finish_factory(Tensor t, const TensorOptions& options) {
 }
 }  // namespace
 
-Tensor rand(IntList size, TensorOptions options, Generator* gen) {
+Tensor rand(IntList size, TensorOptions options, Generator* gen, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("rand");
   GeneratorScope scope(gen);
-  return finish_factory(ops::call1(op, {size, options.dtype_opt(), options.device()}), options);
+  return finish_factory(ops::call1(op, {size, options.dtype_opt(), options.device()}, &loc),
+                        options);
 }
 
-Tensor randn(IntList size, TensorOptions options, Generator* gen) {
+Tensor randn(IntList size, TensorOptions options, Generator* gen, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randn");
   GeneratorScope scope(gen);
-  return finish_factory(ops::call1(op, {size, options.dtype_opt(), options.device()}), options);
+  return finish_factory(ops::call1(op, {size, options.dtype_opt(), options.device()}, &loc),
+                        options);
 }
 
-Tensor randint(int64_t low, int64_t high, IntList size, TensorOptions options, Generator* gen) {
+Tensor randint(int64_t low, int64_t high, IntList size, TensorOptions options, Generator* gen,
+               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randint.low");
   GeneratorScope scope(gen);
-  return ops::call1(op, {low, high, size, options.dtype_opt(), options.device()});
+  return ops::call1(op, {low, high, size, options.dtype_opt(), options.device()}, &loc);
 }
 
-Tensor randint(int64_t high, IntList size, TensorOptions options, Generator* gen) {
+Tensor randint(int64_t high, IntList size, TensorOptions options, Generator* gen,
+               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randint");
   GeneratorScope scope(gen);
-  return ops::call1(op, {high, size, options.dtype_opt(), options.device()});
+  return ops::call1(op, {high, size, options.dtype_opt(), options.device()}, &loc);
 }
 
-Tensor rand_like(const Tensor& other, TensorOptions options, Generator* gen) {
+Tensor rand_like(const Tensor& other, TensorOptions options, Generator* gen,
+                 const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("rand_like");
   GeneratorScope scope(gen);
-  return finish_factory(ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}),
-                        options);
+  return finish_factory(
+      ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}, &loc), options);
 }
 
-Tensor randn_like(const Tensor& other, TensorOptions options, Generator* gen) {
+Tensor randn_like(const Tensor& other, TensorOptions options, Generator* gen,
+                  const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randn_like");
   GeneratorScope scope(gen);
-  return finish_factory(ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}),
-                        options);
+  return finish_factory(
+      ops::call1(op, {other, options.dtype_opt(), like_device(other, options)}, &loc), options);
 }
 
-Tensor normal(double mean, double std, IntList size, TensorOptions options, Generator* gen) {
+Tensor normal(double mean, double std, IntList size, TensorOptions options, Generator* gen,
+              const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("normal.float_float");
   GeneratorScope scope(gen);
-  return finish_factory(ops::call1(op, {mean, std, size, options.dtype_opt(), options.device()}),
-                        options);
+  return finish_factory(
+      ops::call1(op, {mean, std, size, options.dtype_opt(), options.device()}, &loc), options);
 }
 
-Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen) {
+Tensor normal(const Tensor& mean, const Tensor& std, Generator* gen,
+              const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("normal.Tensor_Tensor");
   GeneratorScope scope(gen);
-  return ops::call1(op, {mean, std});
+  return ops::call1(op, {mean, std}, &loc);
 }
 
-Tensor bernoulli(const Tensor& p, Generator* gen) {
+Tensor bernoulli(const Tensor& p, Generator* gen, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("bernoulli");
   GeneratorScope scope(gen);
-  return ops::call1(op, {p});
+  return ops::call1(op, {p}, &loc);
 }
 
-Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
+Tensor bernoulli(const Tensor& self, double p, Generator* gen, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("bernoulli.p");
   GeneratorScope scope(gen);
-  return ops::call1(op, {self, p});
+  return ops::call1(op, {self, p}, &loc);
 }
 
-Tensor randperm(int64_t n, TensorOptions options, Generator* gen) {
+Tensor randperm(int64_t n, TensorOptions options, Generator* gen, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("randperm");
   GeneratorScope scope(gen);
-  return ops::call1(op, {n, options.dtype_opt(), options.device()});
+  return ops::call1(op, {n, options.dtype_opt(), options.device()}, &loc);
 }
 
-Tensor& uniform_(Tensor& self, double from, double to, Generator* gen) {
+Tensor& uniform_(Tensor& self, double from, double to, Generator* gen,
+                 const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("uniform_");
   GeneratorScope scope(gen);
-  ops::call(op, {self, from, to});
+  ops::call(op, {self, from, to}, &loc);
   return self;
 }
 
-Tensor& normal_(Tensor& self, double mean, double std, Generator* gen) {
+Tensor& normal_(Tensor& self, double mean, double std, Generator* gen,
+                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("normal_");
   GeneratorScope scope(gen);
-  ops::call(op, {self, mean, std});
+  ops::call(op, {self, mean, std}, &loc);
   return self;
 }
 
-Tensor& bernoulli_(Tensor& self, double p, Generator* gen) {
+Tensor& bernoulli_(Tensor& self, double p, Generator* gen, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("bernoulli_.float");
   GeneratorScope scope(gen);
-  ops::call(op, {self, p});
+  ops::call(op, {self, p}, &loc);
   return self;
 }
 

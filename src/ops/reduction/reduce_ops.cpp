@@ -562,120 +562,136 @@ std::tuple<Tensor, Tensor> pair(std::vector<Tensor> r) {
 
 }  // namespace
 
-Tensor sum(const Tensor& self, IntList dims, bool keepdim, std::optional<DType> dtype) {
+Tensor sum(const Tensor& self, IntList dims, bool keepdim, std::optional<DType> dtype,
+           const kiln::SourceLocation& loc) {
   static const auto& o = op("sum");
-  return ops::call1(o, {self, dims, keepdim, dtype});
+  return ops::call1(o, {self, dims, keepdim, dtype}, &loc);
 }
 
-Tensor mean(const Tensor& self, IntList dims, bool keepdim, std::optional<DType> dtype) {
+Tensor mean(const Tensor& self, IntList dims, bool keepdim, std::optional<DType> dtype,
+            const kiln::SourceLocation& loc) {
   static const auto& o = op("mean");
-  return ops::call1(o, {self, dims, keepdim, dtype});
+  return ops::call1(o, {self, dims, keepdim, dtype}, &loc);
 }
 
 Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-            std::optional<DType> dtype) {
+            std::optional<DType> dtype, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   if (!dim) {
     static const auto& o = op("prod");
-    return ops::call1(o, {self, dtype});
+    return ops::call1(o, {self, dtype}, &loc);
   }
   static const auto& o = op("prod.dim_int");
-  return ops::call1(o, {self, *dim, keepdim, dtype});
+  return ops::call1(o, {self, *dim, keepdim, dtype}, &loc);
 }
 
-Tensor max(const Tensor& self) {
+Tensor max(const Tensor& self, const kiln::SourceLocation& loc) {
   static const auto& o = op("max");
-  return ops::call1(o, {self});
+  return ops::call1(o, {self}, &loc);
 }
 
-Tensor min(const Tensor& self) {
+Tensor min(const Tensor& self, const kiln::SourceLocation& loc) {
   static const auto& o = op("min");
-  return ops::call1(o, {self});
+  return ops::call1(o, {self}, &loc);
 }
 
-std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim,
+                               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("max.dim");
-  return pair(ops::call(o, {self, dim, keepdim}));
+  return pair(ops::call(o, {self, dim, keepdim}, &loc));
 }
 
-std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) {
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim,
+                               const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("min.dim");
-  return pair(ops::call(o, {self, dim, keepdim}));
+  return pair(ops::call(o, {self, dim, keepdim}, &loc));
 }
 
-Tensor amax(const Tensor& self, IntList dims, bool keepdim) {
+Tensor amax(const Tensor& self, IntList dims, bool keepdim, const kiln::SourceLocation& loc) {
   static const auto& o = op("amax");
-  return ops::call1(o, {self, dims, keepdim});
+  return ops::call1(o, {self, dims, keepdim}, &loc);
 }
 
-Tensor amin(const Tensor& self, IntList dims, bool keepdim) {
+Tensor amin(const Tensor& self, IntList dims, bool keepdim, const kiln::SourceLocation& loc) {
   static const auto& o = op("amin");
-  return ops::call1(o, {self, dims, keepdim});
+  return ops::call1(o, {self, dims, keepdim}, &loc);
 }
 
-Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+              const kiln::SourceLocation& loc) {
   static const auto& o = op("argmax");
-  return ops::call1(o, {self, dim, keepdim});
+  return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
-Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+              const kiln::SourceLocation& loc) {
   static const auto& o = op("argmin");
-  return ops::call1(o, {self, dim, keepdim});
+  return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
-Tensor var(const Tensor& self, IntList dims, std::optional<Scalar> correction, bool keepdim) {
+Tensor var(const Tensor& self, IntList dims, std::optional<Scalar> correction, bool keepdim,
+           const kiln::SourceLocation& loc) {
   static const auto& o = op("var.correction");
-  return ops::call1(o, {self, dims, correction, keepdim});
+  return ops::call1(o, {self, dims, correction, keepdim}, &loc);
 }
 
-Tensor std(const Tensor& self, IntList dims, std::optional<Scalar> correction, bool keepdim) {
+Tensor std(const Tensor& self, IntList dims, std::optional<Scalar> correction, bool keepdim,
+           const kiln::SourceLocation& loc) {
   static const auto& o = op("std.correction");
-  return ops::call1(o, {self, dims, correction, keepdim});
+  return ops::call1(o, {self, dims, correction, keepdim}, &loc);
 }
 
 std::tuple<Tensor, Tensor> var_mean(const Tensor& self, IntList dims,
-                                    std::optional<Scalar> correction, bool keepdim) {
+                                    std::optional<Scalar> correction, bool keepdim,
+                                    const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& o = op("var_mean.correction");
-  return pair(ops::call(o, {self, dims, correction, keepdim}));
+  return pair(ops::call(o, {self, dims, correction, keepdim}, &loc));
 }
 
-Tensor norm(const Tensor& self, const Scalar& p, IntList dims, bool keepdim) {
+Tensor norm(const Tensor& self, const Scalar& p, IntList dims, bool keepdim,
+            const kiln::SourceLocation& loc) {
   static const auto& o = op("linalg_vector_norm");
-  return ops::call1(o, {self, p, dims, keepdim});
+  return ops::call1(o, {self, p, dims, keepdim}, &loc);
 }
 
-Tensor logsumexp(const Tensor& self, IntList dims, bool keepdim) {
+Tensor logsumexp(const Tensor& self, IntList dims, bool keepdim, const kiln::SourceLocation& loc) {
   static const auto& o = op("logsumexp");
-  return ops::call1(o, {self, dims, keepdim});
+  return ops::call1(o, {self, dims, keepdim}, &loc);
 }
 
-Tensor any(const Tensor& self) {
+Tensor any(const Tensor& self, const kiln::SourceLocation& loc) {
   static const auto& o = op("any");
-  return ops::call1(o, {self});
+  return ops::call1(o, {self}, &loc);
 }
 
-Tensor any(const Tensor& self, int64_t dim, bool keepdim) {
+Tensor any(const Tensor& self, int64_t dim, bool keepdim, const kiln::SourceLocation& loc) {
   static const auto& o = op("any.dim");
-  return ops::call1(o, {self, dim, keepdim});
+  return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
-Tensor all(const Tensor& self) {
+Tensor all(const Tensor& self, const kiln::SourceLocation& loc) {
   static const auto& o = op("all");
-  return ops::call1(o, {self});
+  return ops::call1(o, {self}, &loc);
 }
 
-Tensor all(const Tensor& self, int64_t dim, bool keepdim) {
+Tensor all(const Tensor& self, int64_t dim, bool keepdim, const kiln::SourceLocation& loc) {
   static const auto& o = op("all.dim");
-  return ops::call1(o, {self, dim, keepdim});
+  return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
-Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype,
+              const kiln::SourceLocation& loc) {
   static const auto& o = op("cumsum");
-  return ops::call1(o, {self, dim, dtype});
+  return ops::call1(o, {self, dim, dtype}, &loc);
 }
 
-Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype,
+               const kiln::SourceLocation& loc) {
   static const auto& o = op("cumprod");
-  return ops::call1(o, {self, dim, dtype});
+  return ops::call1(o, {self, dim, dtype}, &loc);
 }
 
 }  // namespace kiln

@@ -32,7 +32,9 @@ std::vector<T> per_dim(const std::vector<T>& v, int64_t dims, const Tensor& inpu
 
 }  // namespace
 
-Tensor interpolate(const Tensor& input, const InterpolateOptions& o) {
+Tensor interpolate(const Tensor& input, const InterpolateOptions& o,
+                   const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   const int64_t dims = input.dim() - 2;
   KILN_CHECK(dims >= 1,
              "interpolate: expected an input of at least 3 dims (N, C, d1, ...), but got sizes {}",
@@ -95,12 +97,14 @@ Tensor interpolate(const Tensor& input, const InterpolateOptions& o) {
   ops::Stack args{input, size ? ops::IValue(to_sym(*size)) : ops::IValue()};
   if (linear) args.emplace_back(align_corners);
   args.emplace_back(scales ? ops::IValue(*scales) : ops::IValue());
-  return ops::call1(ops::OpRegistry::instance().get(op), std::move(args));
+  return ops::call1(ops::OpRegistry::instance().get(op), std::move(args), &loc);
 }
 
 Tensor interpolate(const Tensor& input, std::optional<std::vector<int64_t>> size,
                    std::optional<std::vector<double>> scale_factor, const std::string& mode,
-                   std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor) {
+                   std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor,
+                   const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   InterpolateOptions o;
   if (size) o.size = *size;
   if (scale_factor) o.scale_factor = *scale_factor;

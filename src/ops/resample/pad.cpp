@@ -395,34 +395,45 @@ Tensor call_pad(const char* name, const Tensor& self, IntList pad) {
 }
 }  // namespace
 
-Tensor constant_pad_nd(const Tensor& self, IntList pad, const Scalar& value) {
+Tensor constant_pad_nd(const Tensor& self, IntList pad, const Scalar& value,
+                       const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("constant_pad_nd");
-  return ops::call1(op, {self, to_sym(pad), value});
+  return ops::call1(op, {self, to_sym(pad), value}, &loc);
 }
-Tensor reflection_pad1d(const Tensor& self, IntList padding) {
+Tensor reflection_pad1d(const Tensor& self, IntList padding, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_pad("reflection_pad1d", self, padding);
 }
-Tensor reflection_pad2d(const Tensor& self, IntList padding) {
+Tensor reflection_pad2d(const Tensor& self, IntList padding, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_pad("reflection_pad2d", self, padding);
 }
-Tensor reflection_pad3d(const Tensor& self, IntList padding) {
+Tensor reflection_pad3d(const Tensor& self, IntList padding, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_pad("reflection_pad3d", self, padding);
 }
-Tensor replication_pad1d(const Tensor& self, IntList padding) {
+Tensor replication_pad1d(const Tensor& self, IntList padding, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_pad("replication_pad1d", self, padding);
 }
-Tensor replication_pad2d(const Tensor& self, IntList padding) {
+Tensor replication_pad2d(const Tensor& self, IntList padding, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_pad("replication_pad2d", self, padding);
 }
-Tensor replication_pad3d(const Tensor& self, IntList padding) {
+Tensor replication_pad3d(const Tensor& self, IntList padding, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_pad("replication_pad3d", self, padding);
 }
-Tensor pad_circular(const Tensor& self, IntList pad) {
+Tensor pad_circular(const Tensor& self, IntList pad, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_pad("_pad_circular", self, pad);
 }
-Tensor pad(const Tensor& self, IntList pad, const std::string& mode, std::optional<double> value) {
+Tensor pad(const Tensor& self, IntList pad, const std::string& mode, std::optional<double> value,
+           const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("pad");
-  return ops::call1(op, {self, to_sym(pad), mode, value});
+  return ops::call1(op, {self, to_sym(pad), mode, value}, &loc);
 }
 
 }  // namespace kiln

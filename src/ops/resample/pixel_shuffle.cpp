@@ -145,14 +145,15 @@ KILN_OP("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
 
 namespace kiln {
 
-Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor) {
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("pixel_shuffle");
-  return ops::call1(op, {self, upscale_factor});
+  return ops::call1(op, {self, upscale_factor}, &loc);
 }
 
-Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor,
+                       const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("pixel_unshuffle");
-  return ops::call1(op, {self, downscale_factor});
+  return ops::call1(op, {self, downscale_factor}, &loc);
 }
 
 }  // namespace kiln

@@ -375,28 +375,37 @@ Tensor call_upsample(const char* name, ops::Stack args) {
 }
 }  // namespace
 
-Tensor upsample_nearest1d(const Tensor& self, IntList output_size, std::optional<double> scales) {
+Tensor upsample_nearest1d(const Tensor& self, IntList output_size, std::optional<double> scales,
+                          const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_upsample("upsample_nearest1d", {self, to_sym(output_size), scales});
 }
 Tensor upsample_nearest2d(const Tensor& self, IntList output_size, std::optional<double> scales_h,
-                          std::optional<double> scales_w) {
+                          std::optional<double> scales_w, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_upsample("upsample_nearest2d", {self, to_sym(output_size), scales_h, scales_w});
 }
 Tensor upsample_nearest_exact1d(const Tensor& self, IntList output_size,
-                                std::optional<double> scales) {
+                                std::optional<double> scales, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_upsample("_upsample_nearest_exact1d", {self, to_sym(output_size), scales});
 }
 Tensor upsample_nearest_exact2d(const Tensor& self, IntList output_size,
-                                std::optional<double> scales_h, std::optional<double> scales_w) {
+                                std::optional<double> scales_h, std::optional<double> scales_w,
+                                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_upsample("_upsample_nearest_exact2d",
                        {self, to_sym(output_size), scales_h, scales_w});
 }
 Tensor upsample_linear1d(const Tensor& self, IntList output_size, bool align_corners,
-                         std::optional<double> scales) {
+                         std::optional<double> scales, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_upsample("upsample_linear1d", {self, to_sym(output_size), align_corners, scales});
 }
 Tensor upsample_bilinear2d(const Tensor& self, IntList output_size, bool align_corners,
-                           std::optional<double> scales_h, std::optional<double> scales_w) {
+                           std::optional<double> scales_h, std::optional<double> scales_w,
+                           const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   return call_upsample("upsample_bilinear2d",
                        {self, to_sym(output_size), align_corners, scales_h, scales_w});
 }

@@ -158,14 +158,14 @@ KILN_OP("stack(Tensor[] tensors, int dim=0) -> Tensor").composite(stack_composit
 
 namespace kiln {
 
-Tensor cat(TensorList tensors, int64_t dim) {
+Tensor cat(TensorList tensors, int64_t dim, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("cat");
-  return ops::call1(op, {tensors, dim});
+  return ops::call1(op, {tensors, dim}, &loc);
 }
 
-Tensor stack(TensorList tensors, int64_t dim) {
+Tensor stack(TensorList tensors, int64_t dim, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("stack");
-  return ops::call1(op, {tensors, dim});
+  return ops::call1(op, {tensors, dim}, &loc);
 }
 
 }  // namespace kiln

@@ -149,14 +149,15 @@ KILN_OP("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
 
 namespace kiln {
 
-Tensor flip(const Tensor& self, IntList dims) {
+Tensor flip(const Tensor& self, IntList dims, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("flip");
-  return ops::call1(op, {self, dims});
+  return ops::call1(op, {self, dims}, &loc);
 }
 
-Tensor roll(const Tensor& self, IntList shifts, IntList dims) {
+Tensor roll(const Tensor& self, IntList shifts, IntList dims, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("roll");
-  return ops::call1(op, {self, to_sym(shifts), dims});
+  return ops::call1(op, {self, to_sym(shifts), dims}, &loc);
 }
 
 }  // namespace kiln

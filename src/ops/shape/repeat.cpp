@@ -108,14 +108,16 @@ KILN_OP("tile(Tensor self, SymInt[] dims) -> Tensor")
 
 namespace kiln {
 
-Tensor repeat(const Tensor& self, IntList repeats) {
+Tensor repeat(const Tensor& self, IntList repeats, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("repeat");
-  return ops::call1(op, {self, to_sym(repeats)});
+  return ops::call1(op, {self, to_sym(repeats)}, &loc);
 }
 
-Tensor tile(const Tensor& self, IntList dims) {
+Tensor tile(const Tensor& self, IntList dims, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("tile");
-  return ops::call1(op, {self, to_sym(dims)});
+  return ops::call1(op, {self, to_sym(dims)}, &loc);
 }
 
 }  // namespace kiln

@@ -96,22 +96,22 @@ KILN_OP("triu(Tensor self, int diagonal=0) -> Tensor")
 
 namespace kiln {
 
-Tensor tril(const Tensor& self, int64_t diagonal) {
+Tensor tril(const Tensor& self, int64_t diagonal, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("tril");
-  return ops::call1(op, {self, diagonal});
+  return ops::call1(op, {self, diagonal}, &loc);
 }
-Tensor triu(const Tensor& self, int64_t diagonal) {
+Tensor triu(const Tensor& self, int64_t diagonal, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("triu");
-  return ops::call1(op, {self, diagonal});
+  return ops::call1(op, {self, diagonal}, &loc);
 }
-Tensor& tril_(Tensor& self, int64_t diagonal) {
+Tensor& tril_(Tensor& self, int64_t diagonal, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("tril_");
-  ops::call(op, {self, diagonal});
+  ops::call(op, {self, diagonal}, &loc);
   return self;
 }
-Tensor& triu_(Tensor& self, int64_t diagonal) {
+Tensor& triu_(Tensor& self, int64_t diagonal, const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("triu_");
-  ops::call(op, {self, diagonal});
+  ops::call(op, {self, diagonal}, &loc);
   return self;
 }
 

@@ -155,22 +155,26 @@ KILN_OP("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 
 namespace kiln {
 
-Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype,
+               const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("softmax.int");
-  return ops::call1(op, {self, dim, dtype});
+  return ops::call1(op, {self, dim, dtype}, &loc);
 }
 
-Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<DType> dtype,
+                   const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("log_softmax.int");
-  return ops::call1(op, {self, dim, dtype});
+  return ops::call1(op, {self, dim, dtype}, &loc);
 }
 
-Tensor Tensor::softmax(int64_t dim, std::optional<DType> dtype) const {
-  return kiln::softmax(*this, dim, dtype);
+Tensor Tensor::softmax(int64_t dim, std::optional<DType> dtype,
+                       const kiln::SourceLocation& loc) const {
+  return kiln::softmax(*this, dim, dtype, loc);
 }
 
-Tensor Tensor::log_softmax(int64_t dim, std::optional<DType> dtype) const {
-  return kiln::log_softmax(*this, dim, dtype);
+Tensor Tensor::log_softmax(int64_t dim, std::optional<DType> dtype,
+                           const kiln::SourceLocation& loc) const {
+  return kiln::log_softmax(*this, dim, dtype, loc);
 }
 
 }  // namespace kiln

@@ -238,17 +238,23 @@ ops::Stack searchsorted_args(const Tensor& seq, ops::IValue self, bool out_int32
 }  // namespace
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
-                    std::optional<std::string> side, const Tensor& sorter) {
+                    std::optional<std::string> side, const Tensor& sorter,
+                    const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("searchsorted.Tensor");
   return ops::call1(
-      op, searchsorted_args(sorted_sequence, self, out_int32, right, std::move(side), sorter));
+      op, searchsorted_args(sorted_sequence, self, out_int32, right, std::move(side), sorter),
+      &loc);
 }
 
 Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& self, bool out_int32, bool right,
-                    std::optional<std::string> side, const Tensor& sorter) {
+                    std::optional<std::string> side, const Tensor& sorter,
+                    const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("searchsorted.Scalar");
   return ops::call1(
-      op, searchsorted_args(sorted_sequence, self, out_int32, right, std::move(side), sorter));
+      op, searchsorted_args(sorted_sequence, self, out_int32, right, std::move(side), sorter),
+      &loc);
 }
 
 }  // namespace kiln

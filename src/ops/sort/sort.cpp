@@ -179,23 +179,28 @@ KILN_OP("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending
 
 namespace kiln {
 
-std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable) {
+std::tuple<Tensor, Tensor> sort(const Tensor& self, int64_t dim, bool descending, bool stable,
+                                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("sort.stable");
-  std::vector<Tensor> out = ops::call(op, {self, stable, dim, descending});
+  std::vector<Tensor> out = ops::call(op, {self, stable, dim, descending}, &loc);
   return {out[0], out[1]};
 }
 
-Tensor argsort(const Tensor& self, int64_t dim, bool descending, bool stable) {
+Tensor argsort(const Tensor& self, int64_t dim, bool descending, bool stable,
+               const kiln::SourceLocation& loc) {
   static const ops::OpDef& op = ops::OpRegistry::instance().get("argsort.stable");
-  return ops::call1(op, {self, stable, dim, descending});
+  return ops::call1(op, {self, stable, dim, descending}, &loc);
 }
 
-std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending, bool stable) const {
-  return kiln::sort(*this, dim, descending, stable);
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending, bool stable,
+                                        const kiln::SourceLocation& loc) const {
+  return kiln::sort(*this, dim, descending, stable, loc);
 }
 
-Tensor Tensor::argsort(int64_t dim, bool descending, bool stable) const {
-  return kiln::argsort(*this, dim, descending, stable);
+Tensor Tensor::argsort(int64_t dim, bool descending, bool stable,
+                       const kiln::SourceLocation& loc) const {
+  return kiln::argsort(*this, dim, descending, stable, loc);
 }
 
 }  // namespace kiln

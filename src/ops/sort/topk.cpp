@@ -138,14 +138,16 @@ KILN_OP(
 namespace kiln {
 
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
-                                bool sorted) {
+                                bool sorted, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const ops::OpDef& op = ops::OpRegistry::instance().get("topk");
-  std::vector<Tensor> out = ops::call(op, {self, SymInt(k), dim, largest, sorted});
+  std::vector<Tensor> out = ops::call(op, {self, SymInt(k), dim, largest, sorted}, &loc);
   return {out[0], out[1]};
 }
 
-std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
-  return kiln::topk(*this, k, dim, largest, sorted);
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted,
+                                        const kiln::SourceLocation& loc) const {
+  return kiln::topk(*this, k, dim, largest, sorted, loc);
 }
 
 }  // namespace kiln

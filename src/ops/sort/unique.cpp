@@ -190,14 +190,16 @@ KILN_OP(
 namespace kiln {
 
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& self, bool sorted, bool return_inverse,
-                                          bool return_counts, std::optional<int64_t> dim) {
+                                          bool return_counts, std::optional<int64_t> dim,
+                                          const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   std::vector<Tensor> out;
   if (dim) {
     static const ops::OpDef& op = ops::OpRegistry::instance().get("unique_dim");
-    out = ops::call(op, {self, *dim, sorted, return_inverse, return_counts});
+    out = ops::call(op, {self, *dim, sorted, return_inverse, return_counts}, &loc);
   } else {
     static const ops::OpDef& op = ops::OpRegistry::instance().get("_unique2");
-    out = ops::call(op, {self, sorted, return_inverse, return_counts});
+    out = ops::call(op, {self, sorted, return_inverse, return_counts}, &loc);
   }
   return {out[0], out[1], out[2]};
 }

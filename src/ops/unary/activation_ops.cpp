@@ -303,44 +303,55 @@ Tensor call_op(const ops::OpDef& op, Args&&... args) {
 const ops::OpDef& op_named(std::string_view name) { return ops::OpRegistry::instance().get(name); }
 }  // namespace
 
-Tensor round(const Tensor& self, int64_t decimals) {
+Tensor round(const Tensor& self, int64_t decimals, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& plain = op_named("round");
   static const auto& with_decimals = op_named("round.decimals");
   return decimals == 0 ? call_op(plain, self) : call_op(with_decimals, self, decimals);
 }
 
-Tensor logit(const Tensor& self, std::optional<double> eps) {
+Tensor logit(const Tensor& self, std::optional<double> eps, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("logit");
   return call_op(op, self, eps);
 }
 
-Tensor gelu(const Tensor& self, std::string_view approximate) {
+Tensor gelu(const Tensor& self, std::string_view approximate, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("gelu");
   return call_op(op, self, approximate);
 }
 
-Tensor softplus(const Tensor& self, double beta, double threshold) {
+Tensor softplus(const Tensor& self, double beta, double threshold,
+                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("softplus");
   return call_op(op, self, Scalar(beta), Scalar(threshold));
 }
 
-Tensor hardtanh(const Tensor& self, double min_val, double max_val) {
+Tensor hardtanh(const Tensor& self, double min_val, double max_val,
+                const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("hardtanh");
   return call_op(op, self, Scalar(min_val), Scalar(max_val));
 }
 
-Tensor leaky_relu(const Tensor& self, double negative_slope) {
+Tensor leaky_relu(const Tensor& self, double negative_slope, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("leaky_relu");
   return call_op(op, self, Scalar(negative_slope));
 }
 
-Tensor elu(const Tensor& self, double alpha, double scale, double input_scale) {
+Tensor elu(const Tensor& self, double alpha, double scale, double input_scale,
+           const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("elu");
   return call_op(op, self, Scalar(alpha), Scalar(scale), Scalar(input_scale));
 }
 
 Tensor nan_to_num(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
-                  std::optional<double> neginf) {
+                  std::optional<double> neginf, const kiln::SourceLocation& loc) {
+  ops::CallSiteScope call_site(&loc);
   static const auto& op = op_named("nan_to_num");
   return call_op(op, self, nan, posinf, neginf);
 }

@@ -174,10 +174,10 @@ KILN_REGISTER_OPS(unary_ops) {
 
 namespace kiln {
 
-#define KILN_DEFINE_UNARY(name)                                     \
-  Tensor name(const Tensor& self) {                                 \
-    static const auto& op = ops::OpRegistry::instance().get(#name); \
-    return ops::call1(op, {self});                                  \
+#define KILN_DEFINE_UNARY(name)                                      \
+  Tensor name(const Tensor& self, const kiln::SourceLocation& loc) { \
+    static const auto& op = ops::OpRegistry::instance().get(#name);  \
+    return ops::call1(op, {self}, &loc);                             \
   }
 KILN_UNARY_OPS(KILN_DEFINE_UNARY)
 #undef KILN_DEFINE_UNARY

@@ -110,9 +110,9 @@ KILN_OP(
 namespace kiln {
 
 Tensor as_strided(const Tensor& self, IntList size, IntList stride,
-                  std::optional<int64_t> storage_offset) {
+                  std::optional<int64_t> storage_offset, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("as_strided");
-  return ops::call1(op, {self, size, stride, storage_offset});
+  return ops::call1(op, {self, size, stride, storage_offset}, &loc);
 }
 
 }  // namespace kiln

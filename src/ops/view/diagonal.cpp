@@ -76,9 +76,10 @@ KILN_OP("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tenso
 
 namespace kiln {
 
-Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2,
+                const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("diagonal");
-  return ops::call1(op, {self, offset, dim1, dim2});
+  return ops::call1(op, {self, offset, dim1, dim2}, &loc);
 }
 
 }  // namespace kiln

@@ -138,24 +138,24 @@ KILN_OP("broadcast_tensors(Tensor[] tensors) -> Tensor[]")
 
 namespace kiln {
 
-Tensor expand(const Tensor& self, IntList size) {
+Tensor expand(const Tensor& self, IntList size, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("expand");
-  return ops::call1(op, {self, size});
+  return ops::call1(op, {self, size}, &loc);
 }
 
-Tensor expand_as(const Tensor& self, const Tensor& other) {
+Tensor expand_as(const Tensor& self, const Tensor& other, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("expand_as");
-  return ops::call1(op, {self, other});
+  return ops::call1(op, {self, other}, &loc);
 }
 
-Tensor broadcast_to(const Tensor& self, IntList size) {
+Tensor broadcast_to(const Tensor& self, IntList size, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("broadcast_to");
-  return ops::call1(op, {self, size});
+  return ops::call1(op, {self, size}, &loc);
 }
 
-std::vector<Tensor> broadcast_tensors(TensorList tensors) {
+std::vector<Tensor> broadcast_tensors(TensorList tensors, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("broadcast_tensors");
-  return ops::call(op, {tensors});
+  return ops::call(op, {tensors}, &loc);
 }
 
 }  // namespace kiln

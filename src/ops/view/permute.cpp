@@ -176,29 +176,31 @@ KILN_OP("movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)")
 
 namespace kiln {
 
-Tensor permute(const Tensor& self, IntList dims) {
+Tensor permute(const Tensor& self, IntList dims, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("permute");
-  return ops::call1(op, {self, dims});
+  return ops::call1(op, {self, dims}, &loc);
 }
 
-Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1) {
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("transpose.int");
-  return ops::call1(op, {self, dim0, dim1});
+  return ops::call1(op, {self, dim0, dim1}, &loc);
 }
 
-Tensor t(const Tensor& self) {
+Tensor t(const Tensor& self, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("t");
-  return ops::call1(op, {self});
+  return ops::call1(op, {self}, &loc);
 }
 
-Tensor movedim(const Tensor& self, IntList source, IntList destination) {
+Tensor movedim(const Tensor& self, IntList source, IntList destination,
+               const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("movedim.intlist");
-  return ops::call1(op, {self, source, destination});
+  return ops::call1(op, {self, source, destination}, &loc);
 }
 
-Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination,
+               const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("movedim.int");
-  return ops::call1(op, {self, source, destination});
+  return ops::call1(op, {self, source, destination}, &loc);
 }
 
 }  // namespace kiln

@@ -134,24 +134,25 @@ KILN_OP("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)")
 
 namespace kiln {
 
-Tensor view(const Tensor& self, IntList size) {
+Tensor view(const Tensor& self, IntList size, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("view");
-  return ops::call1(op, {self, size});
+  return ops::call1(op, {self, size}, &loc);
 }
 
-Tensor reshape(const Tensor& self, IntList size) {
+Tensor reshape(const Tensor& self, IntList size, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("reshape");
-  return ops::call1(op, {self, size});
+  return ops::call1(op, {self, size}, &loc);
 }
 
-Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim,
+               const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("flatten.using_ints");
-  return ops::call1(op, {self, start_dim, end_dim});
+  return ops::call1(op, {self, start_dim, end_dim}, &loc);
 }
 
-Tensor unflatten(const Tensor& self, int64_t dim, IntList sizes) {
+Tensor unflatten(const Tensor& self, int64_t dim, IntList sizes, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("unflatten.int");
-  return ops::call1(op, {self, dim, sizes});
+  return ops::call1(op, {self, dim, sizes}, &loc);
 }
 
 }  // namespace kiln

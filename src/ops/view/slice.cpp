@@ -285,39 +285,43 @@ KILN_OP("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]")
 namespace kiln {
 
 Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start,
-             std::optional<int64_t> end, int64_t step) {
+             std::optional<int64_t> end, int64_t step, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("slice.Tensor");
-  return ops::call1(op, {self, dim, start, end, step});
+  return ops::call1(op, {self, dim, start, end, step}, &loc);
 }
 
-Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length,
+              const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("narrow");
-  return ops::call1(op, {self, dim, start, length});
+  return ops::call1(op, {self, dim, start, length}, &loc);
 }
 
-Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+Tensor select(const Tensor& self, int64_t dim, int64_t index, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("select.int");
-  return ops::call1(op, {self, dim, index});
+  return ops::call1(op, {self, dim, index}, &loc);
 }
 
-std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("unbind.int");
-  return ops::call(op, {self, dim});
+  return ops::call(op, {self, dim}, &loc);
 }
 
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim,
+                          const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("split.Tensor");
-  return ops::call(op, {self, split_size, dim});
+  return ops::call(op, {self, split_size, dim}, &loc);
 }
 
-std::vector<Tensor> split_with_sizes(const Tensor& self, IntList split_sizes, int64_t dim) {
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntList split_sizes, int64_t dim,
+                                     const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("split_with_sizes");
-  return ops::call(op, {self, split_sizes, dim});
+  return ops::call(op, {self, split_sizes, dim}, &loc);
 }
 
-std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim,
+                          const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("chunk");
-  return ops::call(op, {self, chunks, dim});
+  return ops::call(op, {self, chunks, dim}, &loc);
 }
 
 }  // namespace kiln

@@ -142,24 +142,24 @@ KILN_OP("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
 
 namespace kiln {
 
-Tensor squeeze(const Tensor& self) {
+Tensor squeeze(const Tensor& self, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("squeeze");
-  return ops::call1(op, {self});
+  return ops::call1(op, {self}, &loc);
 }
 
-Tensor squeeze(const Tensor& self, int64_t dim) {
+Tensor squeeze(const Tensor& self, int64_t dim, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("squeeze.dim");
-  return ops::call1(op, {self, dim});
+  return ops::call1(op, {self, dim}, &loc);
 }
 
-Tensor squeeze(const Tensor& self, IntList dims) {
+Tensor squeeze(const Tensor& self, IntList dims, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("squeeze.dims");
-  return ops::call1(op, {self, dims});
+  return ops::call1(op, {self, dims}, &loc);
 }
 
-Tensor unsqueeze(const Tensor& self, int64_t dim) {
+Tensor unsqueeze(const Tensor& self, int64_t dim, const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("unsqueeze");
-  return ops::call1(op, {self, dim});
+  return ops::call1(op, {self, dim}, &loc);
 }
 
 }  // namespace kiln

@@ -1,0 +1,25 @@
+// The built-in `eager` backend (torch.compile(backend="eager")): runs the captured graph with the
+// interpreter, op by op through the eager kernels. Registered at static initialization, so it is
+// always listed.
+#include <kiln/backends/backend.h>
+
+#include <memory>
+
+namespace kiln {
+namespace {
+
+CompiledGraph eager_backend(const graph::Graph& graph, std::span<const Tensor> /*example_inputs*/,
+                            const BackendContext& /*context*/) {
+  // The callable outlives the capture's graph: it owns a copy, shared so the callable stays
+  // copyable (std::function requires it).
+  auto owned = std::make_shared<const graph::Graph>(graph.clone());
+  return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
+}
+
+[[maybe_unused]] const bool eager_registered = [] {
+  register_backend("eager", eager_backend);
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,351 @@
+// The cache of one compiled function: entries (guards plus what to run), recompiles, the cache
+// size limit with its eager fallback, and the per-graph compile step (passes, logs, debug folder,
+// backend).
+#include "capture/guards.h"
+#include "capture/trace_session.h"
+
+#include <kiln/autograd/grad_mode.h>
+#include <kiln/capture/compile.h>
+#include <kiln/capture/debug_dir.h>
+#include <kiln/capture/logs.h>
+#include <kiln/core/error.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <unordered_map>
+
+namespace kiln {
+
+namespace {
+
+std::atomic<int> g_cache_size_limit{8};
+
+std::mutex& warning_mutex() {
+  static std::mutex m;
+  return m;
+}
+WarningHandler& warning_handler() {
+  static WarningHandler h;
+  return h;
+}
+
+void warn(std::string_view message) {
+  std::lock_guard lock(warning_mutex());
+  if (warning_handler()) {
+    warning_handler()(message);
+  } else {
+    std::cerr << "kiln: warning: " << message << "\n";
+  }
+}
+
+}  // namespace
+
+int cache_size_limit() { return g_cache_size_limit.load(); }
+void set_cache_size_limit(int limit) {
+  KILN_CHECK(limit >= 0, "set_cache_size_limit: expected a limit >= 0, got {}", limit);
+  g_cache_size_limit.store(limit);
+}
+
+WarningHandler set_warning_handler(WarningHandler handler) {
+  std::lock_guard lock(warning_mutex());
+  return std::exchange(warning_handler(), std::move(handler));
+}
+
+void graph_break(const SourceLocation& loc) {
+  if (capture::TraceSession* s = capture::TraceSession::current()) {
+    s->graph_break("kiln::graph_break() was called", graph::SourceLoc{loc.file_name(), loc.line()});
+  }
+}
+
+namespace capture {
+
+std::string callable_name(const SourceLocation& loc) {
+  return fmt::format("function compiled at {}:{}",
+                     std::filesystem::path(loc.file_name()).filename().string(), loc.line());
+}
+
+// One cached compilation: the guards, and either one graph to run without calling the function
+// again, or (the function breaks into several graphs) a mark that it is re-traced on every call.
+struct CacheEntry {
+  std::unique_ptr<Guards> guards;
+  bool breaks = false;
+  std::vector<InputBinding> bindings;
+  CompiledGraph compiled;
+  bool grad_enabled = true;
+  std::vector<ResultSlot> results;
+};
+
+class FunctionCache {
+ public:
+  FunctionCache(CompileOptions options, std::string name, std::shared_ptr<nn::Module> module)
+      : options_(std::move(options)), name_(std::move(name)), module_(std::move(module)) {
+    if (auto* n = std::get_if<std::string>(&options_.backend)) {
+      backend_name_ = *n;
+      backend_ = lookup_backend(*n);
+    } else {
+      backend_name_ = "user backend";
+      backend_ = std::get<Backend>(options_.backend);
+      KILN_CHECK(static_cast<bool>(backend_), "compile: the backend function is empty");
+    }
+    // Symbolic sizes arrive with the dynamic-shapes work (issue 8); until then every size is
+    // specialized, which is dynamic=false. Asking for true must not silently mean false.
+    KILN_CHECK(options_.dynamic != true,
+               "compile: dynamic=true is not supported yet (sizes are specialized, as with "
+               "dynamic=false; a changed size recompiles)");
+    static const char* kModes[] = {"default", "reduce-overhead", "max-autotune",
+                                   "max-autotune-no-cudagraphs"};
+    bool known = false;
+    for (const char* m : kModes) known = known || options_.mode == m;
+    KILN_CHECK(known,
+               "compile: unknown mode \"{}\"; expected default, reduce-overhead, max-autotune or "
+               "max-autotune-no-cudagraphs",
+               options_.mode);
+  }
+
+  Leaves call(const Leaves& args, const CompiledFunctionCore::RunUser& run);
+  std::string explain(const Leaves& args, const CompiledFunctionCore::RunUser& run);
+  void clear() {
+    std::lock_guard lock(mutex_);
+    entries_.clear();
+    segments_.clear();
+    warned_ = false;
+  }
+  size_t size() {
+    std::lock_guard lock(mutex_);
+    return entries_.size();
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  TraceSession::Config session_config(GlobalState state, bool cache_segments,
+                                      std::vector<std::string>* explain_log);
+  CompiledGraph compile_graph(const graph::Graph& g, std::span<const Tensor> inputs, size_t index,
+                              bool cache_segments, std::vector<std::string>* explain_log);
+  Leaves run_entry(const CacheEntry& e, const Leaves& args);
+
+  CompileOptions options_;
+  std::string name_;
+  std::shared_ptr<nn::Module> module_;
+  std::string backend_name_;
+  Backend backend_;
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<CacheEntry>> entries_;
+  // Graphs of functions that break, by structural key: re-traced calls reuse them.
+  std::unordered_map<std::string, CompiledGraph> segments_;
+  bool warned_ = false;
+  size_t compilations_ = 0;
+};
+
+namespace {
+
+// Every live function cache, for reset().
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::weak_ptr<FunctionCache>>& registry() {
+  static std::vector<std::weak_ptr<FunctionCache>> r;
+  return r;
+}
+
+}  // namespace
+
+CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<const Tensor> inputs,
+                                           size_t index, bool cache_segments,
+                                           std::vector<std::string>* explain_log) {
+  std::string key;
+  if (cache_segments) {
+    key = g.structural_key();
+    std::lock_guard lock(mutex_);
+    if (auto it = segments_.find(key); it != segments_.end()) return it->second;
+  }
+  const std::string graph_name = fmt::format("graph {} of {}", index, name_);
+  if (explain_log) explain_log->push_back(g.str());
+  logs::log(logs::Channel::graph, fmt::format("{}:\n{}", graph_name, g.str()));
+  if (auto dir = debug::DebugDir::for_compilation(
+          fmt::format("{}_graph_{}_{}", name_, index, compilations_++))) {
+    dir->write("graph.txt", g.str());
+  }
+  BackendContext context{options_.mode, options_.options, graph_name};
+  CompiledGraph compiled = run_backend(backend_name_, backend_, g, inputs, context);
+  if (cache_segments) {
+    std::lock_guard lock(mutex_);
+    segments_.emplace(std::move(key), compiled);
+  }
+  return compiled;
+}
+
+TraceSession::Config FunctionCache::session_config(GlobalState state, bool cache_segments,
+                                                   std::vector<std::string>* explain_log) {
+  TraceSession::Config c;
+  c.function_name = name_;
+  c.fullgraph = options_.fullgraph && explain_log == nullptr;
+  c.grad_enabled = state.grad_enabled;
+  c.module = module_;
+  c.compile = [this, cache_segments, explain_log](const graph::Graph& g,
+                                                  std::span<const Tensor> inputs, size_t index) {
+    return compile_graph(g, inputs, index, cache_segments, explain_log);
+  };
+  return c;
+}
+
+Leaves FunctionCache::run_entry(const CacheEntry& e, const Leaves& args) {
+  std::vector<Tensor> inputs;
+  inputs.reserve(e.bindings.size());
+  for (const InputBinding& b : e.bindings) {
+    inputs.push_back(b.kind == InputBinding::Kind::UserArg ? args[b.leaf].to_tensor() : b.held);
+  }
+  std::vector<Tensor> outputs;
+  if (autograd::GradMode::is_enabled() == e.grad_enabled) {
+    outputs = e.compiled(inputs);
+  } else {
+    // The function's ops ran under another grad mode than the call's (a no_grad body).
+    const bool previous = autograd::GradMode::is_enabled();
+    autograd::GradMode::set_enabled(e.grad_enabled);
+    try {
+      outputs = e.compiled(inputs);
+    } catch (...) {
+      autograd::GradMode::set_enabled(previous);
+      throw;
+    }
+    autograd::GradMode::set_enabled(previous);
+  }
+  Leaves result;
+  result.reserve(e.results.size());
+  for (const ResultSlot& slot : e.results) {
+    result.push_back(slot.output ? ops::IValue(outputs[*slot.output]) : slot.constant);
+  }
+  return result;
+}
+
+Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUser& run) {
+  // Disabled, or called while another compiled function traces (the outer trace records it).
+  if (options_.disable || TraceSession::current() != nullptr) return run(args);
+  const GlobalState state = GlobalState::current();
+  std::shared_ptr<CacheEntry> hit;
+  std::optional<std::string> reason;
+  bool eager = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+      if ((*it)->guards->check(args, state)) {
+        hit = *it;
+        break;
+      }
+    }
+    if (!hit && !entries_.empty()) reason = entries_.back()->guards->first_failure(args, state);
+    if (!hit && static_cast<int>(entries_.size()) >= cache_size_limit()) {
+      eager = true;
+      if (!warned_) {
+        warned_ = true;
+        warn(
+            fmt::format("{} reached the cache size limit ({} compiled entries) and runs eagerly "
+                        "from now on; last recompile reason: {}",
+                        name_, cache_size_limit(), reason.value_or("none")));
+      }
+    }
+  }
+  if (eager) return run(args);
+  if (hit && !hit->breaks) return run_entry(*hit, args);
+  if (reason)
+    logs::log(logs::Channel::recompiles, fmt::format("recompiling {}: {}", name_, *reason));
+  // Trace (first call, a recompile, or a function that breaks into several graphs).
+  TraceSession session(session_config(state, /*cache_segments=*/true, nullptr));
+  Leaves result = session.trace(args, run);
+  if (hit) return result;
+  auto entry = std::make_shared<CacheEntry>();
+  entry->guards = std::make_unique<Guards>(args, state, module_);
+  entry->breaks = session.graphs().size() != 1;
+  if (!entry->breaks) {
+    const TracedGraph& g = session.graphs().front();
+    entry->bindings = g.bindings;
+    for (InputBinding& b : entry->bindings) {
+      // Keep module and captured tensors; user arguments come from each call.
+      if (b.kind == InputBinding::Kind::UserArg) b.held = Tensor();
+    }
+    entry->compiled = g.compiled;
+    entry->grad_enabled = g.grad_enabled;
+    entry->results = session.result_slots();
+  }
+  if (auto dir = debug::DebugDir::for_compilation(fmt::format("{}_guards_{}", name_, size()))) {
+    std::string text;
+    for (const std::string& line : entry->guards->describe()) text += line + "\n";
+    dir->write("guards.txt", text);
+  }
+  if (logs::enabled(logs::Channel::guards)) {
+    std::string text = fmt::format("guards of {} (entry {}):", name_, size());
+    for (const std::string& line : entry->guards->describe()) text += "\n  " + line;
+    logs::log(logs::Channel::guards, text);
+  }
+  std::lock_guard lock(mutex_);
+  entries_.push_back(std::move(entry));
+  return result;
+}
+
+std::string FunctionCache::explain(const Leaves& args, const CompiledFunctionCore::RunUser& run) {
+  const GlobalState state = GlobalState::current();
+  std::vector<std::string> graph_texts;
+  TraceSession session(session_config(state, /*cache_segments=*/false, &graph_texts));
+  session.trace(args, run);
+  const Guards guards(args, state, module_);
+  std::string out = fmt::format("explain: {}\n", name_);
+  out += fmt::format("graphs: {}\n", session.graphs().size());
+  out += fmt::format("graph breaks: {}\n", session.breaks().size());
+  for (size_t i = 0; i < session.breaks().size(); ++i) {
+    out += fmt::format("  {}. {}\n", i + 1, session.breaks()[i].str());
+  }
+  out += "ops per graph: [";
+  for (size_t i = 0; i < session.graphs().size(); ++i) {
+    out += fmt::format("{}{}", i ? ", " : "", session.graphs()[i].graph.num_ops());
+  }
+  out += "]\n";
+  for (size_t i = 0; i < session.graphs().size(); ++i) {
+    out += fmt::format("graph {}:\n{}\n", i, session.graphs()[i].graph.str());
+  }
+  out += "guards:\n";
+  for (const std::string& line : guards.describe()) out += "  " + line + "\n";
+  return out;
+}
+
+CompiledFunctionCore::CompiledFunctionCore(CompileOptions options, std::string name,
+                                           std::shared_ptr<nn::Module> module)
+    : cache_(
+          std::make_shared<FunctionCache>(std::move(options), std::move(name), std::move(module))) {
+  std::lock_guard lock(registry_mutex());
+  auto& r = registry();
+  std::erase_if(r, [](const std::weak_ptr<FunctionCache>& w) { return w.expired(); });
+  r.push_back(cache_);
+}
+
+CompiledFunctionCore::~CompiledFunctionCore() = default;
+
+Leaves CompiledFunctionCore::call(const Leaves& args, const RunUser& run) {
+  return cache_->call(args, run);
+}
+
+std::string CompiledFunctionCore::explain(const Leaves& args, const RunUser& run) {
+  return cache_->explain(args, run);
+}
+
+const std::string& CompiledFunctionCore::name() const { return cache_->name(); }
+
+size_t CompiledFunctionCore::cache_entries() const { return cache_->size(); }
+
+}  // namespace capture
+
+void reset() {
+  std::vector<std::shared_ptr<capture::FunctionCache>> live;
+  {
+    std::lock_guard lock(capture::registry_mutex());
+    for (const auto& w : capture::registry()) {
+      if (auto c = w.lock()) live.push_back(std::move(c));
+    }
+  }
+  for (const auto& c : live) c->clear();
+}
+
+}  // namespace kiln

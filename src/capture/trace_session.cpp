@@ -1,0 +1,437 @@
+#include "capture/trace_session.h"
+
+#include <kiln/autograd/grad_mode.h>
+#include <kiln/capture/logs.h>
+#include <kiln/core/error.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace kiln::capture {
+
+namespace {
+
+thread_local TraceSession* tls_session = nullptr;
+
+void materialize_hook(TensorImpl& proxy, const char* what) {
+  if (TraceSession* s = tls_session) s->materialize(proxy, what);
+}
+
+// Sets the thread's grad mode for a scope.
+class GradModeScope {
+ public:
+  explicit GradModeScope(bool on) : previous_(autograd::GradMode::is_enabled()) {
+    autograd::GradMode::set_enabled(on);
+  }
+  ~GradModeScope() { autograd::GradMode::set_enabled(previous_); }
+  GradModeScope(const GradModeScope&) = delete;
+  GradModeScope& operator=(const GradModeScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Meta-device twins of an op's tensor arguments: same geometry and dtype, no memory. Arguments
+// sharing a storage get twins sharing one meta storage, so the op's aliasing checks still see it.
+class Twins {
+ public:
+  Tensor twin(const Tensor& t) {
+    if (!t.defined()) return t;
+    Storage& meta = meta_storage_[t.storage().get()];
+    if (!meta) {
+      meta = make_storage(t.storage()->nbytes(), kMeta);
+      storage_origin_[meta.get()] = t;
+    }
+    auto impl = std::make_shared<TensorImpl>(meta, t.dtype(), t.sym_sizes(), t.sym_strides(),
+                                             t.sym_storage_offset());
+    impl->set_wrapped_number(t.impl()->is_wrapped_number());
+    Tensor out(std::move(impl));
+    original_[out.impl()] = t;
+    return out;
+  }
+  // Device arguments become the meta device too, so that factories (zeros, randn) allocate
+  // nothing and draw no random numbers while tracing.
+  ops::Stack twin_args(const ops::Schema& schema, const ops::Stack& args) {
+    ops::Stack out = args;
+    for (size_t i = 0; i < out.size() && i < schema.arguments.size(); ++i) {
+      if (schema.arguments[i].type == ops::ArgType::Device) out[i] = ops::IValue(kMeta);
+    }
+    for (ops::IValue& v : out) {
+      if (v.is_tensor()) {
+        v = ops::IValue(twin(v.to_tensor()));
+      } else if (v.is_tensor_list()) {
+        std::vector<Tensor> list = v.to_tensor_list();
+        for (Tensor& t : list) t = twin(t);
+        v = ops::IValue(std::move(list));
+      }
+    }
+    return out;
+  }
+  // The argument a meta output is (in-place and out= ops return their argument), if any.
+  const Tensor* original(const Tensor& meta_out) const {
+    auto it = original_.find(meta_out.impl());
+    return it == original_.end() ? nullptr : &it->second;
+  }
+  // The argument whose storage a meta output views, if any.
+  const Tensor* storage_origin(const Tensor& meta_out) const {
+    auto it = storage_origin_.find(meta_out.storage().get());
+    return it == storage_origin_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::unordered_map<const StorageImpl*, Storage> meta_storage_;
+  std::unordered_map<const StorageImpl*, Tensor> storage_origin_;
+  std::unordered_map<const TensorImpl*, Tensor> original_;
+};
+
+// The device an op's outputs live on: a Device argument's, else the first tensor argument's.
+Device output_device(const ops::Stack& args) {
+  for (const ops::IValue& v : args) {
+    if (std::holds_alternative<Device>(v.variant())) return v.to_device();
+  }
+  for (const ops::IValue& v : args) {
+    if (v.is_tensor() && v.to_tensor().defined()) return v.to_tensor().device();
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined()) return t.device();
+      }
+    }
+  }
+  return Device::cpu();
+}
+
+bool any_requires_grad(const ops::Stack& args) {
+  for (const ops::IValue& v : args) {
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().requires_grad()) return true;
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined() && t.requires_grad()) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Gives a proxy the memory and geometry of its computed value, in place.
+void adopt(TensorImpl& proxy, const Tensor& real) {
+  KILN_CHECK(real.defined() && real.dtype() == proxy.dtype(),
+             "compile: a compiled graph returned {} where the traced value has dtype {}",
+             real.defined() ? dtype_name(real.dtype()) : "an undefined tensor",
+             dtype_name(proxy.dtype()));
+  proxy.set_storage(real.storage());
+  proxy.set_sizes_and_strides(real.sym_sizes(), real.sym_strides(), real.sym_storage_offset());
+  proxy.set_requires_grad(real.requires_grad());
+  proxy.set_autograd_meta(real.impl()->shared_autograd_meta());
+  proxy.set_view_base(real.impl()->view_base());
+}
+
+}  // namespace
+
+std::string GraphBreak::str() const {
+  return loc.known() ? fmt::format("{} (at {})", reason, loc.str()) : reason;
+}
+
+TraceSession::TraceSession(Config config) : config_(std::move(config)) {
+  TensorImpl::set_materialize_hook(&materialize_hook);
+  if (config_.module) {
+    for (const auto& item : config_.module->named_parameters()) {
+      module_tensor_names_[item.second.impl()] = item.first;
+      module_tensor_roles_[item.second.impl()] = graph::InputRole::Parameter;
+    }
+    for (const auto& item : config_.module->named_buffers()) {
+      if (!item.second.defined()) continue;
+      module_tensor_names_[item.second.impl()] = item.first;
+      module_tensor_roles_[item.second.impl()] = graph::InputRole::Buffer;
+    }
+  }
+}
+
+TraceSession::~TraceSession() {
+  if (!finished_) abandon_proxies();
+  if (tls_session == this) tls_session = previous_;
+}
+
+TraceSession* TraceSession::current() { return tls_session; }
+
+graph::SourceLoc TraceSession::here() const {
+  const SourceLocation* site = ops::current_call_site();
+  if (site == nullptr) return {};
+  return graph::SourceLoc{site->file_name(), site->line()};
+}
+
+std::optional<graph::Value> TraceSession::known_value(const Tensor& t) const {
+  auto it = values_.find(t.impl());
+  if (it == values_.end()) return std::nullopt;
+  // A dead tensor's address may be reused by a new one.
+  auto live = it->second.impl.lock();
+  if (!live || live.get() != t.impl()) return std::nullopt;
+  return it->second.value;
+}
+
+graph::Value TraceSession::value_of(const Tensor& t) {
+  if (auto v = known_value(t)) return *v;
+  KILN_CHECK(!t.impl()->is_proxy(),
+             "compile: a tensor traced by another compiled call was used in {} before that call "
+             "finished",
+             config_.function_name);
+  graph::InputRole role = graph::InputRole::Constant;
+  std::string label = "captured tensor";
+  if (auto it = module_tensor_names_.find(t.impl()); it != module_tensor_names_.end()) {
+    role = module_tensor_roles_.at(t.impl());
+    label = it->second;
+  }
+  graph::Node& in = graph_.add_input(role, std::move(label), graph::ValueMeta::of(t));
+  bindings_.push_back(InputBinding{InputBinding::Kind::Held, 0, t});
+  values_[t.impl()] = Tracked{in.out(), t.impl_ptr()};
+  return in.out();
+}
+
+Tensor TraceSession::make_proxy(const Tensor& like, Device device,
+                                std::shared_ptr<StorageImpl> storage, bool requires_grad) {
+  if (!storage) storage = std::make_shared<StorageImpl>(like.storage()->nbytes(), device);
+  auto impl = std::make_shared<TensorImpl>(std::move(storage), like.dtype(), like.sym_sizes(),
+                                           like.sym_strides(), like.sym_storage_offset());
+  impl->set_requires_grad(requires_grad);
+  return Tensor(std::move(impl));
+}
+
+Leaves TraceSession::trace(const Leaves& args, const std::function<Leaves(const Leaves&)>& run) {
+  args_ = &args;
+  Leaves proxied = args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is_tensor() || !args[i].to_tensor().defined()) continue;
+    const Tensor& real = args[i].to_tensor();
+    graph::Node& in = graph_.add_input(graph::InputRole::UserArg, fmt::format("arg {}", i),
+                                       graph::ValueMeta::of(real));
+    bindings_.push_back(InputBinding{InputBinding::Kind::UserArg, i, Tensor()});
+    Tensor proxy = make_proxy(real, real.device(), nullptr, real.requires_grad());
+    values_[proxy.impl()] = Tracked{in.out(), proxy.impl_ptr()};
+    proxies_.push_back(Tracked{in.out(), proxy.impl_ptr()});
+    proxied[i] = ops::IValue(std::move(proxy));
+  }
+  previous_ = tls_session;
+  tls_session = this;
+  Leaves result;
+  {
+    ops::DispatchModeGuard mode(this);
+    result = run(proxied);
+  }
+  // The result's tensors are the last graph's outputs; constants are kept as they are.
+  std::vector<graph::Value> extra;
+  std::vector<ResultSlot> slots;
+  for (const ops::IValue& leaf : result) {
+    ResultSlot slot;
+    if (leaf.is_tensor() && leaf.to_tensor().defined()) {
+      const graph::Value v = value_of(leaf.to_tensor());
+      auto it = std::find(extra.begin(), extra.end(), v);
+      slot.output = static_cast<size_t>(it - extra.begin());
+      if (it == extra.end()) extra.push_back(v);
+    } else {
+      slot.constant = leaf;
+    }
+    slots.push_back(std::move(slot));
+  }
+  flush(extra, /*final=*/true);
+  result_slots_ = std::move(slots);
+  finished_ = true;
+  tls_session = previous_;
+  return result;
+}
+
+std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& args) {
+  if (op.kind == ops::OpKind::Composite) {
+    // Traced through: its inner ops come back here (the graph holds what the composite calls).
+    ops::DispatchModeGuard again(this);
+    return op.composite(args);
+  }
+  const bool has_meta = op.kind != ops::OpKind::Custom ||
+                        static_cast<bool>(op.custom[static_cast<size_t>(DeviceType::Meta)]);
+  if (!has_meta) {
+    return run_concretely(op, args, fmt::format("{} has no meta function", op.full_name()));
+  }
+  Twins twins;
+  ops::Stack meta_args = twins.twin_args(op.schema, args);
+  std::vector<Tensor> meta_outputs;
+  try {
+    meta_outputs = ops::call_kernel(op, meta_args);
+  } catch (const Error& e) {
+    // Ops whose output sizes depend on the data refuse meta tensors; anything else is the user's
+    // error, raised as eager would.
+    if (op.kind != ops::OpKind::Custom) throw;
+    return run_concretely(
+        op, args,
+        fmt::format("{} has a data-dependent output size ({})", op.full_name(), e.what()));
+  }
+  const Device device = output_device(args);
+  const bool grad_now = autograd::GradMode::is_enabled();
+  const bool differentiates = op.differentiable && any_requires_grad(args);
+  if (differentiates && graph_grad_ && *graph_grad_ != grad_now) {
+    graph_break(
+        fmt::format("grad mode was {} inside the function", grad_now ? "enabled" : "disabled"),
+        here());
+  }
+  if (differentiates && !graph_grad_) graph_grad_ = grad_now;
+  const bool requires_grad = grad_now && differentiates;
+
+  ops::Stack node_args = args;
+  std::vector<graph::TensorUse> uses;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor()) {
+      const Tensor& t = args[i].to_tensor();
+      if (!t.defined()) continue;
+      uses.push_back(graph::TensorUse{static_cast<int>(i), -1, value_of(t)});
+      node_args[i] = ops::IValue(Tensor());
+    } else if (args[i].is_tensor_list()) {
+      std::vector<Tensor> list = args[i].to_tensor_list();
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (!list[j].defined()) continue;
+        uses.push_back(
+            graph::TensorUse{static_cast<int>(i), static_cast<int>(j), value_of(list[j])});
+        list[j] = Tensor();
+      }
+      node_args[i] = ops::IValue(std::move(list));
+    }
+  }
+  std::vector<graph::ValueMeta> metas;
+  for (const Tensor& m : meta_outputs) {
+    graph::ValueMeta vm = graph::ValueMeta::of(m);
+    vm.device = device;
+    vm.requires_grad = requires_grad;
+    metas.push_back(std::move(vm));
+  }
+  graph::Node& node = graph_.add_op(op, std::move(node_args), std::move(uses), metas, here());
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(meta_outputs.size());
+  for (size_t i = 0; i < meta_outputs.size(); ++i) {
+    const Tensor& m = meta_outputs[i];
+    if (const Tensor* arg = twins.original(m)) {
+      // In-place and out= ops return their argument itself, as in eager.
+      outputs.push_back(*arg);
+      continue;
+    }
+    std::shared_ptr<StorageImpl> storage;
+    if (const Tensor* base = twins.storage_origin(m)) {
+      // A view: it shares its base's (proxy) storage.
+      if (base->impl()->is_proxy()) {
+        storage = base->storage();
+      } else {
+        auto& shared = proxy_storage_of_[base->storage().get()];
+        if (!shared) shared = std::make_shared<StorageImpl>(base->storage()->nbytes(), device);
+        storage = shared;
+      }
+    }
+    Tensor proxy = make_proxy(m, device, std::move(storage), requires_grad);
+    const graph::Value v = node.out(static_cast<int>(i));
+    values_[proxy.impl()] = Tracked{v, proxy.impl_ptr()};
+    proxies_.push_back(Tracked{v, proxy.impl_ptr()});
+    outputs.push_back(std::move(proxy));
+  }
+  return outputs;
+}
+
+std::vector<Tensor> TraceSession::run_concretely(const ops::OpDef& op, ops::Stack& args,
+                                                 const std::string& reason) {
+  graph_break(reason, here());
+  ops::DispatchModeGuard off(nullptr);
+  return ops::call(op, args);
+}
+
+void TraceSession::graph_break(const std::string& reason, graph::SourceLoc loc) {
+  GraphBreak b{reason, loc};
+  KILN_CHECK(!config_.fullgraph, "compile(fullgraph=true): graph break in {}: {}",
+             config_.function_name, b.str());
+  logs::log(logs::Channel::graph_breaks,
+            fmt::format("graph break in {}: {}", config_.function_name, b.str()));
+  breaks_.push_back(std::move(b));
+  flush({}, /*final=*/false);
+}
+
+void TraceSession::materialize(TensorImpl& proxy, const char* what) {
+  auto it = values_.find(&proxy);
+  if (it == values_.end() || it->second.impl.lock().get() != &proxy) return;
+  const graph::Value v = it->second.value;
+  graph_break(fmt::format("{} needs the value of %{} ({})", what, v.node->name, v.meta().str()),
+              here());
+}
+
+std::vector<Tensor> TraceSession::flush(const std::vector<graph::Value>& extra, bool final) {
+  // The graph runs real kernels: no interception, the call's own grad mode, and no session for
+  // data reads to report to.
+  TraceSession* saved = tls_session;
+  tls_session = nullptr;
+  struct Restore {
+    TraceSession* s;
+    ~Restore() { tls_session = s; }
+  } restore{saved};
+  ops::DispatchModeGuard off(nullptr);
+
+  std::vector<graph::Value> outputs = extra;
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> targets;
+  for (const Tracked& p : proxies_) {
+    auto impl = p.impl.lock();
+    if (!impl || !impl->is_proxy()) continue;
+    auto it = std::find(outputs.begin(), outputs.end(), p.value);
+    targets.emplace_back(std::move(impl), static_cast<size_t>(it - outputs.begin()));
+    if (it == outputs.end()) outputs.push_back(p.value);
+  }
+  graph_.set_outputs(outputs);
+
+  std::vector<Tensor> inputs;
+  inputs.reserve(bindings_.size());
+  for (const InputBinding& b : bindings_) {
+    inputs.push_back(b.kind == InputBinding::Kind::UserArg ? (*args_)[b.leaf].to_tensor() : b.held);
+  }
+  std::vector<Tensor> results;
+  if (graph_.num_ops() == 0 && !final) {
+    // Nothing recorded since the last flush: every output is an input.
+    const std::vector<graph::Node*> in_nodes = graph_.inputs();
+    for (const graph::Value& v : outputs) {
+      auto pos = std::find(in_nodes.begin(), in_nodes.end(), v.node) - in_nodes.begin();
+      results.push_back(inputs[static_cast<size_t>(pos)]);
+    }
+  } else {
+    graph::PassManager passes;
+    passes.add(graph::dead_code_elimination()).add(graph::common_subexpression_elimination());
+    passes.run(graph_);
+    CompiledGraph compiled = config_.compile(graph_, inputs, graphs_.size());
+    const bool grad = graph_grad_.value_or(config_.grad_enabled);
+    {
+      GradModeScope scope(grad);
+      results = compiled(inputs);
+    }
+    KILN_CHECK(results.size() == graph_.outputs().size(),
+               "compile: the compiled graph {} of {} returned {} tensors, expected {}",
+               graphs_.size(), config_.function_name, results.size(), graph_.outputs().size());
+    graphs_.push_back(TracedGraph{std::move(graph_), bindings_, std::move(compiled), grad});
+  }
+  for (auto& [impl, index] : targets) adopt(*impl, results[index]);
+  reset_graph();
+  results.resize(extra.size());
+  return results;
+}
+
+void TraceSession::reset_graph() {
+  graph_ = graph::Graph();
+  bindings_.clear();
+  values_.clear();
+  proxies_.clear();
+  proxy_storage_of_.clear();
+  graph_grad_.reset();
+}
+
+void TraceSession::abandon_proxies() {
+  // Proxies that outlive a failed trace become meta tensors: using them raises clear errors
+  // instead of reading memory that does not exist.
+  for (const Tracked& p : proxies_) {
+    auto impl = p.impl.lock();
+    if (impl && impl->is_proxy()) {
+      impl->set_storage(make_storage(impl->storage()->nbytes(), kMeta));
+    }
+  }
+  proxies_.clear();
+}
+
+}  // namespace kiln::capture
