@@ -49,6 +49,12 @@ TEST(CompileBreaks, EachCauseBreaks) {
   };
   const std::vector<Cause> causes = {
       {"item", [](const Tensor& x) { return x * x.max().item<double>(); }, "Tensor.item()"},
+      {"tensor to bool",
+       [](const Tensor& x) {
+         const bool positive = (x.sum() > 0.0).item<bool>();
+         return positive ? x * 2.0 : x * -2.0;
+       },
+       "Tensor.item()"},
       {"nonzero", [](const Tensor& x) { return (x * 2.0).nonzero().to(kFloat32).sum(); },
        "data-dependent output size"},
       {"print",
