@@ -370,9 +370,18 @@ std::vector<Tensor> TraceSession::flush(const std::vector<graph::Value>& extra, 
 
   std::vector<graph::Value> outputs = extra;
   std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> targets;
+  // Proxies of the graph's inputs (user arguments still referenced) take their memory straight
+  // from the input, without becoming graph outputs.
+  const std::vector<graph::Node*> in_nodes = graph_.inputs();
+  std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> input_targets;
   for (const Tracked& p : proxies_) {
     auto impl = p.impl.lock();
     if (!impl || !impl->is_proxy()) continue;
+    if (p.value.node->kind == graph::NodeKind::Input) {
+      const auto pos = std::find(in_nodes.begin(), in_nodes.end(), p.value.node) - in_nodes.begin();
+      input_targets.emplace_back(std::move(impl), static_cast<size_t>(pos));
+      continue;
+    }
     auto it = std::find(outputs.begin(), outputs.end(), p.value);
     targets.emplace_back(std::move(impl), static_cast<size_t>(it - outputs.begin()));
     if (it == outputs.end()) outputs.push_back(p.value);
@@ -387,7 +396,6 @@ std::vector<Tensor> TraceSession::flush(const std::vector<graph::Value>& extra, 
   std::vector<Tensor> results;
   if (graph_.num_ops() == 0 && !final) {
     // Nothing recorded since the last flush: every output is an input.
-    const std::vector<graph::Node*> in_nodes = graph_.inputs();
     for (const graph::Value& v : outputs) {
       auto pos = std::find(in_nodes.begin(), in_nodes.end(), v.node) - in_nodes.begin();
       results.push_back(inputs[static_cast<size_t>(pos)]);
@@ -408,6 +416,7 @@ std::vector<Tensor> TraceSession::flush(const std::vector<graph::Value>& extra, 
     graphs_.push_back(TracedGraph{std::move(graph_), bindings_, std::move(compiled), grad});
   }
   for (auto& [impl, index] : targets) adopt(*impl, results[index]);
+  for (auto& [impl, index] : input_targets) adopt(*impl, inputs[index]);
   reset_graph();
   results.resize(extra.size());
   return results;
