@@ -62,8 +62,11 @@ void run_linear(benchmark::State& state) {
 
 // Names "linear/<m>x<n>x<k>/t:<threads>" like the other cases.
 void linear_args(benchmark::internal::Benchmark* b) {
-  for (auto [m, n, k] : {std::array<int64_t, 3>{64, 1024, 1024}, {512, 768, 768},
-                         {512, 3072, 768}, {512, 768, 3072}, {256, 2304, 768}}) {
+  for (auto [m, n, k] : {std::array<int64_t, 3>{64, 1024, 1024},
+                         {512, 768, 768},
+                         {512, 3072, 768},
+                         {512, 768, 3072},
+                         {256, 2304, 768}}) {
     for (int64_t threads : {1, 2}) b->Args({m, n, k, threads});
   }
 }
