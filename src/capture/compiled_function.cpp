@@ -199,21 +199,9 @@ Leaves FunctionCache::run_entry(const CacheEntry& e, const Leaves& args) {
   for (const InputBinding& b : e.bindings) {
     inputs.push_back(b.kind == InputBinding::Kind::UserArg ? args[b.leaf].to_tensor() : b.held);
   }
-  std::vector<Tensor> outputs;
-  if (autograd::GradMode::is_enabled() == e.grad_enabled) {
-    outputs = e.compiled(inputs);
-  } else {
-    // The function's ops ran under another grad mode than the call's (a no_grad body).
-    const bool previous = autograd::GradMode::is_enabled();
-    autograd::GradMode::set_enabled(e.grad_enabled);
-    try {
-      outputs = e.compiled(inputs);
-    } catch (...) {
-      autograd::GradMode::set_enabled(previous);
-      throw;
-    }
-    autograd::GradMode::set_enabled(previous);
-  }
+  // The function's ops may have run under another grad mode than the call's (a no_grad body).
+  GradModeScope grad(e.grad_enabled);
+  std::vector<Tensor> outputs = e.compiled(inputs);
   Leaves result;
   result.reserve(e.results.size());
   for (const ResultSlot& slot : e.results) {

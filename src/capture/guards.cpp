@@ -113,6 +113,19 @@ Guards::Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::
   }
 }
 
+bool Guards::same_facts(const TensorFacts& f, const Tensor& t) {
+  return t.defined() && t.dtype() == f.dtype && t.device() == f.device &&
+         t.requires_grad() == f.requires_grad && t.sizes() == IntList(f.sizes) &&
+         t.strides() == IntList(f.strides);
+}
+
+std::vector<Tensor> Guards::current_module_tensors() const {
+  std::vector<Tensor> now = module_->parameters();
+  for (Tensor& b : module_->buffers()) now.push_back(std::move(b));
+  return now;
+}
+
+// The cache-hit path: the same checks as first_failure, without building messages.
 bool Guards::check(const Leaves& args, GlobalState state) const {
   if (args.size() != leaves_.size() || state.grad_enabled != state_.grad_enabled ||
       state.inference_mode != state_.inference_mode) {
@@ -121,13 +134,7 @@ bool Guards::check(const Leaves& args, GlobalState state) const {
   for (size_t i = 0; i < args.size(); ++i) {
     const ops::IValue& a = args[i];
     if (const auto& f = leaf_facts_[i]) {
-      if (!a.is_tensor()) return false;
-      const Tensor& t = a.to_tensor();
-      if (!t.defined() || t.dtype() != f->dtype || t.device() != f->device ||
-          t.requires_grad() != f->requires_grad || t.sizes() != IntList(f->sizes) ||
-          t.strides() != IntList(f->strides)) {
-        return false;
-      }
+      if (!a.is_tensor() || !same_facts(*f, a.to_tensor())) return false;
     } else if (!same_leaf(leaves_[i], a)) {
       return false;
     }
@@ -136,7 +143,13 @@ bool Guards::check(const Leaves& args, GlobalState state) const {
   for (const auto& [m, training] : training_) {
     if (m->is_training() != training) return false;
   }
-  return !first_failure(args, state).has_value();
+  const std::vector<Tensor> now = current_module_tensors();
+  if (now.size() != module_tensors_.size()) return false;
+  for (size_t i = 0; i < now.size(); ++i) {
+    if (now[i].impl() != module_tensors_[i].impl()) return false;
+    if (now[i].defined() && !same_facts(module_tensor_facts_[i], now[i])) return false;
+  }
+  return true;
 }
 
 std::optional<std::string> Guards::first_failure(const Leaves& args, GlobalState state) const {
@@ -171,8 +184,7 @@ std::optional<std::string> Guards::first_failure(const Leaves& args, GlobalState
                          !training_[i].second);
     }
   }
-  std::vector<Tensor> now = module_->parameters();
-  for (Tensor& b : module_->buffers()) now.push_back(std::move(b));
+  const std::vector<Tensor> now = current_module_tensors();
   if (now.size() != module_tensors_.size()) {
     return fmt::format("the module's parameters and buffers changed ({} tensors, was {})",
                        now.size(), module_tensors_.size());

@@ -40,6 +40,8 @@ class Guards {
     bool requires_grad;
   };
   static TensorFacts facts_of(const Tensor& t);
+  static bool same_facts(const TensorFacts& had, const Tensor& now);
+  std::vector<Tensor> current_module_tensors() const;  // parameters then buffers
   static std::optional<std::string> tensor_change(const std::string& what, const TensorFacts& had,
                                                   const Tensor& now);
 

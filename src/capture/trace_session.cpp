@@ -19,20 +19,6 @@ void materialize_hook(TensorImpl& proxy, const char* what) {
   if (TraceSession* s = tls_session) s->materialize(proxy, what);
 }
 
-// Sets the thread's grad mode for a scope.
-class GradModeScope {
- public:
-  explicit GradModeScope(bool on) : previous_(autograd::GradMode::is_enabled()) {
-    autograd::GradMode::set_enabled(on);
-  }
-  ~GradModeScope() { autograd::GradMode::set_enabled(previous_); }
-  GradModeScope(const GradModeScope&) = delete;
-  GradModeScope& operator=(const GradModeScope&) = delete;
-
- private:
-  bool previous_;
-};
-
 // Meta-device twins of an op's tensor arguments: same geometry and dtype, no memory. Arguments
 // sharing a storage get twins sharing one meta storage, so the op's aliasing checks still see it.
 class Twins {

@@ -6,6 +6,7 @@
 // inputs. When a concrete value is needed (a graph break) or the function returns, the session
 // flushes: the graph so far is compiled and run, and every proxy still referenced gets the memory
 // of its computed value, in place, so user code holding it sees a normal tensor.
+#include <kiln/autograd/grad_mode.h>
 #include <kiln/backends/backend.h>
 #include <kiln/capture/pytree.h>
 #include <kiln/graph/graph.h>
@@ -20,6 +21,20 @@
 #include <vector>
 
 namespace kiln::capture {
+
+// Sets the thread's grad mode for a scope.
+class GradModeScope {
+ public:
+  explicit GradModeScope(bool on) : previous_(autograd::GradMode::is_enabled()) {
+    autograd::GradMode::set_enabled(on);
+  }
+  ~GradModeScope() { autograd::GradMode::set_enabled(previous_); }
+  GradModeScope(const GradModeScope&) = delete;
+  GradModeScope& operator=(const GradModeScope&) = delete;
+
+ private:
+  bool previous_;
+};
 
 // Where a graph input's tensor comes from when the graph runs.
 struct InputBinding {

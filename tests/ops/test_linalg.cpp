@@ -11,18 +11,12 @@ using testing::all_close;
 using testing::f64_tensor;
 using testing::matrix_in_layout;
 using testing::ref_matmul;
+using testing::ThreadsGuard;
 using testing::throws_error;
 using testing::values;
+const auto& op = testing::registry_op;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Restores the thread count a test changed.
-struct ThreadsGuard {
-  int saved = get_num_threads();
-  ~ThreadsGuard() { set_num_threads(saved); }
-};
-
-const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
 
 TEST(Linalg, MmEveryLayoutAndThreadCount) {
   ThreadsGuard guard;

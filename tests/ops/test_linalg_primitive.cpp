@@ -16,18 +16,13 @@ using testing::all_close;
 using testing::f64_tensor;
 using testing::matrix_in_layout;
 using testing::ref_matmul;
+using testing::ThreadsGuard;
 using testing::values;
+const auto& op = testing::registry_op;
 
 constexpr double kTol = 1e-4;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const TensorOptions kF32(kFloat32);
-
-struct ThreadsGuard {
-  int saved = get_num_threads();
-  ~ThreadsGuard() { set_num_threads(saved); }
-};
-
-const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
 
 // beta * self + alpha * a @ b in float64, self broadcast to the product's shape.
 Tensor ref_addmm(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha) {

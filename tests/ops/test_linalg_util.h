@@ -60,6 +60,16 @@ inline Tensor ref_matmul(const Tensor& a, const Tensor& b) {
   return f64_tensor(out, shape);
 }
 
+// Restores the thread count a test changed.
+struct ThreadsGuard {
+  int saved = get_num_threads();
+  ~ThreadsGuard() { set_num_threads(saved); }
+};
+
+inline const ops::OpDef& registry_op(const char* name) {
+  return ops::OpRegistry::instance().get(name);
+}
+
 // A rows x cols matrix stored in one of four layouts: 0 row-major, 1 column-major, 2 strided
 // columns (no BLAS layout), 3 row-major with padded rows.
 inline Tensor matrix_in_layout(int64_t rows, int64_t cols, DType dtype, int layout) {

@@ -32,15 +32,6 @@ void set_blas_threads(int n) {
   if (current.exchange(n) != n) openblas_set_num_threads(n);
 }
 
-namespace {
-
-// How cblas reads a rows x cols matrix with strides (s0, s1) in row-major mode.
-struct BlasLayout {
-  bool transposed;  // stored column-major: pass as the transpose of a row-major matrix
-  int64_t ld;
-};
-
-// Size-1 dims may carry any stride; leading dimensions must be at least 1 and span a row.
 std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
   if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= std::max<int64_t>(1, cols))) {
     return BlasLayout{false, rows == 1 ? std::max<int64_t>(1, cols) : s0};
@@ -50,6 +41,8 @@ std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t s0, in
   }
   return std::nullopt;
 }
+
+namespace {
 
 bool blas_ready(const Tensor& t) {
   return blas_layout(t.size(-2), t.size(-1), t.stride(-2), t.stride(-1)).has_value();

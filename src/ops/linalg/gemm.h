@@ -3,7 +3,19 @@
 // (3-D) tensors of any strides and dtype, through oneDNN (float32) and OpenBLAS (float64).
 #include <kiln/core/tensor.h>
 
+#include <cstdint>
+#include <optional>
+
 namespace kiln::ops::linalg {
+
+// How a row-major BLAS call reads a rows x cols matrix with strides (s0, s1): as is, or as the
+// transpose of a row-major matrix (column-major storage), with leading dimension ld. Size-1 dims
+// may carry any stride. nullopt: neither (the matrix must be copied first).
+struct BlasLayout {
+  bool transposed;
+  int64_t ld;
+};
+std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1);
 
 // out [m, n] or [B, m, n] (any strides); a [.., m, k]; b [.., k, n], all of out's dtype.
 // When beta is zero out is only written (NaNs in it do not propagate), as in PyTorch.

@@ -1,5 +1,7 @@
 #include "ops/linalg/onednn_matmul.h"
 
+#include "ops/linalg/gemm.h"
+
 #include "ops/onednn/runtime.h"
 
 #include <kiln/core/error.h>
@@ -43,16 +45,9 @@ struct Operand {
 
 Operand operand(const Tensor& t) {
   const int64_t batch = t.size(0), rows = t.size(1), cols = t.size(2);
-  int64_t s0 = t.stride(1), s1 = t.stride(2);
-  const bool row_major = (cols == 1 || s1 == 1) && (rows == 1 || s0 >= cols);
-  if (row_major) {
-    s1 = 1;
-    if (rows == 1) s0 = std::max<int64_t>(1, cols);
-  } else {
-    s0 = 1;
-    if (cols == 1) s1 = std::max<int64_t>(1, rows);
-  }
-  const int64_t span = row_major ? rows * s0 : cols * s1;
+  const BlasLayout l = *blas_layout(rows, cols, t.stride(1), t.stride(2));
+  const int64_t span = (l.transposed ? cols : rows) * l.ld;
+  const int64_t s0 = l.transposed ? 1 : l.ld, s1 = l.transposed ? l.ld : 1;
   const bool broadcast = batch == 1 || t.stride(0) == 0;
   return {{broadcast ? 1 : batch, rows, cols}, {broadcast ? span : t.stride(0), s0, s1}};
 }
