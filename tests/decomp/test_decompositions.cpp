@@ -135,7 +135,8 @@ TEST(Decompositions, AnOpThatIsNeitherIsNamed) {
                 SymDimVector(t.sym_sizes().begin(), t.sym_sizes().end()), t.dtype(), t.device())};
           })
           .cpu([](const Stack& a, const std::vector<Tensor>& out) {
-            out[0].copy_(a[0].to_tensor());
+            Tensor o = out[0];
+            o.copy_(a[0].to_tensor());
           }));
   try {
     decomp::call_as_prims(orphan, {ones({2})});
