@@ -113,7 +113,7 @@ constexpr PrimInfo kPrims[] = {
     {"mm", Extern},
     {"bmm", Extern},
     {"convolution", Extern},
-    {"convolution_backward", Extern},
+
     {"sort.stable", Extern},
     {"topk", Extern},
     {"searchsorted.Tensor", Extern},
