@@ -52,9 +52,18 @@ GraphTracer::StorageState& GraphTracer::storage_state(const Tensor& t) {
 }
 
 void GraphTracer::track(const Tensor& proxy, graph::Value value) {
+  storage_state(proxy).proxies.push_back(proxy.impl_ptr());
+  set_value(proxy, value);
+}
+
+void GraphTracer::set_value(const Tensor& proxy, graph::Value value) {
   StorageState& s = storage_state(proxy);
   proxies_[proxy.impl()] = ProxyState{value, s.version, proxy.impl_ptr()};
-  s.proxies.push_back(proxy.impl_ptr());
+  if (!value.defined()) return;
+  const SymIntList sizes = proxy.sym_sizes(), strides = proxy.sym_strides();
+  s.anchor = StorageState::Anchor{value, SymDimVector(sizes.begin(), sizes.end()),
+                                  SymDimVector(strides.begin(), strides.end()),
+                                  proxy.sym_storage_offset(), s.version};
 }
 
 Tensor GraphTracer::make_proxy(const Tensor& like, Device device,
@@ -97,10 +106,63 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
       Reentry again(this);
       fresh = s.flat.as_strided(t.sizes(), t.strides(), t.storage_offset());
     }
-    ProxyState& state = proxies_.at(t.impl());
-    state.value = value_of(fresh);
-    state.version = s.version;
-    return state.value;
+    const graph::Value v = value_of(fresh);
+    set_value(t, v);
+    return v;
+  }
+  if (auto storage = storages_.find(t.storage().get()); storage != storages_.end()) {
+    // A tensor made on a traced storage without an op (autograd's saved variables alias their
+    // tensor): the value of a traced tensor of the same geometry, or a view of one.
+    Tensor same, any;
+    for (const auto& p : storage->second.proxies) {
+      auto impl = p.lock();
+      if (!impl) continue;
+      Tensor other(impl);
+      if (!any.defined()) any = other;
+      if (other.dtype() == t.dtype() && other.sizes() == t.sizes() &&
+          other.strides() == t.strides() && other.storage_offset() == t.storage_offset()) {
+        same = other;
+        break;
+      }
+    }
+    if (!any.defined() && !storage->second.flat_mode && storage->second.anchor &&
+        storage->second.anchor->version == storage->second.version) {
+      // Every traced tensor on the storage died: one of the anchor's geometry stands in.
+      const StorageState::Anchor anchor = *storage->second.anchor;
+      Tensor stand_in(std::make_shared<TensorImpl>(storage->second.storage, t.dtype(), anchor.sizes,
+                                                   anchor.strides, anchor.offset));
+      track(stand_in, anchor.value);
+      any = stand_in;
+      if (stand_in.sizes() == t.sizes() && stand_in.strides() == t.strides() &&
+          stand_in.storage_offset() == t.storage_offset()) {
+        same = stand_in;
+      }
+    }
+    if (storage->second.flat_mode && !any.defined()) {
+      Tensor view;
+      {
+        Reentry again(this);
+        view = storage->second.flat.as_strided(t.sizes(), t.strides(), t.storage_offset());
+      }
+      const graph::Value v = value_of(view);
+      track(t, v);
+      return v;
+    }
+    if (same.defined() || any.defined()) {
+      graph::Value v;
+      if (same.defined()) {
+        v = value_of(same);
+      } else {
+        Tensor view;
+        {
+          Reentry again(this);
+          view = any.as_strided(t.sizes(), t.strides(), t.storage_offset());
+        }
+        v = value_of(view);
+      }
+      track(t, v);
+      return v;
+    }
   }
   auto real = reals_.find(t.impl());
   if (real != reals_.end() && real->second.second.lock().get() == t.impl()) {
@@ -197,7 +259,7 @@ void GraphTracer::write(const Tensor& target, Tensor value) {
   if (!s.flat_mode && !aliased) {
     // Nothing else sees this storage: the tensor simply holds the new value.
     ++s.version;
-    proxies_[target.impl()] = ProxyState{v, s.version, target.impl_ptr()};
+    set_value(target, v);
     return;
   }
   const int64_t numel = static_cast<int64_t>(s.storage->nbytes() / itemsize(target.dtype()));
@@ -222,7 +284,7 @@ void GraphTracer::write(const Tensor& target, Tensor value) {
     s.flat = index_put(s.flat, {positions}, value.reshape({-1}));
   }
   ++s.version;
-  proxies_[target.impl()] = ProxyState{v, s.version, target.impl_ptr()};
+  set_value(target, v);
 }
 
 std::vector<Tensor> GraphTracer::trace_functional(const ops::OpDef& op, ops::Stack& args) {

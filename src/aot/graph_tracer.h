@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +55,15 @@ class GraphTracer : public ops::DispatchMode {
     bool flat_mode = false;
     Tensor flat;
     std::vector<std::weak_ptr<TensorImpl>> proxies;
+    // The value and geometry of the tensor tracked last on it, current while version is, for
+    // aliases made without an op after every traced tensor on the storage died.
+    struct Anchor {
+      graph::Value value;
+      SymDimVector sizes, strides;
+      SymInt offset = 0;
+      uint64_t version = 0;
+    };
+    std::optional<Anchor> anchor;
   };
   struct ProxyState {
     graph::Value value;
@@ -67,6 +77,8 @@ class GraphTracer : public ops::DispatchMode {
   void write(const Tensor& target, Tensor value);
   Tensor make_proxy(const Tensor& like, Device device, std::shared_ptr<StorageImpl> storage);
   void track(const Tensor& proxy, graph::Value value);
+  // Sets a tracked tensor's current value (and the storage's anchor).
+  void set_value(const Tensor& proxy, graph::Value value);
   StorageState& storage_state(const Tensor& t);
 
   Options options_;

@@ -175,20 +175,20 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
   // inside a graph, so its resize runs concretely.
   for (const Tensor& m : meta_outputs) {
     const Tensor* arg = twins.original(m);
-    if (arg == nullptr || (arg->sym_sizes() == m.sym_sizes() &&
-                           arg->sym_strides() == m.sym_strides())) {
+    if (arg == nullptr ||
+        (arg->sym_sizes() == m.sym_sizes() && arg->sym_strides() == m.sym_strides())) {
       continue;
     }
     if (!arg->impl()->is_proxy()) {
-      return run_concretely(op, args,
-                            fmt::format("{} resizes a tensor made outside the compiled function",
-                                        op.full_name()));
+      return run_concretely(
+          op, args,
+          fmt::format("{} resizes a tensor made outside the compiled function", op.full_name()));
     }
   }
   for (const Tensor& m : meta_outputs) {
     const Tensor* arg = twins.original(m);
-    if (arg == nullptr || (arg->sym_sizes() == m.sym_sizes() &&
-                           arg->sym_strides() == m.sym_strides())) {
+    if (arg == nullptr ||
+        (arg->sym_sizes() == m.sym_sizes() && arg->sym_strides() == m.sym_strides())) {
       continue;
     }
     arg->impl()->set_storage(std::make_shared<StorageImpl>(m.storage()->nbytes(), arg->device()));

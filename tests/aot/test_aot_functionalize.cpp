@@ -119,8 +119,8 @@ TEST(AotFunctionalize, CopyAndFillAndOutVariants) {
 }
 
 TEST(AotFunctionalize, OutputsThatAliasInputsStillAliasThem) {
-  auto f = compile([](const Tensor& x) { return std::make_tuple(x.view({-1}), x.t(), x); },
-                   aot_eager());
+  auto f =
+      compile([](const Tensor& x) { return std::make_tuple(x.view({-1}), x.t(), x); }, aot_eager());
   Tensor x = arange(6.0).reshape({2, 3});
   auto [flat, transposed, same] = f(x);
   EXPECT_EQ(flat.data_ptr(), x.data_ptr());
