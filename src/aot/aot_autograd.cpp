@@ -7,6 +7,7 @@
 
 #include <kiln/aot/aot.h>
 #include <kiln/autograd/grad_mode.h>
+#include <kiln/capture/debug_dir.h>
 #include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
 
@@ -111,6 +112,10 @@ class AotFunction {
   }
 
   void log_graph(const char* half, const graph::Graph& g) const {
+    if (auto dir = debug::DebugDir::for_compilation(
+            fmt::format("{}_aot_{}", context_.graph_name, half))) {
+      dir->write("graph.txt", g.str());
+    }
     if (!logs::enabled(logs::Channel::aot_graphs)) return;
     logs::log(logs::Channel::aot_graphs,
               fmt::format("{} of {}:\n{}", half, context_.graph_name, g.str()));
