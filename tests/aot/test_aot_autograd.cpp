@@ -150,5 +150,48 @@ TEST(AotAutograd, RandomOpsAreNeverRecomputed) {
   }
 }
 
+TEST(AotAutograd, GraphBreaksChainTheirCompiledBackwards) {
+  auto body = [](const Tensor& x) {
+    Tensor y = x.sin();
+    const double s = y.sum().item<double>();  // a graph break
+    return (y * s).exp().sum();
+  };
+  auto f = compile(body, aot_eager());
+  for (int call = 0; call < 2; ++call) {
+    Tensor xe = tensor({0.5, -0.25, 1.0}).requires_grad_();
+    Tensor xc = tensor({0.5, -0.25, 1.0}).requires_grad_();
+    body(xe).backward();
+    Tensor out = f(xc);
+    EXPECT_EQ(out.grad_fn()->name(), "CompiledFunctionBackward");
+    out.backward();
+    EXPECT_TRUE(all_close(xc.grad(), xe.grad(), 1e-6, 1e-7)) << call;
+  }
+}
+
+TEST(AotAutograd, AotGraphsAreLogged) {
+  testing::LogCapture logs("aot_graphs");
+  auto f = compile([](const Tensor& x) { return x.exp().sum(); }, aot_eager());
+  f(tensor({1.0, 2.0}).requires_grad_()).backward();
+  EXPECT_EQ(logs.count("aot_graphs: forward of graph 0"), 1u) << logs.all();
+  EXPECT_EQ(logs.count("aot_graphs: backward of graph 0"), 1u) << logs.all();
+  EXPECT_EQ(logs.count("tangent 0"), 1u) << logs.all();
+}
+
+// Inputs sharing memory, one written by the graph: aot cannot see the aliasing in its separate
+// inputs, so the graph runs with the interpreter, with a hint; results stay eager's.
+TEST(AotAutograd, AliasedInputsWithAWriteFallBackToTheInterpreter) {
+  testing::LogCapture logs("perf_hints");
+  auto body = [](Tensor a, const Tensor& b) {
+    a.add_(1.0);
+    return b * 2.0;
+  };
+  auto f = compile(body, aot_eager());
+  Tensor base = zeros({4});
+  Tensor result = f(base, base.view({2, 2}));
+  EXPECT_TRUE(all_close(result, full({2, 2}, 2.0)));
+  EXPECT_TRUE(all_close(base, ones({4})));
+  EXPECT_EQ(logs.count("share memory"), 1u) << logs.all();
+}
+
 }  // namespace
 }  // namespace kiln

@@ -188,14 +188,13 @@ aot::JointGraph joint_of(const std::shared_ptr<M>& model, const Tensor& input) {
 TEST(AotTraining, MinCutSavesLessThanSaveAllForResNetAndBert) {
   manual_seed(9);
   const aot::JointGraph resnet = joint_of(models::resnet18(10), randn({2, 3, 32, 32}));
-  const aot::JointGraph bert =
-      joint_of(models::bert({.vocab_size = 100,
-                             .hidden_size = 32,
-                             .num_hidden_layers = 2,
-                             .num_attention_heads = 2,
-                             .intermediate_size = 64,
-                             .max_position_embeddings = 64}),
-               randint(0, 100, {2, 16}));
+  const aot::JointGraph bert = joint_of(models::bert({.vocab_size = 100,
+                                                      .hidden_size = 32,
+                                                      .num_hidden_layers = 2,
+                                                      .num_attention_heads = 2,
+                                                      .intermediate_size = 64,
+                                                      .max_position_embeddings = 64}),
+                                        randint(0, 100, {2, 16}));
   for (const aot::JointGraph* joint : {&resnet, &bert}) {
     const aot::Partition min_cut = aot::partition(*joint, aot::Partitioner::MinCut);
     const aot::Partition save_all = aot::partition(*joint, aot::Partitioner::SaveAll);
