@@ -2,10 +2,14 @@
 #include "autograd/autograd_meta.h"
 #include "autograd/engine.h"
 #include "autograd/functions.h"
+#include "ops/current_dispatch_mode.h"
 
 #include <kiln/autograd/autograd.h>
 #include <kiln/core/error.h>
 #include <kiln/ops/creation.h>
+
+#include <initializer_list>
+#include <optional>
 
 namespace kiln::autograd {
 namespace {
@@ -40,6 +44,26 @@ std::vector<Tensor> root_grads(TensorList outputs, TensorList given, const char*
   return grads;
 }
 
+// A backward pass requested while a compiled function is being traced (capture's mode stands in
+// for autograd) is a graph break: the tensors involved are computed first (their proxies
+// materialize), then the engine runs on real tensors with the mode stepped aside.
+class EngineOutsideCapture {
+ public:
+  EngineOutsideCapture(std::initializer_list<TensorList> lists) {
+    ops::DispatchMode* mode = ops::current_dispatch_mode();
+    if (mode == nullptr || !mode->replaces_autograd()) return;
+    for (TensorList list : lists) {
+      for (const Tensor& t : list) {
+        if (t.defined()) t.impl()->materialize("a backward pass");
+      }
+    }
+    outside_.emplace(nullptr);
+  }
+
+ private:
+  std::optional<ops::DispatchModeGuard> outside_;
+};
+
 std::vector<Edge> root_edges(TensorList outputs) {
   std::vector<Edge> edges;
   for (const Tensor& t : outputs) edges.push_back(gradient_edge(t));
@@ -50,6 +74,7 @@ std::vector<Edge> root_edges(TensorList outputs) {
 
 void backward(TensorList tensors, TensorList grad_tensors, std::optional<bool> retain_graph,
               bool create_graph, TensorList inputs) {
+  EngineOutsideCapture outside({tensors, grad_tensors, inputs});
   std::vector<Tensor> grads = root_grads(tensors, grad_tensors, "backward");
   const bool keep_graph = retain_graph.value_or(create_graph);
   std::vector<Edge> captures;
@@ -70,6 +95,7 @@ void backward(TensorList tensors, TensorList grad_tensors, std::optional<bool> r
 
 std::vector<Tensor> grad(TensorList outputs, TensorList inputs, TensorList grad_outputs,
                          std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  EngineOutsideCapture outside({outputs, inputs, grad_outputs});
   std::vector<Tensor> grads = root_grads(outputs, grad_outputs, "grad");
   std::vector<Edge> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {

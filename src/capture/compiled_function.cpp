@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -112,6 +113,7 @@ class FunctionCache {
     std::lock_guard lock(mutex_);
     entries_.clear();
     segments_.clear();
+    segment_order_.clear();
     warned_ = false;
   }
   size_t size() {
@@ -136,6 +138,8 @@ class FunctionCache {
   std::vector<std::shared_ptr<CacheEntry>> entries_;
   // Graphs of functions that break, by structural key: re-traced calls reuse them.
   std::unordered_map<std::string, CompiledGraph> segments_;
+  std::deque<std::string> segment_order_;  // insertion order, for eviction
+  static constexpr size_t kMaxSegments = 64;
   bool warned_ = false;
   size_t compilations_ = 0;
 };
@@ -174,7 +178,13 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
   CompiledGraph compiled = run_backend(backend_name_, backend_, g, inputs, context);
   if (cache_segments) {
     std::lock_guard lock(mutex_);
-    segments_.emplace(std::move(key), compiled);
+    // Bounded: a function whose graph changes every call (a host counter baked into it) must not
+    // grow the cache without end.
+    if (segment_order_.size() >= kMaxSegments) {
+      segments_.erase(segment_order_.front());
+      segment_order_.pop_front();
+    }
+    if (segments_.emplace(key, compiled).second) segment_order_.push_back(std::move(key));
   }
   return compiled;
 }
@@ -209,6 +219,25 @@ Leaves FunctionCache::run_entry(const CacheEntry& e, const Leaves& args) {
   }
   return result;
 }
+
+// A graph that reads tensors the function captured (optimizer state, gradients, a tensor held by
+// reference) cannot be replayed without running the function: what it captures, and the host
+// values around it (an optimizer's step count, which gradients exist), may change between calls.
+// Scalars wrapped into tensors are constants of the trace and do not count.
+namespace {
+bool reads_captured_tensors(const TraceSession& session) {
+  const TracedGraph& g = session.graphs().front();
+  const std::vector<graph::Node*> inputs = g.graph.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputBinding& b = g.bindings[i];
+    if (inputs[i]->role == graph::InputRole::Constant && b.kind == InputBinding::Kind::Held &&
+        !b.held.impl()->is_wrapped_number()) {
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
 
 Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUser& run) {
   // Disabled, or called while another compiled function traces (the outer trace records it).
@@ -247,7 +276,14 @@ Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUs
   if (hit) return result;
   auto entry = std::make_shared<CacheEntry>();
   entry->guards = std::make_unique<Guards>(args, state, module_);
-  entry->breaks = session.graphs().size() != 1;
+  entry->breaks = session.graphs().size() != 1 || reads_captured_tensors(session);
+  if (session.graphs().size() == 1 && entry->breaks) {
+    logs::log(logs::Channel::perf_hints,
+              fmt::format("{} reads tensors it captured (neither arguments nor module state): it "
+                          "is re-traced on every call, reusing its compiled graph while the "
+                          "graph is unchanged",
+                          name_));
+  }
   if (!entry->breaks) {
     const TracedGraph& g = session.graphs().front();
     entry->bindings = g.bindings;

@@ -1,5 +1,7 @@
 #include "capture/trace_session.h"
 
+#include "graph/meta_twins.h"
+
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
@@ -17,87 +19,6 @@ thread_local TraceSession* tls_session = nullptr;
 
 void materialize_hook(TensorImpl& proxy, const char* what) {
   if (TraceSession* s = tls_session) s->materialize(proxy, what);
-}
-
-// Meta-device twins of an op's tensor arguments: same geometry and dtype, no memory. Arguments
-// sharing a storage get twins sharing one meta storage, so the op's aliasing checks still see it.
-class Twins {
- public:
-  Tensor twin(const Tensor& t) {
-    if (!t.defined()) return t;
-    Storage& meta = meta_storage_[t.storage().get()];
-    if (!meta) {
-      meta = make_storage(t.storage()->nbytes(), kMeta);
-      storage_origin_[meta.get()] = t;
-    }
-    auto impl = std::make_shared<TensorImpl>(meta, t.dtype(), t.sym_sizes(), t.sym_strides(),
-                                             t.sym_storage_offset());
-    impl->set_wrapped_number(t.impl()->is_wrapped_number());
-    Tensor out(std::move(impl));
-    original_[out.impl()] = t;
-    return out;
-  }
-  // Device arguments become the meta device too, so that factories (zeros, randn) allocate
-  // nothing and draw no random numbers while tracing.
-  ops::Stack twin_args(const ops::Schema& schema, const ops::Stack& args) {
-    ops::Stack out = args;
-    for (size_t i = 0; i < out.size() && i < schema.arguments.size(); ++i) {
-      if (schema.arguments[i].type == ops::ArgType::Device) out[i] = ops::IValue(kMeta);
-    }
-    for (ops::IValue& v : out) {
-      if (v.is_tensor()) {
-        v = ops::IValue(twin(v.to_tensor()));
-      } else if (v.is_tensor_list()) {
-        std::vector<Tensor> list = v.to_tensor_list();
-        for (Tensor& t : list) t = twin(t);
-        v = ops::IValue(std::move(list));
-      }
-    }
-    return out;
-  }
-  // The argument a meta output is (in-place and out= ops return their argument), if any.
-  const Tensor* original(const Tensor& meta_out) const {
-    auto it = original_.find(meta_out.impl());
-    return it == original_.end() ? nullptr : &it->second;
-  }
-  // The argument whose storage a meta output views, if any.
-  const Tensor* storage_origin(const Tensor& meta_out) const {
-    auto it = storage_origin_.find(meta_out.storage().get());
-    return it == storage_origin_.end() ? nullptr : &it->second;
-  }
-
- private:
-  std::unordered_map<const StorageImpl*, Storage> meta_storage_;
-  std::unordered_map<const StorageImpl*, Tensor> storage_origin_;
-  std::unordered_map<const TensorImpl*, Tensor> original_;
-};
-
-// The device an op's outputs live on: a Device argument's, else the first tensor argument's.
-Device output_device(const ops::Stack& args) {
-  for (const ops::IValue& v : args) {
-    if (std::holds_alternative<Device>(v.variant())) return v.to_device();
-  }
-  for (const ops::IValue& v : args) {
-    if (v.is_tensor() && v.to_tensor().defined()) return v.to_tensor().device();
-    if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) {
-        if (t.defined()) return t.device();
-      }
-    }
-  }
-  return Device::cpu();
-}
-
-bool any_requires_grad(const ops::Stack& args) {
-  for (const ops::IValue& v : args) {
-    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().requires_grad()) return true;
-    if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) {
-        if (t.defined() && t.requires_grad()) return true;
-      }
-    }
-  }
-  return false;
 }
 
 // Gives a proxy the memory and geometry of its computed value, in place.
@@ -237,7 +158,7 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
   if (!has_meta) {
     return run_concretely(op, args, fmt::format("{} has no meta function", op.full_name()));
   }
-  Twins twins;
+  graph::MetaTwins twins;
   ops::Stack meta_args = twins.twin_args(op.schema, args);
   std::vector<Tensor> meta_outputs;
   try {
@@ -250,9 +171,32 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
         op, args,
         fmt::format("{} has a data-dependent output size ({})", op.full_name(), e.what()));
   }
-  const Device device = output_device(args);
+  // out= ops resize their outputs: a proxy takes the new geometry; a real tensor cannot change
+  // inside a graph, so its resize runs concretely.
+  for (const Tensor& m : meta_outputs) {
+    const Tensor* arg = twins.original(m);
+    if (arg == nullptr ||
+        (arg->sym_sizes() == m.sym_sizes() && arg->sym_strides() == m.sym_strides())) {
+      continue;
+    }
+    if (!arg->impl()->is_proxy()) {
+      return run_concretely(
+          op, args,
+          fmt::format("{} resizes a tensor made outside the compiled function", op.full_name()));
+    }
+  }
+  for (const Tensor& m : meta_outputs) {
+    const Tensor* arg = twins.original(m);
+    if (arg == nullptr ||
+        (arg->sym_sizes() == m.sym_sizes() && arg->sym_strides() == m.sym_strides())) {
+      continue;
+    }
+    arg->impl()->set_storage(std::make_shared<StorageImpl>(m.storage()->nbytes(), arg->device()));
+    arg->impl()->set_sizes_and_strides(m.sym_sizes(), m.sym_strides(), m.sym_storage_offset());
+  }
+  const Device device = graph::output_device(args);
   const bool grad_now = autograd::GradMode::is_enabled();
-  const bool differentiates = op.differentiable && any_requires_grad(args);
+  const bool differentiates = op.differentiable && graph::any_requires_grad(args);
   if (differentiates && graph_grad_ && *graph_grad_ != grad_now) {
     graph_break(
         fmt::format("grad mode was {} inside the function", grad_now ? "enabled" : "disabled"),

@@ -1,5 +1,7 @@
 #include <kiln/ops/registry.h>
 
+#include "ops/current_dispatch_mode.h"
+
 #include <map>
 #include <mutex>
 
@@ -384,6 +386,7 @@ std::vector<Tensor> run_view(const OpDef& op, Stack& args) {
 }  // namespace
 
 DispatchModeGuard::DispatchModeGuard(DispatchMode* mode) : previous_(tls_mode) { tls_mode = mode; }
+DispatchMode* current_dispatch_mode() { return tls_mode; }
 DispatchModeGuard::~DispatchModeGuard() { tls_mode = previous_; }
 
 void set_autograd_hook(AutogradHook hook) { autograd_hook.store(hook); }

@@ -197,8 +197,8 @@ std::vector<Sample> batch_norm_samples(bool native) {
 }  // namespace
 
 KILN_OP(
-    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
-    "running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
+    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean, "
+    "Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
     .meta(native_batch_norm_meta)
     .cpu(native_batch_norm_impl)
     .derivative(norm::native_batch_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})

@@ -1,0 +1,353 @@
+#include "aot/graph_tracer.h"
+
+#include "graph/meta_twins.h"
+
+#include <kiln/autograd/grad_mode.h>
+#include <kiln/core/error.h>
+#include <kiln/decomp/prims.h>
+#include <kiln/ops/creation.h>
+#include <kiln/ops/indexing.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace kiln::aot {
+
+namespace {
+
+// Ops the tracer calls itself (casts, views, the storage writes) are traced like the user's, but
+// below autograd: they implement one op autograd already recorded.
+class Reentry {
+ public:
+  explicit Reentry(ops::DispatchMode* mode) : mode_(mode) {}
+
+ private:
+  ops::DispatchModeGuard mode_;
+  autograd::NoGradGuard no_grad_;
+};
+
+graph::SourceLoc call_site() {
+  const SourceLocation* site = ops::current_call_site();
+  if (site == nullptr) return {};
+  return graph::SourceLoc{site->file_name(), site->line()};
+}
+
+// Elements of storage a tensor of this geometry spans.
+int64_t storage_extent(IntList sizes, IntList strides, int64_t offset) {
+  int64_t end = offset;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return offset;
+    end += (sizes[d] - 1) * strides[d];
+  }
+  return end + 1;
+}
+
+}  // namespace
+
+GraphTracer::StorageState& GraphTracer::storage_state(const Tensor& t) {
+  StorageState& s = storages_[t.storage().get()];
+  if (!s.storage) s.storage = t.storage();
+  return s;
+}
+
+void GraphTracer::track(const Tensor& proxy, graph::Value value) {
+  storage_state(proxy).proxies.push_back(proxy.impl_ptr());
+  set_value(proxy, value);
+}
+
+void GraphTracer::set_value(const Tensor& proxy, graph::Value value) {
+  StorageState& s = storage_state(proxy);
+  proxies_[proxy.impl()] = ProxyState{value, s.version, proxy.impl_ptr()};
+  if (!value.defined()) return;
+  const SymIntList sizes = proxy.sym_sizes(), strides = proxy.sym_strides();
+  s.anchor = StorageState::Anchor{value, SymDimVector(sizes.begin(), sizes.end()),
+                                  SymDimVector(strides.begin(), strides.end()),
+                                  proxy.sym_storage_offset(), s.version};
+}
+
+Tensor GraphTracer::make_proxy(const Tensor& like, Device device,
+                               std::shared_ptr<StorageImpl> storage) {
+  if (!storage) storage = std::make_shared<StorageImpl>(like.storage()->nbytes(), device);
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), like.dtype(), like.sym_sizes(),
+                                             like.sym_strides(), like.sym_storage_offset()));
+}
+
+Tensor GraphTracer::add_input(graph::InputRole role, std::string label,
+                              const graph::ValueMeta& meta) {
+  for (const SymInt& s : meta.sizes) {
+    KILN_CHECK(!s.is_symbolic(), "aot: input {} has symbolic sizes ({}); aot traces static sizes",
+               label, meta.str());
+  }
+  graph::Node& in = graph_.add_input(role, std::move(label), meta);
+  DimVector sizes, strides;
+  for (const SymInt& s : meta.sizes) sizes.push_back(s.raw());
+  for (const SymInt& s : meta.strides) strides.push_back(s.raw());
+  const int64_t offset = meta.storage_offset.raw();
+  const int64_t extent = storage_extent(IntList(sizes), IntList(strides), offset);
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(extent) * itemsize(meta.dtype),
+                                               meta.device);
+  Tensor proxy(std::make_shared<TensorImpl>(std::move(storage), meta.dtype, meta.sizes,
+                                            meta.strides, meta.storage_offset));
+  track(proxy, in.out());
+  return proxy;
+}
+
+graph::Value GraphTracer::value_of(const Tensor& t) {
+  KILN_CHECK(t.defined(), "aot: an undefined tensor was used as a graph value");
+  auto it = proxies_.find(t.impl());
+  if (it != proxies_.end() && it->second.impl.lock().get() == t.impl()) {
+    StorageState& s = storage_state(t);
+    if (it->second.version == s.version) return it->second.value;
+    // Its storage was written through another tensor: re-derive it from the storage's content.
+    KILN_CHECK(s.flat_mode, "aot: internal error: a stale tensor on an unwritten storage");
+    Tensor fresh;
+    {
+      Reentry again(this);
+      fresh = s.flat.as_strided(t.sizes(), t.strides(), t.storage_offset());
+    }
+    const graph::Value v = value_of(fresh);
+    set_value(t, v);
+    return v;
+  }
+  if (auto storage = storages_.find(t.storage().get()); storage != storages_.end()) {
+    // A tensor made on a traced storage without an op (autograd's saved variables alias their
+    // tensor): the value of a traced tensor of the same geometry, or a view of one.
+    Tensor same, any;
+    for (const auto& p : storage->second.proxies) {
+      auto impl = p.lock();
+      if (!impl) continue;
+      Tensor other(impl);
+      if (!any.defined()) any = other;
+      if (other.dtype() == t.dtype() && other.sizes() == t.sizes() &&
+          other.strides() == t.strides() && other.storage_offset() == t.storage_offset()) {
+        same = other;
+        break;
+      }
+    }
+    if (!any.defined() && !storage->second.flat_mode && storage->second.anchor &&
+        storage->second.anchor->version == storage->second.version) {
+      // Every traced tensor on the storage died: one of the anchor's geometry stands in.
+      const StorageState::Anchor anchor = *storage->second.anchor;
+      Tensor stand_in(std::make_shared<TensorImpl>(storage->second.storage, t.dtype(), anchor.sizes,
+                                                   anchor.strides, anchor.offset));
+      track(stand_in, anchor.value);
+      any = stand_in;
+      if (stand_in.sizes() == t.sizes() && stand_in.strides() == t.strides() &&
+          stand_in.storage_offset() == t.storage_offset()) {
+        same = stand_in;
+      }
+    }
+    if (storage->second.flat_mode && !any.defined()) {
+      Tensor view;
+      {
+        Reentry again(this);
+        view = storage->second.flat.as_strided(t.sizes(), t.strides(), t.storage_offset());
+      }
+      const graph::Value v = value_of(view);
+      track(t, v);
+      return v;
+    }
+    if (same.defined() || any.defined()) {
+      graph::Value v;
+      if (same.defined()) {
+        v = value_of(same);
+      } else {
+        Tensor view;
+        {
+          Reentry again(this);
+          view = any.as_strided(t.sizes(), t.strides(), t.storage_offset());
+        }
+        v = value_of(view);
+      }
+      track(t, v);
+      return v;
+    }
+  }
+  auto real = reals_.find(t.impl());
+  if (real != reals_.end() && real->second.second.lock().get() == t.impl()) {
+    return real->second.first;
+  }
+  KILN_CHECK(!t.impl()->is_proxy(),
+             "aot: a tensor traced elsewhere (another compiled call) was used while tracing");
+  graph::Node& in =
+      graph_.add_input(graph::InputRole::Constant, fmt::format("constant {}", constants_.size()),
+                       graph::ValueMeta::of(t));
+  constants_.push_back(t);
+  reals_[t.impl()] = {in.out(), t.impl_ptr()};
+  return in.out();
+}
+
+bool GraphTracer::written(const Tensor& t) const {
+  auto it = storages_.find(t.storage().get());
+  return it != storages_.end() && it->second.version > 0;
+}
+
+std::vector<Tensor> GraphTracer::record(const ops::OpDef& op, ops::Stack& args) {
+  graph::MetaTwins twins;
+  ops::Stack meta_args = twins.twin_args(op.schema, args);
+  std::vector<Tensor> meta_outputs = ops::call_kernel(op, meta_args);
+  const Device device = graph::output_device(args);
+
+  ops::Stack node_args = args;
+  std::vector<graph::TensorUse> uses;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor()) {
+      const Tensor& t = args[i].to_tensor();
+      if (!t.defined()) continue;
+      uses.push_back(graph::TensorUse{static_cast<int>(i), -1, value_of(t)});
+      node_args[i] = ops::IValue(Tensor());
+    } else if (args[i].is_tensor_list()) {
+      std::vector<Tensor> list = args[i].to_tensor_list();
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (!list[j].defined()) continue;
+        uses.push_back(
+            graph::TensorUse{static_cast<int>(i), static_cast<int>(j), value_of(list[j])});
+        list[j] = Tensor();
+      }
+      node_args[i] = ops::IValue(std::move(list));
+    }
+  }
+  std::vector<graph::ValueMeta> metas;
+  for (const Tensor& m : meta_outputs) {
+    graph::ValueMeta vm = graph::ValueMeta::of(m);
+    vm.device = device;
+    vm.requires_grad = false;
+    metas.push_back(std::move(vm));
+  }
+  graph::Node& node = graph_.add_op(op, std::move(node_args), std::move(uses), metas, call_site());
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(meta_outputs.size());
+  for (size_t i = 0; i < meta_outputs.size(); ++i) {
+    const Tensor& m = meta_outputs[i];
+    if (const Tensor* arg = twins.original(m)) {
+      outputs.push_back(*arg);  // an op returning its argument itself
+      continue;
+    }
+    std::shared_ptr<StorageImpl> storage;
+    if (const Tensor* base = twins.storage_origin(m)) {
+      // A view shares its base's storage, so that writes through either are seen by both.
+      if (proxies_.count(base->impl())) {
+        storage = base->storage();
+      } else {
+        auto& shared = proxy_storage_of_real_[base->storage().get()];
+        if (!shared) shared = std::make_shared<StorageImpl>(base->storage()->nbytes(), device);
+        storage = shared;
+      }
+    }
+    Tensor proxy = make_proxy(m, device, std::move(storage));
+    track(proxy, node.out(static_cast<int>(i)));
+    outputs.push_back(std::move(proxy));
+  }
+  return outputs;
+}
+
+void GraphTracer::write(const Tensor& target, Tensor value) {
+  {
+    // What copy_ does to its source: cast to the target's dtype, broadcast to its sizes.
+    Reentry again(this);
+    if (value.dtype() != target.dtype()) value = value.to(target.dtype());
+    if (value.sizes() != target.sizes()) value = value.expand(target.sizes());
+  }
+  const graph::Value v = value_of(value);
+  target.impl()->bump_version();
+  StorageState& s = storage_state(target);
+  std::erase_if(s.proxies, [](const std::weak_ptr<TensorImpl>& p) { return p.expired(); });
+  const bool aliased = std::any_of(s.proxies.begin(), s.proxies.end(),
+                                   [&](const auto& p) { return p.lock().get() != target.impl(); });
+  if (!s.flat_mode && !aliased) {
+    // Nothing else sees this storage: the tensor simply holds the new value.
+    ++s.version;
+    set_value(target, v);
+    return;
+  }
+  const int64_t numel = static_cast<int64_t>(s.storage->nbytes() / itemsize(target.dtype()));
+  {
+    Reentry again(this);
+    if (!s.flat_mode) {
+      // Every tensor on the storage holds its current value here: any of them gives the content.
+      Tensor any;
+      for (const auto& p : s.proxies) {
+        if (auto impl = p.lock()) {
+          any = Tensor(impl);
+          break;
+        }
+      }
+      s.flat = any.as_strided({numel}, {1}, 0);
+      s.flat_mode = true;
+    }
+    const Tensor positions =
+        arange(numel, TensorOptions(kInt64).device(target.device()))
+            .as_strided(target.sizes(), target.strides(), target.storage_offset())
+            .reshape({-1});
+    s.flat = index_put(s.flat, {positions}, value.reshape({-1}));
+  }
+  ++s.version;
+  set_value(target, v);
+}
+
+std::vector<Tensor> GraphTracer::trace_functional(const ops::OpDef& op, ops::Stack& args) {
+  if (options_.decompose && !decomp::is_prim(op) && op.decomposition) {
+    Reentry again(this);
+    return op.decomposition(args);
+  }
+  return record(op, args);
+}
+
+std::vector<Tensor> GraphTracer::dispatch(const ops::OpDef& op, ops::Stack& args) {
+  static const ops::OpDef& copy = ops::OpRegistry::instance().get("copy_");
+  if (op.kind == ops::OpKind::Composite) {
+    ops::DispatchModeGuard again(this);
+    return op.composite(args);
+  }
+  switch (op.variant) {
+    case ops::Variant::InPlace: {
+      const Tensor self = args[0].to_tensor();
+      std::vector<Tensor> result = trace_functional(*op.functional, args);
+      write(self, result.at(0));
+      return {self};
+    }
+    case ops::Variant::Out: {
+      const size_t nout = op.schema.returns.size();
+      ops::Stack fargs(args.begin(), args.end() - static_cast<std::ptrdiff_t>(nout));
+      std::vector<Tensor> result = trace_functional(*op.functional, fargs);
+      std::vector<Tensor> outs;
+      for (size_t i = 0; i < nout; ++i) {
+        const Tensor out = args[args.size() - nout + i].to_tensor();
+        const Tensor& r = result.at(i);
+        if (out.sizes() != r.sizes()) {
+          // out= resizes its output: it becomes a new tensor of the result's geometry.
+          out.impl()->set_storage(std::make_shared<StorageImpl>(
+              static_cast<size_t>(r.numel()) * itemsize(out.dtype()), out.device()));
+          const SymDimVector strides = contiguous_strides(r.sym_sizes());
+          out.impl()->set_sizes_and_strides(r.sym_sizes(), strides, SymInt(0));
+          track(out, graph::Value{});
+        }
+        write(out, r);
+        outs.push_back(out);
+      }
+      return outs;
+    }
+    case ops::Variant::Functional:
+      break;
+  }
+  if (&op == &copy) {
+    const Tensor self = args[0].to_tensor();
+    write(self, args[1].to_tensor());
+    return {self};
+  }
+  const bool writes_argument = std::any_of(op.schema.arguments.begin(), op.schema.arguments.end(),
+                                           [](const ops::Argument& a) { return a.is_mutable; });
+  if (writes_argument) {
+    KILN_CHECK(static_cast<bool>(op.decomposition),
+               "aot: {} writes its argument in place and has no decomposition to functionalize it "
+               "with",
+               op.full_name());
+    Reentry again(this);
+    return op.decomposition(args);
+  }
+  return trace_functional(op, args);
+}
+
+}  // namespace kiln::aot

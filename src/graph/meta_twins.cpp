@@ -1,0 +1,74 @@
+#include "graph/meta_twins.h"
+
+namespace kiln::graph {
+
+Tensor MetaTwins::twin(const Tensor& t) {
+  if (!t.defined()) return t;
+  Storage& meta = meta_storage_[t.storage().get()];
+  if (!meta) {
+    meta = make_storage(t.storage()->nbytes(), kMeta);
+    storage_origin_[meta.get()] = t;
+  }
+  auto impl = std::make_shared<TensorImpl>(meta, t.dtype(), t.sym_sizes(), t.sym_strides(),
+                                           t.sym_storage_offset());
+  impl->set_wrapped_number(t.impl()->is_wrapped_number());
+  Tensor out(std::move(impl));
+  original_[out.impl()] = t;
+  return out;
+}
+
+ops::Stack MetaTwins::twin_args(const ops::Schema& schema, const ops::Stack& args) {
+  ops::Stack out = args;
+  for (size_t i = 0; i < out.size() && i < schema.arguments.size(); ++i) {
+    if (schema.arguments[i].type == ops::ArgType::Device) out[i] = ops::IValue(kMeta);
+  }
+  for (ops::IValue& v : out) {
+    if (v.is_tensor()) {
+      v = ops::IValue(twin(v.to_tensor()));
+    } else if (v.is_tensor_list()) {
+      std::vector<Tensor> list = v.to_tensor_list();
+      for (Tensor& t : list) t = twin(t);
+      v = ops::IValue(std::move(list));
+    }
+  }
+  return out;
+}
+
+const Tensor* MetaTwins::original(const Tensor& meta_out) const {
+  auto it = original_.find(meta_out.impl());
+  return it == original_.end() ? nullptr : &it->second;
+}
+
+const Tensor* MetaTwins::storage_origin(const Tensor& meta_out) const {
+  auto it = storage_origin_.find(meta_out.storage().get());
+  return it == storage_origin_.end() ? nullptr : &it->second;
+}
+
+Device output_device(const ops::Stack& args) {
+  for (const ops::IValue& v : args) {
+    if (std::holds_alternative<Device>(v.variant())) return v.to_device();
+  }
+  for (const ops::IValue& v : args) {
+    if (v.is_tensor() && v.to_tensor().defined()) return v.to_tensor().device();
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined()) return t.device();
+      }
+    }
+  }
+  return Device::cpu();
+}
+
+bool any_requires_grad(const ops::Stack& args) {
+  for (const ops::IValue& v : args) {
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().requires_grad()) return true;
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (t.defined() && t.requires_grad()) return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace kiln::graph

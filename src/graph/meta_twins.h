@@ -1,0 +1,34 @@
+#pragma once
+// What tracers (capture's session, aot's graph tracer) share to compute an op's output metadata
+// without computing it: meta-device twins of the arguments, run through the op's meta function.
+#include <kiln/ops/registry.h>
+
+#include <unordered_map>
+
+namespace kiln::graph {
+
+// Meta-device twins of an op's tensor arguments: same geometry and dtype, no memory. Arguments
+// sharing a storage get twins sharing one meta storage, so the op's aliasing checks still see it.
+class MetaTwins {
+ public:
+  Tensor twin(const Tensor& t);
+  // The arguments with tensors replaced by twins. Device arguments become the meta device too,
+  // so that factories (zeros, randn) allocate nothing and draw no random numbers while tracing.
+  ops::Stack twin_args(const ops::Schema& schema, const ops::Stack& args);
+  // The argument a meta output is (in-place and out= ops return their argument), if any.
+  const Tensor* original(const Tensor& meta_out) const;
+  // The argument whose storage a meta output views, if any.
+  const Tensor* storage_origin(const Tensor& meta_out) const;
+
+ private:
+  std::unordered_map<const StorageImpl*, Storage> meta_storage_;
+  std::unordered_map<const StorageImpl*, Tensor> storage_origin_;
+  std::unordered_map<const TensorImpl*, Tensor> original_;
+};
+
+// The device an op's outputs live on: a Device argument's, else the first tensor argument's.
+Device output_device(const ops::Stack& args);
+// Whether any tensor argument requires grad.
+bool any_requires_grad(const ops::Stack& args);
+
+}  // namespace kiln::graph
