@@ -78,6 +78,12 @@ KILN_OP("fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)")
             })
     .custom(DeviceType::Meta,
             [](const Stack& args) -> std::vector<Tensor> { return {args[0].to_tensor()}; })
+    .decomposition([](const Stack& args) -> std::vector<Tensor> {
+      // copy_ of a 0-dim full of self's dtype, broadcast over self.
+      Tensor self = args[0].to_tensor();
+      self.copy_(full({}, args[1].to_scalar(), self.options()));
+      return {self};
+    })
     .samples([] {
       return std::vector<Sample>{{{make_sample({2, 3}, kFloat32), Scalar(2.5)}, "float"},
                                  {{make_sample({5}, kInt32), Scalar(int64_t{-7})}, "int"}};

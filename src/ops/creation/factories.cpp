@@ -29,6 +29,15 @@ KILN_OP("empty(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) ->
           sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), device_arg(args[2]))};
     })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
+    .decomposition([](const Stack& args) {
+      // empty_strided with row-major strides.
+      auto sizes = args[0].to_sym_int_list();
+      check_sizes(sizes, "empty");
+      const TensorMeta m = TensorMeta::contiguous(
+          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), device_arg(args[2]));
+      static const OpDef& empty_strided = OpRegistry::instance().get("empty_strided");
+      return call(empty_strided, {m.sizes, m.strides, m.dtype, m.device});
+    })
     .not_differentiable()
     .samples([] {
       return std::vector<Sample>{{{std::vector<int64_t>{2, 3}}, "float32"},

@@ -27,6 +27,16 @@ void fill_output(const Tensor& out, const Scalar& value) {
   fill_kernels(iter, value);
 }
 
+// ---- decompositions: the full and empty_strided prims with the *_like geometry ----
+
+const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
+
+std::vector<Tensor> full_like_decomposition(const Stack& args, size_t first_option,
+                                            const Scalar& value) {
+  const TensorMeta m = like_meta(args, first_option);
+  return call(op_named("full"), {m.sizes, value, m.dtype, m.device});
+}
+
 std::vector<Sample> like_samples() {
   return {{{make_sample({3, 4}, kFloat32)}, "2-D"},
           {{transposed_sample(4, 6, kFloat64)}, "transposed keeps layout"},
@@ -41,18 +51,24 @@ std::vector<Sample> like_samples() {
 KILN_OP("empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{like_meta(args, 1)}; })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
+    .decomposition([](const Stack& args) {
+      const TensorMeta m = like_meta(args, 1);
+      return call(op_named("empty_strided"), {m.sizes, m.strides, m.dtype, m.device});
+    })
     .not_differentiable()
     .samples(like_samples);
 
 KILN_OP("zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{like_meta(args, 1)}; })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { fill_output(out[0], 0); })
+    .decomposition([](const Stack& args) { return full_like_decomposition(args, 1, 0); })
     .not_differentiable()
     .samples(like_samples);
 
 KILN_OP("ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{like_meta(args, 1)}; })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { fill_output(out[0], 1); })
+    .decomposition([](const Stack& args) { return full_like_decomposition(args, 1, 1); })
     .not_differentiable()
     .samples(like_samples);
 
@@ -62,6 +78,9 @@ KILN_OP(
     .meta([](const Stack& args) { return std::vector<TensorMeta>{like_meta(args, 2)}; })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       fill_output(out[0], args[1].to_scalar());
+    })
+    .decomposition([](const Stack& args) {
+      return full_like_decomposition(args, 2, args[1].to_scalar());
     })
     .not_differentiable()
     .samples([] {
@@ -79,6 +98,11 @@ KILN_OP("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None)
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       fill_output(out[0], args[0].to_scalar());
+    })
+    .decomposition([](const Stack& args) {
+      return call(op_named("full"),
+                  {std::vector<int64_t>{}, args[0],
+                   args[1].to_optional_dtype().value_or(default_float_dtype()), args[2]});
     })
     .not_differentiable()
     .samples([] {

@@ -2,6 +2,7 @@
 #include "ops/creation/range_kernels.h"
 #include "ops/samples.h"
 
+#include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 
@@ -82,6 +83,47 @@ void eye_impl(const Tensor& out) {
   eye_kernels(out.data_ptr(), out.dtype(), out.size(0), out.size(1));
 }
 
+// ---- decompositions: arange.start_step, and elementwise math on aranges ----
+
+const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
+
+// eye.m: ones where the row index equals the column index.
+std::vector<Tensor> eye_decomposition(int64_t n, int64_t m, const IValue& dtype,
+                                      const IValue& device) {
+  const TensorMeta meta = eye_meta(n, m, dtype, device);
+  const TensorOptions index = TensorOptions(kInt64).device(meta.device);
+  return {(arange(n, index).unsqueeze(1) == arange(m, index).unsqueeze(0)).to(meta.dtype)};
+}
+
+// The kernel's symmetric formula: start + step * i for the first half, end - step * (steps - 1
+// - i) for the second, in the dtype's step type (float for float32 and the half types, double
+// otherwise), then converted to the dtype.
+std::vector<Tensor> linspace_decomposition(const Stack& args) {
+  const Scalar start = args[0].to_scalar(), end = args[1].to_scalar();
+  const int64_t steps = args[2].to_int();
+  KILN_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
+  const DType dtype = args[3].to_optional_dtype().value_or(default_float_dtype());
+  KILN_CHECK_T(TypeError, dtype != DType::Bool, "linspace: bool is not supported");
+  const TensorOptions options = TensorOptions(dtype).device(device_arg(args[4]));
+  const bool in_double = dtype == kFloat64 || is_integral(dtype);
+  // The endpoints and step as the kernel holds them (exact as doubles).
+  auto endpoint = [&](const Scalar& v) {
+    if (is_integral(dtype)) return static_cast<double>(v.to<int64_t>());
+    return in_double ? v.to<double>() : static_cast<double>(v.to<float>());
+  };
+  const double a = endpoint(start), b = endpoint(end);
+  const DType step_dtype = in_double ? kFloat64 : kFloat32;
+  if (steps <= 1) return {full({steps}, a, options)};
+  const double step = in_double
+                          ? (b - a) / static_cast<double>(steps - 1)
+                          : static_cast<double>((static_cast<float>(b) - static_cast<float>(a)) /
+                                                static_cast<float>(steps - 1));
+  const Tensor i = arange(steps, TensorOptions(step_dtype).device(options.device()));
+  const Tensor up = i * step + a;
+  const Tensor down = -((-i + static_cast<double>(steps - 1)) * step) + b;
+  return {where(i < static_cast<double>(steps / 2), up, down).to(dtype)};
+}
+
 }  // namespace
 
 KILN_OP("arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
@@ -89,6 +131,10 @@ KILN_OP("arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> T
       return std::vector<TensorMeta>{arange_meta(0, args[0].to_scalar(), 1, args[1], args[2])};
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { arange_impl(0, 1, out[0]); })
+    .decomposition([](const Stack& args) {
+      return call(op_named("arange.start_step"),
+                  {Scalar(int64_t{0}), args[0], Scalar(int64_t{1}), args[1], args[2]});
+    })
     .not_differentiable()
     .samples([] {
       return std::vector<Sample>{
@@ -104,6 +150,10 @@ KILN_OP(
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       arange_impl(args[0].to_scalar(), 1, out[0]);
+    })
+    .decomposition([](const Stack& args) {
+      return call(op_named("arange.start_step"),
+                  {args[0], args[1], Scalar(int64_t{1}), args[2], args[3]});
     })
     .not_differentiable()
     .samples([] {
@@ -145,6 +195,7 @@ KILN_OP(
       linspace_kernels(out[0].data_ptr(), out[0].dtype(), out[0].numel(), args[0].to_scalar(),
                        args[1].to_scalar());
     })
+    .decomposition(linspace_decomposition)
     .not_differentiable()
     .samples([] {
       return std::vector<Sample>{
@@ -161,6 +212,9 @@ KILN_OP("eye(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> Tensor
       return std::vector<TensorMeta>{eye_meta(n, n, args[1], args[2])};
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { eye_impl(out[0]); })
+    .decomposition([](const Stack& args) {
+      return eye_decomposition(args[0].to_int(), args[0].to_int(), args[1], args[2]);
+    })
     .not_differentiable()
     .samples([] {
       return std::vector<Sample>{{{int64_t{3}}, "3x3"}, {{int64_t{0}}, "empty"}};
@@ -172,6 +226,9 @@ KILN_OP("eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Device? device=Non
           eye_meta(args[0].to_int(), args[1].to_int(), args[2], args[3])};
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { eye_impl(out[0]); })
+    .decomposition([](const Stack& args) {
+      return eye_decomposition(args[0].to_int(), args[1].to_int(), args[2], args[3]);
+    })
     .not_differentiable()
     .samples([] {
       return std::vector<Sample>{{{int64_t{2}, int64_t{4}}, "wide"},

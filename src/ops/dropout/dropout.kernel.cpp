@@ -4,6 +4,7 @@
 
 #include <kiln/core/parallel.h>
 
+#include <cmath>
 #include <limits>
 
 namespace kiln::cpu::KILN_CAP_NAMESPACE {
@@ -11,9 +12,12 @@ namespace {
 
 void dropout_kernel(const void* in, void* out, bool* mask, DType dtype, int64_t n, double p,
                     random_detail::PhiloxStream stream) {
-  // keep when (word >> 8) < threshold, i.e. u = (word >> 8) / 2^24 < 1 - p.
+  // keep when u = (word >> 8) / 2^24, rand's float32 uniform from the same word, is below
+  // float(1 - p) (rand(float32) < 1 - p, the decomposition, compares in float32): for the integer
+  // word >> 8 that is being below ceil(float(1 - p) * 2^24), exact in double.
   const double keep_probability = 1.0 - p;
-  const uint32_t threshold = static_cast<uint32_t>(keep_probability * 16777216.0);
+  const auto threshold = static_cast<uint32_t>(
+      std::ceil(static_cast<double>(static_cast<float>(keep_probability)) * 16777216.0));
   KILN_DISPATCH_FLOATING(dtype, "native_dropout", [&]<typename T>() {
     using Op = opmath_t<T>;
     const T* x = static_cast<const T*>(in);

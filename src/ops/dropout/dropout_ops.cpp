@@ -51,6 +51,27 @@ Tensor feature_noise(const Tensor& input, double p, const char* op) {
   return native_dropout_output(ones(shape, TensorOptions(input.dtype()).device(input.device())), p);
 }
 
+// mask = rand(float32) < 1 - p (the kernel's draw), output = input * mask / (1 - p) computed in
+// float32 (float64 for float64 inputs), as the kernel.
+std::vector<Tensor> native_dropout_decomposition(const Stack& a) {
+  static const OpDef& rand = op("rand");
+  const Tensor& input = a[0].to_tensor();
+  KILN_CHECK_T(TypeError, is_floating_point(input.dtype()),
+               "native_dropout: expected a floating point input, got {}",
+               dtype_name(input.dtype()));
+  const double p = a[1].to_double();
+  check_p(p, "native_dropout");
+  if (!(a[2].is_none() || a[2].to_bool())) {
+    return {input.clone(),
+            full(input.sizes(), true, TensorOptions(DType::Bool).device(input.device()))};
+  }
+  const double keep = 1.0 - p;
+  const Tensor mask = call1(rand, {input.sym_sizes(), DType::Float32, input.device()}) < keep;
+  const DType compute = input.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  const Tensor scale = mask.to(compute) * (keep == 0.0 ? 0.0 : 1.0 / keep);
+  return {(input.to(compute) * scale).to(input.dtype()), mask};
+}
+
 std::vector<Sample> native_dropout_samples() {
   return {
       {{make_sample({3, 4}, kFloat32), 0.5, true}, "train"},
@@ -118,6 +139,7 @@ KILN_OP("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"
       dropout_kernels(x.data_ptr(), output.data_ptr(), mask.data_ptr<bool>(), input.dtype(), n, p,
                       random_detail::PhiloxStream{seed, offset});
     })
+    .decomposition(native_dropout_decomposition)
     .random()
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {

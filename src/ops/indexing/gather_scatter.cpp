@@ -145,6 +145,43 @@ std::vector<TensorMeta> scatter_meta(const Stack& args, const char* op) {
   return self_like(self);
 }
 
+// ---- decompositions: scatter.src and scatter_reduce.two (a value is a src of index's shape) ----
+
+const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
+
+Tensor value_src(const Stack& args) {
+  return full(args[2].to_tensor().sizes(), args[3].to_scalar(), args[0].to_tensor().options());
+}
+
+// scatter's add/multiply are scatter_reduce's sum/prod, self included.
+Tensor scatter_reduce_as_prim(const Stack& args, const Tensor& src, ScatterMode mode) {
+  return call1(
+      op_named("scatter_reduce.two"),
+      {args[0], args[1], args[2], src, IValue(mode == ScatterMode::Add ? "sum" : "prod"), true});
+}
+
+std::vector<Tensor> scatter_value_decomposition(const Stack& args) {
+  scatter_meta<false>(args, "scatter");
+  return call(op_named("scatter.src"), {args[0], args[1], args[2], value_src(args)});
+}
+
+std::vector<Tensor> scatter_reduce_decomposition(const Stack& args) {
+  const ScatterMode mode = parse_reduce(args[4].to_string());
+  scatter_meta<true>(args, "scatter");
+  return {scatter_reduce_as_prim(args, args[3].to_tensor(), mode)};
+}
+
+std::vector<Tensor> scatter_value_reduce_decomposition(const Stack& args) {
+  const ScatterMode mode = parse_reduce(args[4].to_string());
+  scatter_meta<false>(args, "scatter");
+  return {scatter_reduce_as_prim(args, value_src(args), mode)};
+}
+
+std::vector<Tensor> scatter_add_decomposition(const Stack& args) {
+  scatter_meta<true>(args, "scatter_add");
+  return {scatter_reduce_as_prim(args, args[3].to_tensor(), ScatterMode::Add)};
+}
+
 Tensor index_tensor(std::vector<int64_t> values, IntList shape) {
   return from_vector(values, shape);
 }
@@ -257,6 +294,7 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
         .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
           return {overwritten_self_grad(a), Tensor()};
         })
+        .decomposition(scatter_value_decomposition)
         .inplace_variant()
         .samples([] {
           return std::vector<Sample>{
@@ -282,6 +320,7 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
                       "scatter");
         })
         .derivative(scatter_reduce_derivative, DerivativeReads::InputsAndOutputs)
+        .decomposition(scatter_reduce_decomposition)
         .inplace_variant()
         .samples([] {
           std::vector<Sample> s = scatter_src_samples({IValue("add")});
@@ -305,6 +344,7 @@ KILN_OP("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -
                       "scatter");
         })
         .derivative(scatter_value_reduce_derivative)
+        .decomposition(scatter_value_reduce_decomposition)
         .inplace_variant()
         .samples([] {
           return std::vector<Sample>{
@@ -329,6 +369,7 @@ KILN_OP("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
     .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
       return {a.grad_outputs[0], Tensor(), src_grad(a)};
     })
+    .decomposition(scatter_add_decomposition)
     .inplace_variant()
     .out_variant()
     .samples([] {

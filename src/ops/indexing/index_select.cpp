@@ -110,11 +110,29 @@ std::vector<Tensor> embedding_derivative(const BackwardArgs& a) {
           Tensor()};
 }
 
+// ---- decompositions: advanced indexing (index.Tensor) with one index tensor ----
+
+std::vector<Tensor> index_select_decomposition(const Stack& args) {
+  index_select_meta(args);  // the index's dtype, rank and count checks
+  const Tensor& self = args[0].to_tensor();
+  const Tensor index = args[2].to_tensor().reshape({-1}).to(kInt64);
+  if (self.dim() == 0) return {self.reshape({1}).index({index}).view({})};
+  std::vector<Tensor> indices(static_cast<size_t>(wrap_dim(args[1].to_int(), self.dim())));
+  indices.push_back(index);
+  return {self.index(indices)};
+}
+
+std::vector<Tensor> embedding_decomposition(const Stack& args) {
+  embedding_meta(args);  // weight's rank, the indices' dtype
+  return {args[0].to_tensor().index({args[1].to_tensor().to(kInt64)})};
+}
+
 }  // namespace
 
 KILN_OP("index_select(Tensor self, int dim, Tensor index) -> Tensor")
     .meta(index_select_meta)
     .cpu(index_select_impl)
+    .decomposition(index_select_decomposition)
     .derivative(index_select_derivative)
     .out_variant()
     .samples([] {
@@ -134,6 +152,7 @@ KILN_OP(
     "bool sparse=False) -> Tensor")
     .meta(embedding_meta)
     .cpu(embedding_impl)
+    .decomposition(embedding_decomposition)
     .derivative(embedding_derivative)
     .out_variant()
     .samples([] {

@@ -68,6 +68,16 @@ std::vector<Tensor> masked_fill_tensor_derivative(const BackwardArgs& a) {
   return {g.masked_fill(mask, 0.0), Tensor(), where(mask, g, 0.0).sum()};
 }
 
+// where(mask, value, self), the value a 0-dim tensor of self's dtype.
+template <bool TensorValue>
+std::vector<Tensor> masked_fill_decomposition(const Stack& args) {
+  masked_fill_meta<TensorValue>(args);  // the mask's dtype, the value's rank, broadcasting
+  const Tensor& self = args[0].to_tensor();
+  const Tensor value = TensorValue ? args[2].to_tensor().to(self.dtype())
+                                   : full({}, args[2].to_scalar(), self.options());
+  return {where(args[1].to_tensor(), value, self)};
+}
+
 Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool, 0, 2, seed); }
 
 }  // namespace
@@ -76,6 +86,7 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
     OpBuilder("masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor")
         .meta(masked_fill_meta<false>)
         .cpu(masked_fill_impl<false>)
+        .decomposition(masked_fill_decomposition<false>)
         .derivative(masked_fill_scalar_derivative)
         .inplace_variant()
         .samples([] {
@@ -96,6 +107,7 @@ Tensor bool_mask(IntList sizes, uint64_t seed) { return make_sample(sizes, kBool
     OpBuilder("masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor")
         .meta(masked_fill_meta<true>)
         .cpu(masked_fill_impl<true>)
+        .decomposition(masked_fill_decomposition<true>)
         .derivative(masked_fill_tensor_derivative)
         .inplace_variant()
         .samples([] {

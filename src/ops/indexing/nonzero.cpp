@@ -3,6 +3,7 @@
 // kernel: on the meta device they raise (a graph break for the compiler).
 #include "ops/indexing/advanced_index.h"
 #include "ops/indexing/strided_loop.h"
+#include "ops/iterator/tensor_iterator.h"
 #include "ops/reduction/reduce_meta.h"
 #include "ops/samples.h"
 
@@ -93,6 +94,18 @@ std::vector<Tensor> masked_select_cpu(const Stack& args) {
   return {out};
 }
 
+// The flattened self, broadcast against the mask, indexed by the flattened mask (index.Tensor
+// with a bool mask, the data-dependent prim).
+std::vector<Tensor> masked_select_decomposition(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  const Tensor& mask = args[1].to_tensor();
+  KILN_CHECK_T(TypeError, mask.dtype() == DType::Bool,
+               "masked_select(): expected BoolTensor for mask, got {}",
+               torch_type_name(mask.dtype()));
+  const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
+  return {self.expand(shape).reshape({-1}).index({mask.expand(shape).reshape({-1})})};
+}
+
 // The selected elements' gradients go back to their positions (in the broadcast shape; the
 // engine sums them back to self's).
 std::vector<Tensor> masked_select_derivative(const BackwardArgs& a) {
@@ -142,6 +155,7 @@ KILN_OP("masked_select(Tensor self, Tensor mask) -> Tensor")
     .derivative(masked_select_derivative)
     .custom(DeviceType::CPU, masked_select_cpu)
     .custom(DeviceType::Meta, no_meta_masked_select)
+    .decomposition(masked_select_decomposition)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({3, 4}, kFloat32), make_sample({3, 4}, kBool)}, "same shape"},

@@ -70,11 +70,22 @@ std::vector<Tensor> one_hot_meta(const Stack& args) {
   return {empty(one_hot_sizes(self, num_classes), TensorOptions(kInt64).device(self.device()))};
 }
 
+// self == arange(num_classes) along a new last dim. With num_classes=-1 the width is the data's
+// largest class + 1, which no decomposition can know without reading the data: that case raises
+// (as on the meta device), and values out of range are not checked.
+std::vector<Tensor> one_hot_decomposition(const Stack& args) {
+  one_hot_meta(args);
+  const Tensor& self = args[0].to_tensor();
+  const Tensor classes = arange(args[1].to_int(), TensorOptions(kInt64).device(self.device()));
+  return {(self.unsqueeze(-1) == classes).to(kInt64)};
+}
+
 }  // namespace
 
 KILN_OP("one_hot(Tensor self, int num_classes=-1) -> Tensor")
     .custom(DeviceType::CPU, one_hot_cpu)
     .custom(DeviceType::Meta, one_hot_meta)
+    .decomposition(one_hot_decomposition)
     .not_differentiable()
     .samples([] {
       return std::vector<Sample>{

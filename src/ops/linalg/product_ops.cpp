@@ -153,6 +153,33 @@ std::vector<Tensor> add_product_derivative(const BackwardArgs& a) {
   return {a.needs_grad(0) ? scaled(g, beta) : Tensor(), mats[0], mats[1]};
 }
 
+// ---- decompositions ----
+
+// addmm/baddbmm as the mm/bmm prim: beta * self + alpha * (mat1 @ mat2). With beta zero self is
+// not read (its NaNs do not propagate), as in the kernel.
+std::vector<Tensor> add_product_decomposition(const Stack& args, bool batched) {
+  const char* op = batched ? "baddbmm" : "addmm";
+  const Tensor& self = args[0].to_tensor();
+  const Tensor& a = args[1].to_tensor();
+  const Tensor& b = args[2].to_tensor();
+  const Scalar beta = args[3].to_scalar(), alpha = args[4].to_scalar();
+  const SymDimVector sizes = batched ? bmm_sizes(op, a, b) : mm_sizes(op, a, b);
+  check_addend(op, self, a, sizes);
+  const Tensor product = scaled(batched ? bmm(a, b) : mm(a, b), alpha);
+  if (beta.to<double>() == 0.0) return {product};
+  return {scaled(self, beta) + product};
+}
+
+void check_dot(const Tensor& a, const Tensor& b) {
+  KILN_CHECK(a.dim() == 1 && b.dim() == 1, "dot: 1D tensors expected, but got {}D and {}D tensors",
+             a.dim(), b.dim());
+  check_dtypes("dot", a, b);
+  KILN_CHECK(a.sym_size(0) == b.sym_size(0),
+             "dot: inconsistent tensor size, expected tensor [{}] and src [{}] to have the "
+             "same number of elements",
+             a.sym_size(0).str(), b.sym_size(0).str());
+}
+
 // ---- samples ----
 
 using Samples = std::vector<Sample>;
@@ -311,6 +338,7 @@ KILN_OP("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar a
       add_product(outs[0], args[0].to_tensor(), args[1].to_tensor(), args[2].to_tensor(),
                   args[3].to_scalar(), args[4].to_scalar());
     })
+    .decomposition([](const Stack& a) { return add_product_decomposition(a, /*batched=*/false); })
     .inplace_variant()
     .out_variant()
     .tolerance(1e-4, 1e-4)
@@ -331,6 +359,7 @@ KILN_OP(
       add_product(outs[0], args[0].to_tensor(), args[1].to_tensor(), args[2].to_tensor(),
                   args[3].to_scalar(), args[4].to_scalar());
     })
+    .decomposition([](const Stack& a) { return add_product_decomposition(a, /*batched=*/true); })
     .inplace_variant()
     .out_variant()
     .tolerance(1e-4, 1e-4)
@@ -345,15 +374,15 @@ KILN_OP("dot(Tensor self, Tensor tensor) -> Tensor")
         DerivativeReads::Inputs)
     .meta([](const Stack& args) {
       const Tensor& a = args[0].to_tensor();
-      const Tensor& b = args[1].to_tensor();
-      KILN_CHECK(a.dim() == 1 && b.dim() == 1,
-                 "dot: 1D tensors expected, but got {}D and {}D tensors", a.dim(), b.dim());
-      check_dtypes("dot", a, b);
-      KILN_CHECK(a.sym_size(0) == b.sym_size(0),
-                 "dot: inconsistent tensor size, expected tensor [{}] and src [{}] to have the "
-                 "same number of elements",
-                 a.sym_size(0).str(), b.sym_size(0).str());
+      check_dot(a, args[1].to_tensor());
       return std::vector<TensorMeta>{product_meta(a, {})};
+    })
+    // A 1 x n by n x 1 product, as the kernel computes it.
+    .decomposition([](const Stack& args) -> std::vector<Tensor> {
+      const Tensor& a = args[0].to_tensor();
+      const Tensor& b = args[1].to_tensor();
+      check_dot(a, b);
+      return {mm(a.unsqueeze(0), b.unsqueeze(1)).view({})};
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) {
       const Tensor& a = args[0].to_tensor();

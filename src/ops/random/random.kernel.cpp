@@ -42,6 +42,22 @@ T from_double(double v) {
   }
 }
 
+template <typename T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return static_cast<double>(static_cast<float>(v));
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+// mean + std * z with z first rounded to T: a standard normal draw of dtype T widened to
+// float64, as normal's decompositions (mean + std * randn) compute it, so both agree exactly.
+template <typename T>
+T affine_normal(double mean, double std, double z) {
+  return from_double<T>(mean + std * to_double(from_double<T>(z)));
+}
+
 uint64_t word64(const uint32_t* w) { return (static_cast<uint64_t>(w[0]) << 32) | w[1]; }
 
 // Mantissa bits of each floating dtype: uniforms with this many bits are exact in it, so
@@ -109,11 +125,11 @@ void normal_fill(void* data, DType dtype, int64_t n, double mean, double std, Ph
         const double r = std::sqrt(-2.0 * std::log(u1));
         const double theta = 2.0 * std::numbers::pi * u2;
         if (i % 2 == 0) {
-          out[i] = from_double<T>(mean + std * (r * std::cos(theta)));
+          out[i] = affine_normal<T>(mean, std, r * std::cos(theta));
           ++i;
         }
         if (i < end) {
-          out[i] = from_double<T>(mean + std * (r * std::sin(theta)));
+          out[i] = affine_normal<T>(mean, std, r * std::sin(theta));
           ++i;
         }
       }

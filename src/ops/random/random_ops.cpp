@@ -211,6 +211,50 @@ std::vector<Sample> like_samples() {
 // In-place random ops write into self's existing memory; on the meta device nothing is written.
 std::vector<Tensor> inplace_meta(const Stack& args) { return {args[0].to_tensor()}; }
 
+// ---- decompositions: draws through the rand/randn/randint.low prims (the same Philox counters
+// and offset advance as the kernels above), then elementwise math in float64 as the kernels ----
+
+const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
+
+// A draw of `prim` shaped like self, with the dtype/device arguments at args[1], args[2].
+std::vector<Tensor> like_draw(const Stack& args, const char* prim, const char* op) {
+  const Tensor& self = args[0].to_tensor();
+  const DType dtype = args[1].to_optional_dtype().value_or(self.dtype());
+  check_floating(dtype, op);
+  const IValue device = args[2].is_none() ? IValue(self.device()) : args[2];
+  return call(op_named(prim), {self.sym_sizes(), dtype, device});
+}
+
+// mean + std * z in float64, z a standard normal draw of dtype (what normal_fill computes).
+Tensor affine_normal(const Tensor& z, const IValue& mean, const IValue& std, DType dtype) {
+  const Tensor z64 = z.to(kFloat64);
+  const Tensor scaled =
+      std.is_tensor() ? std.to_tensor().to(kFloat64) * z64 : z64 * std.to_double();
+  const Tensor shifted =
+      mean.is_tensor() ? mean.to_tensor().to(kFloat64) + scaled : scaled + mean.to_double();
+  return shifted.to(dtype);
+}
+
+std::vector<Tensor> normal_tensor_decomposition(const Stack& args) {
+  const TensorMeta m = normal_tensor_meta(args);
+  const Tensor z = call1(op_named("randn"), {m.sizes, m.dtype, m.device});
+  return {affine_normal(z, args[0], args[1], m.dtype)};
+}
+
+// 1 where a float64 uniform is below p (what bernoulli_into draws), in self's dtype.
+Tensor bernoulli_draw(const Tensor& self, const IValue& p) {
+  const Tensor u = call1(op_named("rand"), {self.sym_sizes(), kFloat64, self.device()});
+  const Tensor hit = p.is_tensor() ? u < p.to_tensor() : u < p.to_double();
+  return hit.to(self.dtype());
+}
+
+// uniform_/normal_/bernoulli_ write their draw into self.
+std::vector<Tensor> write_into_self(const Stack& args, const Tensor& value) {
+  Tensor self = args[0].to_tensor();
+  self.copy_(value);
+  return {self};
+}
+
 }  // namespace
 
 KILN_OP("rand(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor")
@@ -247,6 +291,9 @@ KILN_OP(
       const auto range = static_cast<uint64_t>(high);
       PhiloxStream s = reserve_stream(n, randint_words(range));
       randint_fill_kernels(out[0].data_ptr(), out[0].dtype(), n, 0, range, s);
+    })
+    .decomposition([](const Stack& a) {
+      return call(op_named("randint.low"), {int64_t{0}, a[0], a[1], a[2], a[3]});
     })
     .random()
     .samples([] {
@@ -288,6 +335,14 @@ KILN_OP(
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       normal_into(out[0], args[0].to_double(), args[1].to_double());
     })
+    .decomposition([](const Stack& a) -> std::vector<Tensor> {
+      const TensorMeta m = factory_meta(a, 2, default_float_dtype(), "normal");
+      check_floating(m.dtype, "normal");
+      KILN_CHECK(a[1].to_double() >= 0.0, "normal: expects std >= 0.0, but found std {}",
+                 a[1].to_double());
+      const Tensor z = call1(op_named("randn"), {m.sizes, m.dtype, m.device});
+      return {affine_normal(z, a[0], a[1], m.dtype)};
+    })
     .random()
     .samples([] {
       return std::vector<Sample>{{{2.0, 0.5, std::vector<int64_t>{3, 4}}, "2-D"}};
@@ -309,6 +364,7 @@ std::vector<Tensor> zero_derivative(const BackwardArgs& a) {
 KILN_OP("normal.Tensor_Tensor(Tensor mean, Tensor std) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{normal_tensor_meta(args)}; })
     .cpu(normal_tensor_impl)
+    .decomposition(normal_tensor_decomposition)
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
@@ -323,6 +379,11 @@ KILN_OP("normal.Tensor_float(Tensor mean, float std=1) -> Tensor")
       return std::vector<TensorMeta>{normal_tensor_meta(args)};
     })
     .cpu(normal_tensor_impl)
+    .decomposition([](const Stack& a) {
+      KILN_CHECK(a[1].to_double() >= 0.0, "normal: expects std >= 0.0, but found std {}",
+                 a[1].to_double());
+      return normal_tensor_decomposition(a);
+    })
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
@@ -332,6 +393,7 @@ KILN_OP("normal.Tensor_float(Tensor mean, float std=1) -> Tensor")
 KILN_OP("normal.float_Tensor(float mean, Tensor std) -> Tensor")
     .meta([](const Stack& args) { return std::vector<TensorMeta>{normal_tensor_meta(args)}; })
     .cpu(normal_tensor_impl)
+    .decomposition(normal_tensor_decomposition)
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
@@ -355,6 +417,11 @@ KILN_OP("bernoulli(Tensor self) -> Tensor")
       }
       bernoulli_into(out[0], p);
     })
+    .decomposition([](const Stack& a) -> std::vector<Tensor> {
+      const Tensor& self = a[0].to_tensor();
+      check_floating(self.dtype(), "bernoulli");
+      return {bernoulli_draw(self, a[0])};
+    })
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
@@ -371,6 +438,10 @@ KILN_OP("bernoulli.p(Tensor self, float p) -> Tensor")
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       bernoulli_into(out[0], scalar_tensor(args[1].to_double(), kFloat64));
+    })
+    .decomposition([](const Stack& a) -> std::vector<Tensor> {
+      check_probability(a[1].to_double(), "bernoulli");
+      return {bernoulli_draw(a[0].to_tensor(), a[1])};
     })
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
@@ -390,6 +461,10 @@ KILN_OP("bernoulli_.float(Tensor(a!) self, float p=0.5) -> Tensor(a!)")
               return {self};
             })
     .custom(DeviceType::Meta, inplace_meta)
+    .decomposition([](const Stack& a) {
+      check_probability(a[1].to_double(), "bernoulli_");
+      return write_into_self(a, bernoulli_draw(a[0].to_tensor(), a[1]));
+    })
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
@@ -412,6 +487,17 @@ KILN_OP("uniform_(Tensor(a!) self, float from=0, float to=1) -> Tensor(a!)")
               return {self};
             })
     .custom(DeviceType::Meta, inplace_meta)
+    .decomposition([](const Stack& a) {
+      // from + (to - from) * u in float64, u a rand draw of self's dtype (exact in it).
+      const Tensor& self = a[0].to_tensor();
+      const double from = a[1].to_double(), to = a[2].to_double();
+      check_floating(self.dtype(), "uniform_");
+      KILN_CHECK(from <= to,
+                 "uniform_: expects to return a [from, to) range, but found from={} > to={}", from,
+                 to);
+      const Tensor u = call1(op_named("rand"), {self.sym_sizes(), self.dtype(), self.device()});
+      return write_into_self(a, (u.to(kFloat64) * (to - from) + from).to(self.dtype()));
+    })
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
@@ -431,6 +517,14 @@ KILN_OP("normal_(Tensor(a!) self, float mean=0, float std=1) -> Tensor(a!)")
               return {self};
             })
     .custom(DeviceType::Meta, inplace_meta)
+    .decomposition([](const Stack& a) {
+      const Tensor& self = a[0].to_tensor();
+      check_floating(self.dtype(), "normal_");
+      KILN_CHECK(a[2].to_double() >= 0.0, "normal_: expects std >= 0.0, but found std {}",
+                 a[2].to_double());
+      const Tensor z = call1(op_named("randn"), {self.sym_sizes(), self.dtype(), self.device()});
+      return write_into_self(a, affine_normal(z, a[1], a[2], self.dtype()));
+    })
     .random()
     .derivative(zero_derivative, DerivativeReads::Nothing)
     .samples([] {
@@ -475,6 +569,7 @@ KILN_OP("rand_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) 
       return std::vector<TensorMeta>{like_meta(self, dtype, device)};
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { uniform_into(out[0], 0.0, 1.0); })
+    .decomposition([](const Stack& a) { return like_draw(a, "rand", "rand_like"); })
     .random()
     .not_differentiable()
     .samples(like_samples);
@@ -488,6 +583,7 @@ KILN_OP("randn_like(Tensor self, *, ScalarType? dtype=None, Device? device=None)
       return std::vector<TensorMeta>{like_meta(self, dtype, device)};
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) { normal_into(out[0], 0.0, 1.0); })
+    .decomposition([](const Stack& a) { return like_draw(a, "randn", "randn_like"); })
     .random()
     .not_differentiable()
     .samples(like_samples);

@@ -223,6 +223,70 @@ void scan_impl(const Stack& a, const Outs& out) {
   }
 }
 
+// ---- decompositions (into the sum, prod.dim_int, amax/amin, argmax/argmin and var_mean prims)
+// ----
+
+const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
+
+// sum in the kernel's compute dtype divided by the count, as the kernel does.
+std::vector<Tensor> mean_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const auto mask = reduction_mask(self.dim(), a[1], "mean");
+  const DType dt = mean_dtype(self, a[3].to_optional_dtype());
+  int64_t count = 1;
+  for (size_t d = 0; d < mask.size(); ++d) {
+    if (mask[d]) count *= self.size(static_cast<int64_t>(d));
+  }
+  const Tensor total =
+      call1(op_named("sum"), {cast(self, compute_dtype(dt)), a[1], a[2], IValue()});
+  return {cast(total / static_cast<double>(count), dt)};
+}
+
+// The product of the flattened tensor along its one dim.
+std::vector<Tensor> prod_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  return {call1(op_named("prod.dim_int"), {self.reshape({-1}), int64_t{0}, false, a[1]})};
+}
+
+template <bool IsMax>
+std::vector<Tensor> extreme_full_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  std::vector<bool> mask(static_cast<size_t>(self.dim()), true);
+  check_nonempty_reduction(self, mask, true, extreme_name<IsMax>());
+  return {call1(op_named(IsMax ? "amax" : "amin"), {self, std::vector<int64_t>{}, false})};
+}
+
+// Values from amax/amin, indices from argmax/argmin (the same reduction order and tie rule).
+template <bool IsMax>
+std::vector<Tensor> extreme_dim_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const int64_t dim = a[1].to_int();
+  const bool keepdim = a[2].to_bool();
+  check_nonempty_reduction(self, single_dim_mask(self, dim, extreme_name<IsMax>()), false,
+                           extreme_name<IsMax>());
+  const Tensor values =
+      call1(op_named(IsMax ? "amax" : "amin"), {self, std::vector<int64_t>{dim}, keepdim});
+  // argmax takes no bool input; uint8 orders false < true the same way.
+  const Tensor ordered = self.dtype() == DType::Bool ? self.to(DType::UInt8) : self;
+  const Tensor indices = call1(op_named(IsMax ? "argmax" : "argmin"), {ordered, dim, keepdim});
+  return {values, indices};
+}
+
+// var/std: var_mean's variance (std its square root).
+std::vector<Tensor> var_decomposition(const Stack& a, bool take_sqrt) {
+  check_var_dtype(a[0].to_tensor());
+  const Tensor var = call(op_named("var_mean.correction"), {a[0], a[1], a[2], a[3]})[0];
+  return {take_sqrt ? var.sqrt() : var};
+}
+
+// any/all: whether the count of nonzero (any) or zero (all) elements is positive (zero).
+template <bool IsAny>
+Tensor logical_decomposition(const Tensor& self, const IValue& dims, bool keepdim) {
+  const Tensor hits = IsAny ? self != 0 : self == 0;
+  const Tensor count = call1(op_named("sum"), {hits, dims, keepdim, IValue()});
+  return cast(IsAny ? count > 0 : count == 0, logical_dtype(self));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- declarations
@@ -257,6 +321,7 @@ KILN_OP(
     .meta(sum_meta<true>)
     .derivative(sum_derivative<true>, DerivativeReads::Nothing)
     .cpu(sum_impl<true>)
+    .decomposition(mean_decomposition)
     .out_variant()
     .samples([] { return sum_samples(/*floating_only=*/true); });
 
@@ -271,6 +336,7 @@ KILN_OP("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
       prod_run(self, std::vector<bool>(static_cast<size_t>(self.dim()), true), false,
                a[1].to_optional_dtype(), out);
     })
+    .decomposition(prod_decomposition)
     .derivative(prod_derivative)
     .out_variant()
     .tolerance(1e-4, 1e-6)
@@ -362,11 +428,13 @@ KILN_REGISTER_OPS(extremes) {
   declare(OpBuilder("max(Tensor self) -> Tensor")
               .meta(full_meta("max"))
               .cpu(full_impl(ReduceKind::Max))
+              .decomposition(extreme_full_decomposition<true>)
               .derivative(extreme_full_derivative, DerivativeReads::InputsAndOutputs)
               .samples([] { return full_reduction_samples(false, false); }));
   declare(OpBuilder("min(Tensor self) -> Tensor")
               .meta(full_meta("min"))
               .cpu(full_impl(ReduceKind::Min))
+              .decomposition(extreme_full_decomposition<false>)
               .derivative(extreme_full_derivative, DerivativeReads::InputsAndOutputs)
               .samples([] { return full_reduction_samples(false, false); }));
   declare(
@@ -374,6 +442,7 @@ KILN_REGISTER_OPS(extremes) {
           "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
           .meta(dim_meta("max"))
           .cpu(extreme_dim_impl<true>)
+          .decomposition(extreme_dim_decomposition<true>)
           .derivative(extreme_dim_derivative, DerivativeReads::Outputs)
           .samples([] { return single_dim_samples(false, false); }));
   declare(
@@ -381,6 +450,7 @@ KILN_REGISTER_OPS(extremes) {
           "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)")
           .meta(dim_meta("min"))
           .cpu(extreme_dim_impl<false>)
+          .decomposition(extreme_dim_decomposition<false>)
           .derivative(extreme_dim_derivative, DerivativeReads::Outputs)
           .samples([] { return single_dim_samples(false, false); }));
   declare(OpBuilder("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")
@@ -414,6 +484,7 @@ KILN_OP(
     "-> Tensor")
     .meta([](const Stack& a) { return var_meta<1>(a, "var"); })
     .cpu([](const Stack& a, const Outs& out) { var_run(a, out, false, "var"); })
+    .decomposition([](const Stack& a) { return var_decomposition(a, /*take_sqrt=*/false); })
     .derivative(var_derivative)
     .out_variant()
     .samples(var_samples);
@@ -423,6 +494,7 @@ KILN_OP(
     "-> Tensor")
     .meta([](const Stack& a) { return var_meta<1>(a, "std"); })
     .cpu([](const Stack& a, const Outs& out) { var_run(a, out, true, "std"); })
+    .decomposition([](const Stack& a) { return var_decomposition(a, /*take_sqrt=*/true); })
     .derivative(std_derivative, DerivativeReads::InputsAndOutputs)
     .out_variant()
     .samples(var_samples);
@@ -505,22 +577,40 @@ KILN_REGISTER_OPS(logical) {
   declare(OpBuilder("any(Tensor self) -> Tensor")
               .meta(full_meta)
               .cpu(full_impl(true))
+              .decomposition([](const Stack& a) {
+                return Outs{logical_decomposition<true>(a[0].to_tensor(), IValue(), false)};
+              })
               .not_differentiable()
               .samples(logical_full_samples));
   declare(OpBuilder("all(Tensor self) -> Tensor")
               .meta(full_meta)
               .cpu(full_impl(false))
+              .decomposition([](const Stack& a) {
+                return Outs{logical_decomposition<false>(a[0].to_tensor(), IValue(), false)};
+              })
               .not_differentiable()
               .samples(logical_full_samples));
   declare(OpBuilder("any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
               .meta(dim_meta("any"))
               .cpu(dim_impl(true, "any"))
+              .decomposition([](const Stack& a) {
+                const Tensor& self = a[0].to_tensor();
+                single_dim_mask(self, a[1].to_int(), "any");
+                return Outs{logical_decomposition<true>(
+                    self, IValue(std::vector<int64_t>{a[1].to_int()}), a[2].to_bool())};
+              })
               .out_variant()
               .not_differentiable()
               .samples(logical_dim_samples));
   declare(OpBuilder("all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor")
               .meta(dim_meta("all"))
               .cpu(dim_impl(false, "all"))
+              .decomposition([](const Stack& a) {
+                const Tensor& self = a[0].to_tensor();
+                single_dim_mask(self, a[1].to_int(), "all");
+                return Outs{logical_decomposition<false>(
+                    self, IValue(std::vector<int64_t>{a[1].to_int()}), a[2].to_bool())};
+              })
               .out_variant()
               .not_differentiable()
               .samples(logical_dim_samples));

@@ -5,6 +5,7 @@
 
 #include <kiln/ops/registry.h>
 #include <kiln/ops/resample.h>
+#include <kiln/ops/view.h>
 
 namespace kiln::ops {
 namespace {
@@ -96,11 +97,48 @@ void unshuffle_impl(const Stack& args, const std::vector<Tensor>& outs) {
   strided::commit(outs[0], target);
 }
 
+// ---- decompositions: view, permute, a contiguous copy (_to_copy) and a view back ----
+
+// self viewed as batch + split, permuted (perm over the split dims), copied and viewed as result.
+Tensor permuted_copy(const Tensor& self, std::vector<int64_t> split,
+                     const std::vector<int64_t>& perm, std::vector<int64_t> result) {
+  static const OpDef& to_copy = OpRegistry::instance().get("_to_copy");
+  const auto batch = static_cast<int64_t>(self.dim() - 3);
+  std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().begin() + batch);
+  std::vector<int64_t> dims(static_cast<size_t>(batch));
+  for (int64_t d = 0; d < batch; ++d) dims[static_cast<size_t>(d)] = d;
+  for (int64_t p : perm) dims.push_back(batch + p);
+  std::vector<int64_t> out_sizes = sizes;
+  sizes.insert(sizes.end(), split.begin(), split.end());
+  out_sizes.insert(out_sizes.end(), result.begin(), result.end());
+  const Tensor moved = self.reshape(sizes).permute(dims);
+  return call1(to_copy, {moved, IValue(), true}).view(out_sizes);
+}
+
+// (c, r1, r2, h, w) -> (c, h, r1, w, r2).
+std::vector<Tensor> shuffle_decomposition(const Stack& args) {
+  shuffle_meta(args);
+  const Tensor& self = args[0].to_tensor();
+  const int64_t r = args[1].to_int();
+  const int64_t c = self.size(-3) / (r * r), h = self.size(-2), w = self.size(-1);
+  return {permuted_copy(self, {c, r, r, h, w}, {0, 3, 1, 4, 2}, {c, h * r, w * r})};
+}
+
+// (c, h, r1, w, r2) -> (c, r1, r2, h, w).
+std::vector<Tensor> unshuffle_decomposition(const Stack& args) {
+  unshuffle_meta(args);
+  const Tensor& self = args[0].to_tensor();
+  const int64_t r = args[1].to_int();
+  const int64_t c = self.size(-3), h = self.size(-2) / r, w = self.size(-1) / r;
+  return {permuted_copy(self, {c, h, r, w, r}, {0, 2, 4, 1, 3}, {c * r * r, h, w})};
+}
+
 }  // namespace
 
 KILN_OP("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
     .meta(shuffle_meta)
     .cpu(shuffle_impl)
+    .decomposition(shuffle_decomposition)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           // A permutation of elements: the inverse permutation carries the gradient back.
@@ -123,6 +161,7 @@ KILN_OP("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
 KILN_OP("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
     .meta(unshuffle_meta)
     .cpu(unshuffle_impl)
+    .decomposition(unshuffle_decomposition)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           return {pixel_shuffle(a.grad_outputs[0], a.inputs[1].to_int())};

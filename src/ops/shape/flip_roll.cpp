@@ -95,6 +95,28 @@ void roll_impl(const Stack& args, const std::vector<Tensor>& outs) {
   strided::commit(outs[0], target);
 }
 
+// A roll along one dim: the last `shift` elements (mod the size) moved to the front with cat.
+Tensor roll_dim(const Tensor& self, int64_t shift, int64_t dim) {
+  const int64_t n = self.size(dim);
+  if (n == 0) return self;
+  const int64_t s = ((shift % n) + n) % n;
+  if (s == 0) return self;
+  return cat({self.slice(dim, n - s, n), self.slice(dim, 0, n - s)}, dim);
+}
+
+std::vector<Tensor> roll_decomposition(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  const std::vector<int64_t> shifts = args[1].to_int_list();
+  const std::vector<int64_t> dims = args[2].to_int_list();
+  check_roll_args(self, shifts, dims);
+  if (dims.empty()) {
+    return {roll_dim(self.reshape({-1}), shifts[0], 0).clone().view(self.sizes())};
+  }
+  Tensor out = self;
+  for (size_t i = 0; i < dims.size(); ++i) out = roll_dim(out, shifts[i], dims[i]);
+  return {out.is_same(self) ? self.clone() : out};
+}
+
 using IV = std::vector<int64_t>;
 
 }  // namespace
@@ -126,6 +148,7 @@ KILN_OP("flip(Tensor self, int[] dims) -> Tensor")
 KILN_OP("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor")
     .meta(roll_meta)
     .cpu(roll_impl)
+    .decomposition(roll_decomposition)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           // Rolled back by the opposite shifts.

@@ -66,6 +66,27 @@ std::vector<Tensor> repeat_derivative(const BackwardArgs& a) {
   return {a.grad_outputs[0].reshape(split_sizes).sum(repeat_dims).reshape(self.sizes())};
 }
 
+// self (padded with leading 1s) viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...]
+// and copied into [r0 * s0, r1 * s1, ...].
+std::vector<Tensor> repeat_decomposition(const Stack& args) {
+  static const OpDef& to_copy = OpRegistry::instance().get("_to_copy");
+  repeat_meta(args);  // the repeat count checks
+  const Tensor& self = args[0].to_tensor();
+  const std::vector<int64_t> repeats = args[1].to_int_list();
+  const auto ndim = static_cast<int64_t>(repeats.size());
+  const int64_t lead = ndim - self.dim();
+  std::vector<int64_t> interleaved, expanded, result;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const int64_t size = d < lead ? 1 : self.size(d - lead);
+    const int64_t times = repeats[static_cast<size_t>(d)];
+    interleaved.insert(interleaved.end(), {1, size});
+    expanded.insert(expanded.end(), {times, size});
+    result.push_back(times * size);
+  }
+  const Tensor tiled = self.reshape(interleaved).expand(expanded);
+  return {call1(to_copy, {tiled, IValue(), true}).view(result)};
+}
+
 using IV = std::vector<int64_t>;
 
 }  // namespace
@@ -73,6 +94,7 @@ using IV = std::vector<int64_t>;
 KILN_OP("repeat(Tensor self, SymInt[] repeats) -> Tensor")
     .meta(repeat_meta)
     .cpu(repeat_impl)
+    .decomposition(repeat_decomposition)
     .derivative(repeat_derivative, DerivativeReads::Nothing)
     .out_variant()
     .samples([] {

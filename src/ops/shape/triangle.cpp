@@ -3,6 +3,8 @@
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
 
+#include <kiln/ops/binary.h>
+#include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/shape.h>
 
@@ -53,6 +55,19 @@ void triangle_impl(const Stack& args, const std::vector<Tensor>& outs) {
   });
 }
 
+// where(column - row <= k (tril) or >= k (triu), self, 0) over the last two dims.
+template <bool Lower>
+std::vector<Tensor> triangle_decomposition(const Stack& args) {
+  triangle_meta<Lower>(args);  // the rank check
+  const Tensor& self = args[0].to_tensor();
+  const int64_t k = args[1].to_int();
+  const int64_t rows = self.size(-2), cols = self.size(-1);
+  const Tensor offset = arange(cols, TensorOptions(kInt64).device(self.device())).unsqueeze(0) -
+                        arange(rows, TensorOptions(kInt64).device(self.device())).unsqueeze(1);
+  const Tensor keep = Lower ? offset <= k : offset >= k;
+  return {where(keep, self, full({}, 0, self.options()))};
+}
+
 template <bool Lower>
 std::vector<Sample> triangle_samples() {
   return std::vector<Sample>{
@@ -71,6 +86,7 @@ std::vector<Sample> triangle_samples() {
 KILN_OP("tril(Tensor self, int diagonal=0) -> Tensor")
     .meta(triangle_meta<true>)
     .cpu(triangle_impl<true>)
+    .decomposition(triangle_decomposition<true>)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           return {a.grad_outputs[0].tril(a.inputs[1].to_int())};
@@ -83,6 +99,7 @@ KILN_OP("tril(Tensor self, int diagonal=0) -> Tensor")
 KILN_OP("triu(Tensor self, int diagonal=0) -> Tensor")
     .meta(triangle_meta<false>)
     .cpu(triangle_impl<false>)
+    .decomposition(triangle_decomposition<false>)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           return {a.grad_outputs[0].triu(a.inputs[1].to_int())};

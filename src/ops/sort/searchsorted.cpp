@@ -154,6 +154,18 @@ void searchsorted_impl(const Stack& args, const std::vector<Tensor>& outs) {
   strided::commit(outs[0], target);
 }
 
+// The Scalar overload as the Tensor one, the value a 0-dim tensor of the common dtype.
+std::vector<Tensor> searchsorted_scalar_decomposition(const Stack& args) {
+  static const OpDef& tensor_overload = OpRegistry::instance().get("searchsorted.Tensor");
+  searchsorted_meta(args);
+  const Tensor& boundaries = args[0].to_tensor();
+  const Scalar s = args[1].to_scalar();
+  const Tensor value = full({}, s,
+                            TensorOptions(promote_types(boundaries.dtype(), scalar_dtype(s)))
+                                .device(boundaries.device()));
+  return call(tensor_overload, {args[0], value, args[2], args[3], args[4], args[5]});
+}
+
 std::vector<Sample> searchsorted_samples(bool scalar) {
   Tensor seq = from_vector<float>({-2.0f, -1.0f, 0.0f, 0.5f, 1.0f, 1.0f, 2.0f, 3.0f}, {8});
   Tensor rows = from_vector<int64_t>({0, 2, 4, 6, 1, 1, 3, 9, -5, 0, 0, 5}, {3, 4});
@@ -221,6 +233,7 @@ KILN_OP(
     "right=False, str? side=None, Tensor? sorter=None) -> Tensor")
     .meta(searchsorted_meta)
     .cpu(searchsorted_impl)
+    .decomposition(searchsorted_scalar_decomposition)
     .out_variant()
     .not_differentiable()
     .samples([] { return searchsorted_samples(true); });

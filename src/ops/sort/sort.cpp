@@ -128,11 +128,20 @@ std::vector<Sample> sort_samples(bool stable_overload) {
   return s;
 }
 
+// sort/argsort as the sort.stable prim (the kernel is always stable). dim_at: where dim is.
+std::vector<Tensor> sort_decomposition(const Stack& args, size_t dim_at, bool with_values) {
+  static const OpDef& stable_sort = OpRegistry::instance().get("sort.stable");
+  std::vector<Tensor> sorted = call(stable_sort, {args[0], true, args[dim_at], args[dim_at + 1]});
+  if (with_values) return sorted;
+  return {sorted[1]};
+}
+
 }  // namespace
 
 KILN_OP("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)")
     .meta([](const Stack& args) { return sort_meta(args, 1, true); })
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) { sort_impl(args, outs, 1, true); })
+    .decomposition([](const Stack& args) { return sort_decomposition(args, 1, true); })
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           const Tensor& self = a.inputs[0].to_tensor();
@@ -163,6 +172,7 @@ KILN_OP("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor")
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) {
       sort_impl(args, outs, 1, false);
     })
+    .decomposition([](const Stack& args) { return sort_decomposition(args, 1, false); })
     .not_differentiable()
     .samples([] { return sort_samples(false); });
 
@@ -171,6 +181,7 @@ KILN_OP("argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending
     .cpu([](const Stack& args, const std::vector<Tensor>& outs) {
       sort_impl(args, outs, 2, false);
     })
+    .decomposition([](const Stack& args) { return sort_decomposition(args, 2, false); })
     .out_variant()
     .not_differentiable()
     .samples([] { return sort_samples(true); });

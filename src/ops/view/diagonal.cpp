@@ -45,10 +45,18 @@ std::vector<TensorMeta> diagonal_meta(const Stack& args) {
   return one_view(self, std::move(sizes), std::move(strides), std::move(storage_offset));
 }
 
+// diagonal as the as_strided prim over the geometry its meta function computes.
+std::vector<Tensor> diagonal_decomposition(const Stack& args) {
+  static const OpDef& as_strided = OpRegistry::instance().get("as_strided");
+  const TensorMeta m = diagonal_meta(args)[0];
+  return call(as_strided, {args[0], m.sizes, m.strides, m.storage_offset});
+}
+
 }  // namespace
 
 KILN_OP("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)")
     .view(diagonal_meta)
+    .decomposition(diagonal_decomposition)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           // The gradient written onto the diagonal of a zero tensor (diagonal_backward).

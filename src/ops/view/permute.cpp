@@ -95,6 +95,19 @@ std::vector<Tensor> movedim_composite(const Stack& args) {
                                                   args[2].to_int_list())});
 }
 
+// transpose as the permute prim: the identity permutation with the two dims swapped.
+std::vector<Tensor> transpose_decomposition(const Stack& args) {
+  static const OpDef& permute = OpRegistry::instance().get("permute");
+  const Tensor& self = args[0].to_tensor();
+  const int64_t ndim = self.dim();
+  const int64_t d0 = wrap_dim(args[1].to_int(), ndim, "transpose");
+  const int64_t d1 = wrap_dim(args[2].to_int(), ndim, "transpose");
+  std::vector<int64_t> perm(static_cast<size_t>(ndim));
+  for (int64_t d = 0; d < ndim; ++d) perm[static_cast<size_t>(d)] = d;
+  if (ndim > 0) std::swap(perm[static_cast<size_t>(d0)], perm[static_cast<size_t>(d1)]);
+  return call(permute, {self, perm});
+}
+
 using IV = std::vector<int64_t>;
 
 }  // namespace
@@ -128,6 +141,7 @@ KILN_OP("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
         },
         DerivativeReads::Nothing)
     .view(transpose_meta)
+    .decomposition(transpose_decomposition)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({3, 4}, kFloat32), int64_t{0}, int64_t{1}}, "2-D"},

@@ -157,6 +157,54 @@ std::vector<Tensor> chunk_composite(const Stack& args) {
 
 using IV = std::vector<int64_t>;
 
+// ---- decompositions: slices (slice.Tensor) with the selected dim dropped (squeeze.dims) ----
+
+const OpDef& slice_op() {
+  static const OpDef& op = OpRegistry::instance().get("slice.Tensor");
+  return op;
+}
+
+// self.select(dim, index) for a wrapped dim and an index in [0, size).
+Tensor select_as_slice(const Tensor& self, int64_t dim, const SymInt& index) {
+  static const OpDef& squeeze_dims = OpRegistry::instance().get("squeeze.dims");
+  const Tensor row = call1(slice_op(), {self, dim, index, index + 1, SymInt(int64_t{1})});
+  return call1(squeeze_dims, {row, IV{dim}});
+}
+
+std::vector<Tensor> select_decomposition(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  const int64_t dim = sliced_dim(self, args[1].to_int(), "select");
+  SymInt index = args[2].to_sym_int();
+  const SymInt size = dim_size(self, dim);
+  KILN_CHECK_T(IndexError, index >= -size && index < size,
+               "select(): index {} out of range for tensor of size {} at dimension {}", index.str(),
+               shape_str(self.sym_sizes()), dim);
+  if (index < 0) index = index + size;
+  return {select_as_slice(self, dim, index)};
+}
+
+std::vector<Tensor> unbind_decomposition(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  const int64_t dim = sliced_dim(self, args[1].to_int(), "unbind");
+  const int64_t n = guarded_int(dim_size(self, dim), "unbind");
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(select_as_slice(self, dim, SymInt(i)));
+  return out;
+}
+
+std::vector<Tensor> split_with_sizes_decomposition(const Stack& args) {
+  split_with_sizes_meta(args);  // the size checks
+  const Tensor& self = args[0].to_tensor();
+  const int64_t dim = sliced_dim(self, args[2].to_int(), "split_with_sizes");
+  std::vector<Tensor> out;
+  SymInt start = 0;
+  for (const SymInt& length : args[1].to_sym_int_list()) {
+    out.push_back(call1(slice_op(), {self, dim, start, start + length, SymInt(int64_t{1})}));
+    start = start + length;
+  }
+  return out;
+}
+
 }  // namespace
 
 KILN_OP(
@@ -209,6 +257,7 @@ KILN_OP("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
         },
         DerivativeReads::Nothing)
     .view(select_op_meta)
+    .decomposition(select_decomposition)
     .samples([] {
       auto i = [](int64_t v) { return IValue(v); };
       return std::vector<Sample>{
@@ -223,6 +272,7 @@ KILN_OP("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
 
 KILN_OP("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
     .view(unbind_meta)
+    .decomposition(unbind_decomposition)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           // The pieces' gradients stacked back along dim.
@@ -242,6 +292,7 @@ KILN_OP("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]")
 
 KILN_OP("split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]")
     .view(split_with_sizes_meta)
+    .decomposition(split_with_sizes_decomposition)
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           // The pieces' gradients joined back along dim.

@@ -68,6 +68,21 @@ std::vector<TensorMeta> unsqueeze_meta(const Stack& args) {
   return one_view(self, std::move(sizes), std::move(strides), self.impl()->sym_storage_offset());
 }
 
+const OpDef& squeeze_dims_op() {
+  static const OpDef& op = OpRegistry::instance().get("squeeze.dims");
+  return op;
+}
+
+// squeeze: squeeze.dims over every size-1 dim.
+std::vector<Tensor> squeeze_decomposition(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.sym_size(d) == 1) dims.push_back(d);
+  }
+  return call(squeeze_dims_op(), {self, dims});
+}
+
 using IV = std::vector<int64_t>;
 
 }  // namespace
@@ -79,6 +94,7 @@ KILN_OP("squeeze(Tensor(a) self) -> Tensor(a)")
         },
         DerivativeReads::Nothing)
     .view(squeeze_meta)
+    .decomposition(squeeze_decomposition)
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({1, 3, 1, 4}, kFloat32)}, "several size-1 dims"},
@@ -96,6 +112,9 @@ KILN_OP("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
         },
         DerivativeReads::Nothing)
     .view(squeeze_dim_meta)
+    .decomposition([](const Stack& args) {
+      return call(squeeze_dims_op(), {args[0], IV{args[1].to_int()}});
+    })
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({3, 1, 4}, kFloat32), int64_t{1}}, "size-1 dim"},
