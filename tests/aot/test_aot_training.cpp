@@ -3,6 +3,7 @@
 // training steps and optimizer steps compile too.
 #include "aot/aot_test_util.h"
 
+#include <kiln/decomp/prims.h>
 #include <kiln/kiln.h>
 
 #include <gtest/gtest.h>
@@ -127,6 +128,31 @@ TEST(AotTraining, DecomposedBert) {
                              .max_position_embeddings = 64});
       },
       randint(0, 100, {2, 16}), "bert as prims", "aot_eager_decomp_partition");
+}
+
+// Traced with decompositions, the joint graphs of the models hold prims only.
+TEST(AotTraining, DecomposedJointGraphsHoldOnlyPrims) {
+  manual_seed(12);
+  testing::GraphKeeper resnet_keeper, bert_keeper;
+  auto resnet = models::resnet18(10);
+  resnet->train();
+  (*compile(resnet, {.backend = resnet_keeper.backend()}))(randn({2, 3, 16, 16}));
+  auto bert = models::bert({.vocab_size = 50,
+                            .hidden_size = 16,
+                            .num_hidden_layers = 1,
+                            .num_attention_heads = 2,
+                            .intermediate_size = 32,
+                            .max_position_embeddings = 32});
+  bert->train();
+  (*compile(bert, {.backend = bert_keeper.backend()}))(randint(0, 50, {2, 8}));
+  for (const testing::GraphKeeper* keeper : {&resnet_keeper, &bert_keeper}) {
+    const aot::JointGraph joint = aot::trace_joint(*keeper->graph, true, /*decompose=*/true);
+    for (const auto& n : joint.graph.nodes()) {
+      if (n->kind == graph::NodeKind::Op) {
+        EXPECT_TRUE(decomp::is_prim(*n->op)) << n->op->full_name();
+      }
+    }
+  }
 }
 
 // forward, loss, backward and the optimizer step in one compiled function: the backward is a
