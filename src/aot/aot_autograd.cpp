@@ -112,8 +112,8 @@ class AotFunction {
   }
 
   void log_graph(const char* half, const graph::Graph& g) const {
-    if (auto dir = debug::DebugDir::for_compilation(
-            fmt::format("{}_aot_{}", context_.graph_name, half))) {
+    if (auto dir =
+            debug::DebugDir::for_compilation(fmt::format("{}_aot_{}", context_.graph_name, half))) {
       dir->write("graph.txt", g.str());
     }
     if (!logs::enabled(logs::Channel::aot_graphs)) return;

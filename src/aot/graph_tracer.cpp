@@ -33,16 +33,6 @@ graph::SourceLoc call_site() {
   return graph::SourceLoc{site->file_name(), site->line()};
 }
 
-// Elements of storage a tensor of this geometry spans.
-int64_t storage_extent(IntList sizes, IntList strides, int64_t offset) {
-  int64_t end = offset;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) return offset;
-    end += (sizes[d] - 1) * strides[d];
-  }
-  return end + 1;
-}
-
 }  // namespace
 
 GraphTracer::StorageState& GraphTracer::storage_state(const Tensor& t) {
@@ -75,20 +65,11 @@ Tensor GraphTracer::make_proxy(const Tensor& like, Device device,
 
 Tensor GraphTracer::add_input(graph::InputRole role, std::string label,
                               const graph::ValueMeta& meta) {
-  for (const SymInt& s : meta.sizes) {
-    KILN_CHECK(!s.is_symbolic(), "aot: input {} has symbolic sizes ({}); aot traces static sizes",
-               label, meta.str());
-  }
+  KILN_CHECK(std::none_of(meta.sizes.begin(), meta.sizes.end(),
+                          [](const SymInt& s) { return s.is_symbolic(); }),
+             "aot: input {} has symbolic sizes ({}); aot traces static sizes", label, meta.str());
   graph::Node& in = graph_.add_input(role, std::move(label), meta);
-  DimVector sizes, strides;
-  for (const SymInt& s : meta.sizes) sizes.push_back(s.raw());
-  for (const SymInt& s : meta.strides) strides.push_back(s.raw());
-  const int64_t offset = meta.storage_offset.raw();
-  const int64_t extent = storage_extent(IntList(sizes), IntList(strides), offset);
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(extent) * itemsize(meta.dtype),
-                                               meta.device);
-  Tensor proxy(std::make_shared<TensorImpl>(std::move(storage), meta.dtype, meta.sizes,
-                                            meta.strides, meta.storage_offset));
+  Tensor proxy = graph::tensor_of_meta(meta, meta.device);
   track(proxy, in.out());
   return proxy;
 }

@@ -1,5 +1,7 @@
 #include "aot/recompute_policy.h"
 
+#include "graph/meta_twins.h"
+
 #include <kiln/core/error.h>
 #include <kiln/decomp/prims.h>
 
@@ -16,22 +18,6 @@ bool cheap_class(decomp::PrimClass c) {
   return c == Elementwise || c == Conversion || c == View || c == Creation;
 }
 
-// A meta tensor of a value's geometry.
-Tensor meta_tensor(const graph::ValueMeta& m) {
-  DimVector sizes, strides;
-  for (const SymInt& s : m.sizes) sizes.push_back(s.raw());
-  for (const SymInt& s : m.strides) strides.push_back(s.raw());
-  int64_t extent = m.storage_offset.raw() + 1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] == 0) extent = 0;
-    if (extent > 0) extent += (sizes[d] - 1) * strides[d];
-  }
-  Storage storage =
-      make_storage(static_cast<size_t>(std::max<int64_t>(extent, 0)) * itemsize(m.dtype), kMeta);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), m.dtype, m.sizes, m.strides,
-                                             m.storage_offset));
-}
-
 // Runs the node's op as prims on meta tensors and checks every prim it reaches is cheap.
 bool pointwise_down_to_prims(const graph::Node& node) {
   for (const graph::TensorUse& u : node.uses) {
@@ -39,7 +25,8 @@ bool pointwise_down_to_prims(const graph::Node& node) {
       if (s.is_symbolic()) return false;
     }
   }
-  ops::Stack args = node.bind([](graph::Value v) { return meta_tensor(v.meta()); });
+  ops::Stack args =
+      node.bind([](graph::Value v) { return graph::tensor_of_meta(v.meta(), kMeta); });
   for (size_t i = 0; i < args.size() && i < node.op->schema.arguments.size(); ++i) {
     if (node.op->schema.arguments[i].type == ops::ArgType::Device) args[i] = ops::IValue(kMeta);
   }

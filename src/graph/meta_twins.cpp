@@ -1,5 +1,7 @@
 #include "graph/meta_twins.h"
 
+#include <kiln/core/error.h>
+
 namespace kiln::graph {
 
 Tensor MetaTwins::twin(const Tensor& t) {
@@ -42,6 +44,30 @@ const Tensor* MetaTwins::original(const Tensor& meta_out) const {
 const Tensor* MetaTwins::storage_origin(const Tensor& meta_out) const {
   auto it = storage_origin_.find(meta_out.storage().get());
   return it == storage_origin_.end() ? nullptr : &it->second;
+}
+
+int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset) {
+  int64_t end = storage_offset;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return storage_offset;
+    end += (sizes[d] - 1) * strides[d];
+  }
+  return end + 1;
+}
+
+Tensor tensor_of_meta(const ValueMeta& meta, Device storage_device) {
+  for (const SymInt& s : meta.sizes) {
+    KILN_CHECK(!s.is_symbolic(), "a tensor of symbolic sizes {} cannot be made here", meta.str());
+  }
+  DimVector sizes, strides;
+  for (const SymInt& s : meta.sizes) sizes.push_back(s.raw());
+  for (const SymInt& s : meta.strides) strides.push_back(s.raw());
+  const int64_t extent =
+      storage_extent(IntList(sizes), IntList(strides), meta.storage_offset.raw());
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(extent) * itemsize(meta.dtype),
+                                               storage_device);
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), meta.dtype, meta.sizes,
+                                             meta.strides, meta.storage_offset));
 }
 
 Device output_device(const ops::Stack& args) {

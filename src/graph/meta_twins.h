@@ -1,6 +1,7 @@
 #pragma once
 // What tracers (capture's session, aot's graph tracer) share to compute an op's output metadata
 // without computing it: meta-device twins of the arguments, run through the op's meta function.
+#include <kiln/graph/graph.h>
 #include <kiln/ops/registry.h>
 
 #include <unordered_map>
@@ -25,6 +26,12 @@ class MetaTwins {
   std::unordered_map<const StorageImpl*, Tensor> storage_origin_;
   std::unordered_map<const TensorImpl*, Tensor> original_;
 };
+
+// Elements of storage a tensor of this geometry spans (offset + extent).
+int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset);
+// A tensor of a value's geometry on `storage_device`, with a storage of no memory but of the size
+// the geometry spans: a meta tensor (kMeta), or on a real device a capture-style proxy.
+Tensor tensor_of_meta(const ValueMeta& meta, Device storage_device);
 
 // The device an op's outputs live on: a Device argument's, else the first tensor argument's.
 Device output_device(const ops::Stack& args);

@@ -136,6 +136,7 @@ TEST(AotFunctionalize, OutputsThatAliasInputsStillAliasThem) {
 }
 
 TEST(AotFunctionalize, BufferMutationOfBatchNormInTraining) {
+  testing::LogCapture hints("perf_hints");
   manual_seed(3);
   auto eager_bn = std::make_shared<nn::BatchNorm2d>(3);
   auto bn = std::make_shared<nn::BatchNorm2d>(3);
@@ -150,6 +151,7 @@ TEST(AotFunctionalize, BufferMutationOfBatchNormInTraining) {
     EXPECT_TRUE(all_close(bn->running_var, eager_bn->running_var, 1e-5, 1e-7)) << step;
     EXPECT_EQ(bn->num_batches_tracked.item<int64_t>(), step + 1);
   }
+  EXPECT_EQ(hints.count("runs with the interpreter"), 0u) << hints.all();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // training steps and optimizer steps compile too.
 #include "aot/aot_test_util.h"
 
+#include <kiln/decomp/prims.h>
 #include <kiln/kiln.h>
 
 #include <gtest/gtest.h>
@@ -16,14 +17,15 @@ using testing::all_close;
 // from the same seeds: losses, every gradient, parameters and buffers agree at each step.
 template <typename Make>
 void expect_training_like_eager(Make make, const Tensor& input, const std::string& what,
-                                double rtol = 1e-5) {
+                                const std::string& backend = "aot_eager", double rtol = 1e-5) {
+  testing::LogCapture hints("perf_hints");
   manual_seed(10);
   auto eager = make();
   manual_seed(10);
   auto model = make();
   eager->train();
   model->train();
-  auto compiled = compile(model, {.backend = std::string("aot_eager")});
+  auto compiled = compile(model, {.backend = backend});
   optim::SGD eager_opt(eager->parameters(), {.lr = 0.05, .momentum = 0.9});
   optim::SGD opt(compiled->parameters(), {.lr = 0.05, .momentum = 0.9});
   auto loss_of = [](const Tensor& out) { return (out * out).mean(); };
@@ -56,6 +58,7 @@ void expect_training_like_eager(Make make, const Tensor& input, const std::strin
       EXPECT_TRUE(all_close(buffer, c.at(name), rtol, 1e-7)) << name;
     }
   }
+  EXPECT_EQ(hints.count("runs with the interpreter"), 0u) << hints.all();
 }
 
 TEST(AotTraining, Mlp) {
@@ -95,6 +98,61 @@ TEST(AotTraining, Gpt2WithDropout) {
             {.vocab_size = 100, .n_positions = 64, .n_embd = 32, .n_layer = 2, .n_head = 2});
       },
       randint(0, 100, {2, 16}), "gpt2");
+}
+
+// The same with every op broken into prims (aot_eager_decomp_partition).
+TEST(AotTraining, DecomposedMlp) {
+  manual_seed(1);
+  expect_training_like_eager(
+      [] {
+        return models::mlp({.in_features = 16, .hidden_features = {32, 32}, .out_features = 8});
+      },
+      randn({8, 16}), "mlp as prims", "aot_eager_decomp_partition");
+}
+
+TEST(AotTraining, DecomposedResNet18) {
+  manual_seed(2);
+  expect_training_like_eager([] { return models::resnet18(10); }, randn({2, 3, 32, 32}),
+                             "resnet18 as prims", "aot_eager_decomp_partition");
+}
+
+TEST(AotTraining, DecomposedBert) {
+  manual_seed(3);
+  expect_training_like_eager(
+      [] {
+        return models::bert({.vocab_size = 100,
+                             .hidden_size = 32,
+                             .num_hidden_layers = 2,
+                             .num_attention_heads = 2,
+                             .intermediate_size = 64,
+                             .max_position_embeddings = 64});
+      },
+      randint(0, 100, {2, 16}), "bert as prims", "aot_eager_decomp_partition");
+}
+
+// Traced with decompositions, the joint graphs of the models hold prims only.
+TEST(AotTraining, DecomposedJointGraphsHoldOnlyPrims) {
+  manual_seed(12);
+  testing::GraphKeeper resnet_keeper, bert_keeper;
+  auto resnet = models::resnet18(10);
+  resnet->train();
+  (*compile(resnet, {.backend = resnet_keeper.backend()}))(randn({2, 3, 16, 16}));
+  auto bert = models::bert({.vocab_size = 50,
+                            .hidden_size = 16,
+                            .num_hidden_layers = 1,
+                            .num_attention_heads = 2,
+                            .intermediate_size = 32,
+                            .max_position_embeddings = 32});
+  bert->train();
+  (*compile(bert, {.backend = bert_keeper.backend()}))(randint(0, 50, {2, 8}));
+  for (const testing::GraphKeeper* keeper : {&resnet_keeper, &bert_keeper}) {
+    const aot::JointGraph joint = aot::trace_joint(*keeper->graph, true, /*decompose=*/true);
+    for (const auto& n : joint.graph.nodes()) {
+      if (n->kind == graph::NodeKind::Op) {
+        EXPECT_TRUE(decomp::is_prim(*n->op)) << n->op->full_name();
+      }
+    }
+  }
 }
 
 // forward, loss, backward and the optimizer step in one compiled function: the backward is a
