@@ -219,6 +219,13 @@ void declare_mode_pad(PadMode mode, int64_t dims) {
                                   {a.grad_outputs[0], a.inputs[0], a.inputs[1]})};
                   },
                   DerivativeReads::Nothing)
+              .decomposition([mode, dims, name](const Stack& args) -> std::vector<Tensor> {
+                const Tensor& self = args[0].to_tensor();
+                const IV padding = args[1].to_int_list();
+                check_pad_input(self, padding, dims, name.c_str());
+                check_mode_pads(self, padding, mode, name.c_str());
+                return {mode_pad_decomposition(self, padding, mode)};
+              })
               .out_variant()
               .samples([dims] {
                 // Spatial sizes 3..5; pads up to 2 on each side (reflect needs pad < size).
@@ -317,6 +324,11 @@ KILN_OP("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
           return {constant_pad_nd(a.grad_outputs[0], pad, 0)};
         },
         DerivativeReads::Nothing)
+    .decomposition([](const Stack& args) -> std::vector<Tensor> {
+      constant_pad_meta(args);  // the op's checks
+      return {constant_pad_decomposition(args[0].to_tensor(), args[1].to_int_list(),
+                                         args[2].to_scalar())};
+    })
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -339,6 +351,11 @@ KILN_OP("_pad_circular(Tensor self, SymInt[] pad) -> Tensor")
       mode_pad_impl(args[0].to_tensor(), args[1].to_int_list(), PadMode::Circular, outs[0]);
     })
     .derivative(circular_pad_derivative, DerivativeReads::Nothing)
+    .decomposition([](const Stack& args) -> std::vector<Tensor> {
+      circular_meta(args);  // the op's checks
+      return {
+          mode_pad_decomposition(args[0].to_tensor(), args[1].to_int_list(), PadMode::Circular)};
+    })
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({2, 5}, kFloat32), IV{2, 3}}, "1 dim, unbatched"},

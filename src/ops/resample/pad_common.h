@@ -17,4 +17,9 @@ std::vector<int64_t> pad_source_map(PadMode mode, int64_t n, int64_t lo, int64_t
 // The adjoint of a mode pad in kiln ops: grad summed back through the per-dim source maps.
 Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding, PadMode mode);
 
+// The pads in kiln ops (their decompositions; arguments already checked): constant_pad_nd as
+// slices and cat of full() blocks, the mode pads as an index along each padded dim.
+Tensor constant_pad_decomposition(const Tensor& self, IntList pad, const Scalar& value);
+Tensor mode_pad_decomposition(const Tensor& self, IntList padding, PadMode mode);
+
 }  // namespace kiln::ops::padding

@@ -29,4 +29,9 @@ std::vector<int64_t> nearest_map(int64_t in, int64_t out, std::optional<double> 
 LinearTable linear_table_for(DType dtype, int64_t in, int64_t out, bool align_corners,
                              std::optional<double> scale);
 
+// The upsampling in kiln ops (the ops' decomposition; arguments already checked): self resized to
+// output_size along its spatial dims.
+Tensor upsample_decomposition(const Tensor& self, IntList output_size, const UpsampleKind& kind,
+                              bool align_corners, const Scales& scales);
+
 }  // namespace kiln::ops::upsample
