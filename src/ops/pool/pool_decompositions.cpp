@@ -26,7 +26,13 @@ Tensor unbatched(const Tensor& t, const PoolInput& in) {
   return in.batched ? t : t.squeeze(IntList{0});
 }
 
-Tensor table(const std::vector<int64_t>& v, IntList shape) { return from_vector(v, shape); }
+Tensor iota(int64_t n, Device device) {
+  return arange(Scalar(int64_t{0}), Scalar(n), Scalar(int64_t{1}),
+                TensorOptions(DType::Int64).device(device));
+}
+// min(t, hi) and max(t, lo) with numbers.
+Tensor at_most(const Tensor& t, int64_t hi) { return where(t > hi, hi, t); }
+Tensor at_least(const Tensor& t, int64_t lo) { return where(t < lo, lo, t); }
 
 // avg_pool2d's (and its backward's) window arguments from a[first] on.
 Pool2dArgs avg_args(const Stack& a, const PoolInput& in, size_t first) {
@@ -39,39 +45,31 @@ Pool2dArgs avg_args(const Stack& a, const PoolInput& in, size_t first) {
   return p;
 }
 
-// One axis of avg windows: the window's size within the padded input, and within the input.
+// One axis of avg windows (the kernel's Window for Avg): each window's size within the padded
+// input, and within the input (<= 0 for a window wholly in the padding).
 struct AvgAxis {
-  IV padded, clipped;
+  Tensor padded, clipped;
 };
 
-AvgAxis avg_axis(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p) {
-  AvgAxis a;
-  for (int64_t o = 0; o < out; ++o) {
-    const int64_t start = o * s - p, end = std::min(start + k, in + p);
-    a.padded.push_back(end - start);
-    a.clipped.push_back(std::min(end, in) - std::max<int64_t>(start, 0));
-  }
-  return a;
+AvgAxis avg_axis(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, Device device) {
+  const Tensor start = iota(out, device) * s - p;
+  const Tensor end = at_most(start + k, in + p);
+  return {end - start, at_most(end, in) - at_least(start, 0)};
 }
 
-// The (out_h, out_w) divisors, as the kernel's avg_divisor picks them; 1 for windows wholly in
-// the padding (their sum is 0, as the kernel's output).
-Tensor avg_divisors(const Pool2dArgs& p) {
-  const AvgAxis h = avg_axis(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_h);
-  const AvgAxis w = avg_axis(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_w);
-  std::vector<double> div;
-  for (size_t i = 0; i < h.padded.size(); ++i) {
-    for (size_t j = 0; j < w.padded.size(); ++j) {
-      int64_t d = h.clipped[i] * w.clipped[j];
-      if (p.divisor != 0) {
-        d = p.divisor;
-      } else if (p.count_include_pad) {
-        d = h.padded[i] * w.padded[j];
-      }
-      div.push_back(h.clipped[i] <= 0 || w.clipped[j] <= 0 ? 1.0 : static_cast<double>(d));
-    }
+// The (out_h, out_w) divisors in float64, as the kernel's avg_divisor picks them; 1 for windows
+// wholly in the padding (their sum is 0, as the kernel's output).
+Tensor avg_divisors(const Pool2dArgs& p, Device device) {
+  const AvgAxis h = avg_axis(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_h, device);
+  const AvgAxis w = avg_axis(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_w, device);
+  const Tensor hc = h.clipped.view({p.out_h, 1}), wc = w.clipped.view({1, p.out_w});
+  Tensor div = hc * wc;
+  if (p.divisor != 0) {
+    div = full({p.out_h, p.out_w}, p.divisor, TensorOptions(DType::Int64).device(device));
+  } else if (p.count_include_pad) {
+    div = h.padded.view({p.out_h, 1}) * w.padded.view({1, p.out_w});
   }
-  return from_vector(div, IntList{p.out_h, p.out_w});
+  return where((hc <= 0) | (wc <= 0), 1, div).to(DType::Float64);
 }
 
 // The padded extent that holds every window: left padding, input, and whatever the last window
@@ -80,62 +78,52 @@ int64_t padded_extent(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p) 
   return std::max((out - 1) * s + k, in + p);
 }
 
-// Positions o * s + i (padded coordinates) as a (out, k) table.
-Tensor window_positions(int64_t out, int64_t k, int64_t s) {
-  IV v;
-  for (int64_t o = 0; o < out; ++o) {
-    for (int64_t i = 0; i < k; ++i) v.push_back(o * s + i);
-  }
-  return table(v, IntList{out, k});
+// Positions o * s + i (padded coordinates) as an (out, k) table.
+Tensor window_positions(int64_t out, int64_t k, int64_t s, Device device) {
+  return (iota(out, device) * s).view({out, 1}) + iota(k, device).view({1, k});
 }
 
 // One axis of adaptive windows [floor(o * in / out), ceil((o + 1) * in / out)), gathered at the
-// largest window's size: positions clamped into the input, and which of them are in the window.
+// largest window's size k: positions clamped into the input, and which of them are in the
+// window. The bounds are exact in float64 (an integer quotient is exact; others are at least
+// 1 / out away from an integer).
 struct AdaptiveAxis {
   int64_t k = 0;
-  Tensor positions, in_window;  // (out, k)
-  IV sizes;
+  Tensor positions, in_window, sizes;  // (out, k), (out, k), (out)
 };
 
-AdaptiveAxis adaptive_axis(int64_t in, int64_t out) {
+AdaptiveAxis adaptive_axis(int64_t in, int64_t out, Device device) {
   AdaptiveAxis a;
-  IV starts;
   for (int64_t o = 0; o < out; ++o) {
-    const int64_t start = (o * in) / out, end = ((o + 1) * in + out - 1) / out;
-    starts.push_back(start);
-    a.sizes.push_back(end - start);
-    a.k = std::max(a.k, end - start);
+    a.k = std::max(a.k, ((o + 1) * in + out - 1) / out - (o * in) / out);
   }
-  IV positions, mask;
-  for (int64_t o = 0; o < out; ++o) {
-    for (int64_t i = 0; i < a.k; ++i) {
-      positions.push_back(std::min(starts[static_cast<size_t>(o)] + i, in - 1));
-      mask.push_back(i < a.sizes[static_cast<size_t>(o)] ? 1 : 0);
-    }
-  }
-  a.positions = table(positions, IntList{out, a.k});
-  a.in_window = table(mask, IntList{out, a.k}) > 0;
+  const Tensor o = iota(out, device).to(DType::Float64);
+  const auto in_f = static_cast<double>(in), out_f = static_cast<double>(out);
+  const Tensor start = (o * in_f / out_f).floor().to(DType::Int64);
+  const Tensor end = ((o + 1.0) * in_f / out_f).ceil().to(DType::Int64);
+  const Tensor i = iota(a.k, device).view({1, a.k});
+  a.sizes = end - start;
+  a.positions = at_most(start.view({out, 1}) + i, in - 1);
+  a.in_window = i < a.sizes.view({out, 1});
   return a;
 }
 
 // The adaptive windows of an (out_h, out_w) output over (in_h, in_w): index tensors for
 // [:, :, rows, cols] giving (N, C, out_h, kh, out_w, kw), the mask of real window positions,
-// and the (out_h, out_w) window sizes.
+// and the (out_h, out_w) window sizes in float64.
 struct AdaptiveWindows {
   Tensor rows, cols, mask, sizes;
 };
 
-AdaptiveWindows adaptive_windows(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w) {
-  const AdaptiveAxis h = adaptive_axis(in_h, out_h), w = adaptive_axis(in_w, out_w);
+AdaptiveWindows adaptive_windows(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
+                                 Device device) {
+  const AdaptiveAxis h = adaptive_axis(in_h, out_h, device);
+  const AdaptiveAxis w = adaptive_axis(in_w, out_w, device);
   AdaptiveWindows aw;
   aw.rows = h.positions.view({out_h, h.k, 1, 1});
   aw.cols = w.positions.view({1, 1, out_w, w.k});
   aw.mask = h.in_window.view({out_h, h.k, 1, 1}) & w.in_window.view({1, 1, out_w, w.k});
-  std::vector<double> sizes;
-  for (int64_t sh : h.sizes) {
-    for (int64_t sw : w.sizes) sizes.push_back(static_cast<double>(sh * sw));
-  }
-  aw.sizes = from_vector(sizes, IntList{out_h, out_w});
+  aw.sizes = (h.sizes.view({out_h, 1}) * w.sizes.view({1, out_w})).to(DType::Float64);
   return aw;
 }
 
@@ -162,7 +150,7 @@ std::vector<Tensor> avg_pool2d_decomposition(const Stack& a) {
                     x.stride(2), x.stride(3)},
                    x.storage_offset());
   const Tensor sums = windows.sum({4, 5});
-  const Tensor divisors = avg_divisors(p);
+  const Tensor divisors = avg_divisors(p, self.device());
   // Integer pooling divides in int64 (truncating), which float64 reproduces for these sums.
   const Tensor mean =
       integral ? (sums.to(DType::Float64) / divisors).trunc() : sums / divisors.to(sums.dtype());
@@ -177,14 +165,14 @@ std::vector<Tensor> avg_pool2d_backward_decomposition(const Stack& a) {
   const Pool2dArgs p = avg_args(a, in, 2);
   const DType acc = float_acc(self.dtype());
   const Tensor g = batched(a[0].to_tensor(), in).to(acc);
-  const Tensor share = g / avg_divisors(p).to(acc);
+  const Tensor share = g / avg_divisors(p, self.device()).to(acc);
   const int64_t n = g.size(0), c = g.size(1);
   const Tensor values =
       share.unsqueeze(3).unsqueeze(5).expand({n, c, p.out_h, p.kernel_h, p.out_w, p.kernel_w});
-  const Tensor rows =
-      window_positions(p.out_h, p.kernel_h, p.stride_h).view({p.out_h, p.kernel_h, 1, 1});
-  const Tensor cols =
-      window_positions(p.out_w, p.kernel_w, p.stride_w).view({1, 1, p.out_w, p.kernel_w});
+  const Tensor rows = window_positions(p.out_h, p.kernel_h, p.stride_h, self.device())
+                          .view({p.out_h, p.kernel_h, 1, 1});
+  const Tensor cols = window_positions(p.out_w, p.kernel_w, p.stride_w, self.device())
+                          .view({1, 1, p.out_w, p.kernel_w});
   const int64_t hp = padded_extent(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.pad_h);
   const int64_t wp = padded_extent(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.pad_w);
   const Tensor padded = zeros({n, c, hp, wp}, TensorOptions(acc).device(self.device()))
@@ -225,7 +213,7 @@ std::vector<Tensor> adaptive_avg_pool2d_decomposition(const Stack& a) {
     sizes.insert(sizes.end(), {out_h, out_w});
     return {zeros(sizes, TensorOptions(self.dtype()).device(self.device()))};
   }
-  const AdaptiveWindows w = adaptive_windows(in.height, in.width, out_h, out_w);
+  const AdaptiveWindows w = adaptive_windows(in.height, in.width, out_h, out_w, self.device());
   const DType acc = float_acc(self.dtype());
   const Tensor values = batched(self, in).to(acc).index({Tensor(), Tensor(), w.rows, w.cols});
   const Tensor sums = where(w.mask, values, 0).sum({3, 5});
@@ -242,7 +230,7 @@ std::vector<Tensor> adaptive_avg_pool2d_backward_decomposition(const Stack& a) {
   const int64_t n = g.size(0), c = g.size(1), out_h = g.size(2), out_w = g.size(3);
   Tensor grad = zeros({n, c, in.height, in.width}, TensorOptions(acc).device(self.device()));
   if (out_h != 0 && out_w != 0) {
-    const AdaptiveWindows w = adaptive_windows(in.height, in.width, out_h, out_w);
+    const AdaptiveWindows w = adaptive_windows(in.height, in.width, out_h, out_w, self.device());
     const Tensor share = (g / w.sizes.to(acc)).unsqueeze(3).unsqueeze(5);
     const Tensor values =
         where(w.mask, share, 0).expand({n, c, out_h, w.rows.size(1), out_w, w.cols.size(3)});

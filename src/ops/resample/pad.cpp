@@ -56,7 +56,8 @@ Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding
     const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
     sizes[static_cast<size_t>(d)] = self.size(d);
     g = indexing::index_add_into_zeros(
-        g, d, pad_source_map(mode, self.size(d), padding[2 * i], padding[2 * i + 1]), sizes);
+        g, d, pad_source_index(mode, self.size(d), padding[2 * i], padding[2 * i + 1], g.device()),
+        sizes);
   }
   return g;
 }

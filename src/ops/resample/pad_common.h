@@ -14,6 +14,10 @@ enum class PadMode { Reflect, Replicate, Circular };
 // (negative pads crop).
 std::vector<int64_t> pad_source_map(PadMode mode, int64_t n, int64_t lo, int64_t hi);
 
+// The same as an int64 tensor, computed with arange arithmetic (decompositions hold no host
+// data).
+Tensor pad_source_index(PadMode mode, int64_t n, int64_t lo, int64_t hi, Device device);
+
 // The adjoint of a mode pad in kiln ops: grad summed back through the per-dim source maps.
 Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding, PadMode mode);
 

@@ -3,6 +3,7 @@
 // its source map (the table the kernel remaps with).
 #include "ops/resample/pad_common.h"
 
+#include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/shape.h>
 
@@ -19,7 +20,31 @@ Tensor block_like(const Tensor& self, int64_t d, int64_t count, const Scalar& va
   return full(sizes, value, TensorOptions(self.dtype()).device(self.device()));
 }
 
+// min(t, hi) and max(t, lo) with numbers.
+Tensor at_most(const Tensor& t, int64_t hi) { return where(t > hi, hi, t); }
+Tensor at_least(const Tensor& t, int64_t lo) { return where(t < lo, lo, t); }
+
 }  // namespace
+
+// pad_source_map's arithmetic: reflect folds at both ends (n - 1 - |n - 1 - |i||), replicate
+// clamps, circular wraps within the kept part.
+Tensor pad_source_index(PadMode mode, int64_t n, int64_t lo, int64_t hi, Device device) {
+  const int64_t out = std::max<int64_t>(n + lo + hi, 0);
+  const Tensor j = arange(Scalar(int64_t{0}), Scalar(out), Scalar(int64_t{1}),
+                          TensorOptions(DType::Int64).device(device));
+  switch (mode) {
+    case PadMode::Reflect:
+      return (n - 1) - ((n - 1) - (j - lo).abs()).abs();
+    case PadMode::Replicate:
+      return at_most(at_least(j - lo, 0), n - 1);
+    case PadMode::Circular: {
+      const int64_t crop_lo = std::max<int64_t>(-lo, 0);
+      const int64_t kept = n - crop_lo - std::max<int64_t>(-hi, 0);
+      return crop_lo + (j - std::max<int64_t>(lo, 0)) % std::max<int64_t>(kept, 1);
+    }
+  }
+  return j;
+}
 
 Tensor constant_pad_decomposition(const Tensor& self, IntList pad, const Scalar& value) {
   DimVector out_sizes(self.sizes().begin(), self.sizes().end());
@@ -59,10 +84,9 @@ Tensor mode_pad_decomposition(const Tensor& self, IntList padding, PadMode mode)
   Tensor x = self;
   for (size_t i = 0; i < padding.size() / 2; ++i) {
     const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
-    const std::vector<int64_t> map =
-        pad_source_map(mode, self.size(d), padding[2 * i], padding[2 * i + 1]);
     std::vector<Tensor> indices(static_cast<size_t>(d));  // full slices before d
-    indices.push_back(from_vector(map));
+    indices.push_back(
+        pad_source_index(mode, self.size(d), padding[2 * i], padding[2 * i + 1], self.device()));
     x = x.index(indices);
   }
   return padding.empty() ? self.clone() : x;

@@ -21,13 +21,6 @@ cpu::KernelDispatch<LinearUpsampleKernel> linear_upsample_kernels;
 
 namespace upsample {
 
-// aten's compute_scales_value: 1/scale when a positive scale is given, else in/out.
-template <typename acc_t>
-acc_t scale_value(std::optional<double> scale, int64_t in, int64_t out) {
-  return scale && *scale > 0.0 ? static_cast<acc_t>(1.0 / *scale)
-                               : static_cast<acc_t>(in) / static_cast<acc_t>(out);
-}
-
 // Source positions of nearest / nearest-exact upsampling (aten's nearest_idx and
 // nearest_exact_idx, in float as aten computes them).
 std::vector<int64_t> nearest_map(int64_t in, int64_t out, std::optional<double> scale, bool exact) {
