@@ -96,6 +96,29 @@ void unshuffle_impl(const Stack& args, const std::vector<Tensor>& outs) {
   strided::commit(outs[0], target);
 }
 
+// Both ops in kiln ops (their decompositions): split the channels (or the spatial dims) by the
+// factor, permute, merge. reshape copies whenever the permutation moves elements; where it does
+// not (factor 1, 1x1 pixels, no elements), the result is cloned so that it never aliases self.
+Tensor shuffle_decomposition(const Tensor& self, int64_t r, bool up) {
+  const int64_t lead = self.dim() - 3;
+  DimVector split(self.sizes().begin(), self.sizes().begin() + lead), merged = split;
+  const int64_t c = self.size(-3), h = self.size(-2), w = self.size(-1);
+  DimVector order;
+  for (int64_t d = 0; d < lead; ++d) order.push_back(d);
+  if (up) {  // (c, r1, r2, h, w) -> (c, h, r1, w, r2)
+    for (int64_t s : {c / (r * r), r, r, h, w}) split.push_back(s);
+    for (int64_t d : {0, 3, 1, 4, 2}) order.push_back(lead + d);
+    for (int64_t s : {c / (r * r), h * r, w * r}) merged.push_back(s);
+  } else {  // (c, h, r1, w, r2) -> (c, r1, r2, h, w)
+    for (int64_t s : {c, h / r, r, w / r, r}) split.push_back(s);
+    for (int64_t d : {0, 2, 4, 1, 3}) order.push_back(lead + d);
+    for (int64_t s : {c * r * r, h / r, w / r}) merged.push_back(s);
+  }
+  const Tensor out = self.reshape(split).permute(order).reshape(merged);
+  const int64_t pixels = up ? h * w : (h / r) * (w / r);
+  return r == 1 || pixels == 1 || self.numel() == 0 ? out.clone() : out;
+}
+
 }  // namespace
 
 KILN_OP("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
@@ -107,6 +130,10 @@ KILN_OP("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor")
           return {pixel_unshuffle(a.grad_outputs[0], a.inputs[1].to_int())};
         },
         DerivativeReads::Nothing)
+    .decomposition([](const Stack& a) -> std::vector<Tensor> {
+      shuffle_meta(a);  // the op's checks
+      return {shuffle_decomposition(a[0].to_tensor(), a[1].to_int(), /*up=*/true)};
+    })
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -128,6 +155,10 @@ KILN_OP("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor")
           return {pixel_shuffle(a.grad_outputs[0], a.inputs[1].to_int())};
         },
         DerivativeReads::Nothing)
+    .decomposition([](const Stack& a) -> std::vector<Tensor> {
+      unshuffle_meta(a);  // the op's checks
+      return {shuffle_decomposition(a[0].to_tensor(), a[1].to_int(), /*up=*/false)};
+    })
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
