@@ -222,6 +222,30 @@ std::pair<IV, Scales> vec_sizes(const Tensor& input, const IValue& output_size,
   return {sizes, scales};
 }
 
+// ---------------------------------------------------------------- decompositions
+
+// The plain form: (self, output_size, [align_corners], scales...).
+std::vector<Tensor> plain_decomposition(const Stack& args, const UpsampleKind& kind) {
+  const Tensor& self = args[0].to_tensor();
+  const IV output_size = args[1].to_int_list();
+  check_upsample(self, output_size, kind);
+  const bool linear = kind.interp == Interp::Linear;
+  Scales s;
+  for (int64_t d = 0; d < kind.dims; ++d) {
+    s.push_back(args[(linear ? 3 : 2) + static_cast<size_t>(d)].to_optional_double());
+  }
+  return {upsample_decomposition(self, output_size, kind, linear && args[2].to_bool(), s)};
+}
+
+// The .vec form: (input, output_size, [align_corners], scale_factors).
+std::vector<Tensor> vec_decomposition(const Stack& args, const UpsampleKind& kind) {
+  const Tensor& input = args[0].to_tensor();
+  const bool linear = kind.interp == Interp::Linear;
+  auto [sizes, scales] = vec_sizes(input, args[1], args[linear ? 3 : 2], kind);
+  check_upsample(input, sizes, kind);
+  return {upsample_decomposition(input, sizes, kind, linear && args[2].to_bool(), scales)};
+}
+
 // ---------------------------------------------------------------- declarations
 
 // Samples for the plain form: (self, output_size, [align_corners], scales...).
@@ -295,42 +319,32 @@ void declare_upsample(const UpsampleKind& kind) {
       kind.dims == 1 ? "float? scales=None" : "float? scales_h=None, float? scales_w=None";
   // args: self, output_size, [align_corners], scales...
   const size_t scales_at = linear ? 3 : 2;
-  declare(
-      OpBuilder(fmt::format("{}(Tensor self, SymInt[{}] output_size{}, {}) -> Tensor", kind.name,
-                            kind.dims, align, scales))
-          .meta([kind](const Stack& args) {
-            return upsample_meta(args[0].to_tensor(), args[1].to_int_list(), kind);
-          })
-          .cpu([kind, linear, scales_at](const Stack& args, const std::vector<Tensor>& outs) {
-            Scales s;
-            for (int64_t d = 0; d < kind.dims; ++d) {
-              s.push_back(args[scales_at + static_cast<size_t>(d)].to_optional_double());
-            }
-            upsample_impl(args[0].to_tensor(), outs[0], kind, linear && args[2].to_bool(), s);
-          })
-          .derivative(
-              [kind, linear, scales_at](const BackwardArgs& a) -> std::vector<Tensor> {
+  declare(OpBuilder(fmt::format("{}(Tensor self, SymInt[{}] output_size{}, {}) -> Tensor",
+                                kind.name, kind.dims, align, scales))
+              .meta([kind](const Stack& args) {
+                return upsample_meta(args[0].to_tensor(), args[1].to_int_list(), kind);
+              })
+              .cpu([kind, linear, scales_at](const Stack& args, const std::vector<Tensor>& outs) {
                 Scales s;
                 for (int64_t d = 0; d < kind.dims; ++d) {
-                  s.push_back(a.inputs[scales_at + static_cast<size_t>(d)].to_optional_double());
+                  s.push_back(args[scales_at + static_cast<size_t>(d)].to_optional_double());
                 }
-                return call_upsample_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), kind,
-                                              linear && a.inputs[2].to_bool(), s);
-              },
-              DerivativeReads::Nothing)
-          .decomposition([kind, linear, scales_at](const Stack& args) -> std::vector<Tensor> {
-            const Tensor& self = args[0].to_tensor();
-            const IV output_size = args[1].to_int_list();
-            check_upsample(self, output_size, kind);
-            Scales s;
-            for (int64_t d = 0; d < kind.dims; ++d) {
-              s.push_back(args[scales_at + static_cast<size_t>(d)].to_optional_double());
-            }
-            return {
-                upsample_decomposition(self, output_size, kind, linear && args[2].to_bool(), s)};
-          })
-          .out_variant()
-          .samples([kind] { return plain_samples(kind); }));
+                upsample_impl(args[0].to_tensor(), outs[0], kind, linear && args[2].to_bool(), s);
+              })
+              .derivative(
+                  [kind, linear, scales_at](const BackwardArgs& a) -> std::vector<Tensor> {
+                    Scales s;
+                    for (int64_t d = 0; d < kind.dims; ++d) {
+                      s.push_back(
+                          a.inputs[scales_at + static_cast<size_t>(d)].to_optional_double());
+                    }
+                    return call_upsample_backward(a.grad_outputs[0], a.inputs[0].to_tensor(), kind,
+                                                  linear && a.inputs[2].to_bool(), s);
+                  },
+                  DerivativeReads::Nothing)
+              .decomposition([kind](const Stack& a) { return plain_decomposition(a, kind); })
+              .out_variant()
+              .samples([kind] { return plain_samples(kind); }));
   const bool vec_out = kind.dims == 2 && kind.interp != Interp::NearestExact;  // as in aten
   OpBuilder vec(
       fmt::format("{}.vec(Tensor input, SymInt[]? output_size{}, float[]? scale_factors) -> Tensor",
@@ -354,12 +368,7 @@ void declare_upsample(const UpsampleKind& kind) {
                                           linear && a.inputs[2].to_bool(), sizes_and_scales.second);
           },
           DerivativeReads::Nothing)
-      .decomposition([kind, linear, factors_at](const Stack& args) -> std::vector<Tensor> {
-        const Tensor& input = args[0].to_tensor();
-        auto [sizes, scales] = vec_sizes(input, args[1], args[factors_at], kind);
-        check_upsample(input, sizes, kind);
-        return {upsample_decomposition(input, sizes, kind, linear && args[2].to_bool(), scales)};
-      })
+      .decomposition([kind](const Stack& a) { return vec_decomposition(a, kind); })
       .samples([kind] { return vec_samples(kind); });
   if (vec_out) std::move(vec).out_variant();
   declare(std::move(vec));
