@@ -1,7 +1,8 @@
-// The 2-d pooling ops in kiln ops. Window positions and divisors depend only on sizes, so they
-// are host tables (the kernel's own rules, pool.kernel.cpp) turned into index tensors; the
-// arithmetic runs in the kernel's accumulation type (int64 for integers, float64 for float64,
-// float32 otherwise) and rounds once at the end.
+// The 2-d pooling ops in kiln ops. Window positions and divisors depend only on sizes: they are
+// arange arithmetic following the kernel's own rules (pool.kernel.cpp), never host data, so that
+// the decompositions trace on memory-less proxies. The arithmetic runs in the kernel's
+// accumulation type (int64 for integers, float64 for float64, float32 otherwise) and rounds once
+// at the end.
 #include "ops/pool/pool_decompositions.h"
 
 #include "ops/pool/pool_common.h"
