@@ -62,6 +62,34 @@ Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding
   return g;
 }
 
+// aten's checks of a mode pad's sizes (the backward ops run them too: their kernels index by
+// the source maps these keep in range).
+void check_mode_pads(const Tensor& self, IntList padding, PadMode mode, const char* op) {
+  for (size_t i = 0; i < padding.size() / 2; ++i) {
+    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
+    const int64_t n = self.size(d), lo = padding[2 * i], hi = padding[2 * i + 1];
+    if (mode == PadMode::Reflect) {
+      KILN_CHECK(lo < n && hi < n,
+                 "{}: padding size should be less than the corresponding input dimension, but "
+                 "got: padding ({}, {}) at dimension {} of input {}",
+                 op, lo, hi, d, fmt::format("[{}]", fmt::join(self.sizes(), ", ")));
+    } else if (mode == PadMode::Circular) {
+      KILN_CHECK(lo <= n && hi <= n,
+                 "{}: padding ({}, {}) at dimension {} of input {} causes wrapping around more "
+                 "than once",
+                 op, lo, hi, d, fmt::format("[{}]", fmt::join(self.sizes(), ", ")));
+      KILN_CHECK(n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0) >= 1,
+                 "{}: negative padding ({}, {}) at dimension {} of input {} leaves nothing to "
+                 "wrap around",
+                 op, lo, hi, d, fmt::format("[{}]", fmt::join(self.sizes(), ", ")));
+    }
+    KILN_CHECK(n + lo + hi >= 1,
+               "{}: input {} is too small for padding ({}, {}) at dimension {}: the calculated "
+               "output size {} must be at least 1",
+               op, fmt::format("[{}]", fmt::join(self.sizes(), ", ")), lo, hi, d, n + lo + hi);
+  }
+}
+
 }  // namespace padding
 
 namespace {
@@ -139,32 +167,6 @@ void check_pad_input(const Tensor& self, IntList padding, int64_t dims, const ch
              "{}: expected {}D or {}D (batch mode) tensor with possibly 0 batch size and other "
              "non-zero dimensions for input, but got: {}",
              op, dims + 1, dims + 2, sizes_str(self.sizes()));
-}
-
-void check_mode_pads(const Tensor& self, IntList padding, PadMode mode, const char* op) {
-  for (size_t i = 0; i < padding.size() / 2; ++i) {
-    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
-    const int64_t n = self.size(d), lo = padding[2 * i], hi = padding[2 * i + 1];
-    if (mode == PadMode::Reflect) {
-      KILN_CHECK(lo < n && hi < n,
-                 "{}: padding size should be less than the corresponding input dimension, but "
-                 "got: padding ({}, {}) at dimension {} of input {}",
-                 op, lo, hi, d, sizes_str(self.sizes()));
-    } else if (mode == PadMode::Circular) {
-      KILN_CHECK(lo <= n && hi <= n,
-                 "{}: padding ({}, {}) at dimension {} of input {} causes wrapping around more "
-                 "than once",
-                 op, lo, hi, d, sizes_str(self.sizes()));
-      KILN_CHECK(n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0) >= 1,
-                 "{}: negative padding ({}, {}) at dimension {} of input {} leaves nothing to "
-                 "wrap around",
-                 op, lo, hi, d, sizes_str(self.sizes()));
-    }
-    KILN_CHECK(n + lo + hi >= 1,
-               "{}: input {} is too small for padding ({}, {}) at dimension {}: the calculated "
-               "output size {} must be at least 1",
-               op, sizes_str(self.sizes()), lo, hi, d, n + lo + hi);
-  }
 }
 
 std::vector<TensorMeta> mode_pad_meta(const Tensor& self, IntList padding, PadMode mode,

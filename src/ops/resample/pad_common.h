@@ -10,6 +10,10 @@ namespace kiln::ops::padding {
 
 enum class PadMode { Reflect, Replicate, Circular };
 
+// Raises unless every (lo, hi) pair suits mode on self's dims (reflect: pads below the size;
+// circular: no double wrap; every mode: an output size of at least 1).
+void check_mode_pads(const Tensor& self, IntList padding, PadMode mode, const char* op);
+
 // The input position output position j reads along a dim of size n padded by (lo, hi)
 // (negative pads crop).
 std::vector<int64_t> pad_source_map(PadMode mode, int64_t n, int64_t lo, int64_t hi);
