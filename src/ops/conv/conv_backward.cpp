@@ -26,6 +26,13 @@ std::vector<int64_t> all_but_channels(int64_t ndim) {
   return dims;
 }
 
+// t with dims 0 and 1 swapped, as a permute (a prim view, unlike transpose).
+Tensor swap_first_dims(const Tensor& t) {
+  DimVector order{1, 0};
+  for (int64_t d = 2; d < t.dim(); ++d) order.push_back(d);
+  return t.permute(order);
+}
+
 // The weight gradient as one convolution: the image ([N, G*ci, S...] viewed as batch ci of
 // G*N-channel images) convolved by dy ([N, G*co, T...] viewed as G*co filters over N channels)
 // with stride and dilation exchanged, giving [ci, G*co, K'...] with K' >= K; narrowed to the
@@ -43,12 +50,12 @@ Tensor weight_grad(const Tensor& image, const Tensor& dy, const Tensor& weight,
     merged.push_back(image.size(2 + i));
   }
   const Tensor img = image.reshape(split).permute(order).reshape(merged);
-  Tensor r = convolution(img, dy.transpose(0, 1), Tensor(), p.dilation, p.padding, p.stride, false,
+  Tensor r = convolution(img, swap_first_dims(dy), Tensor(), p.dilation, p.padding, p.stride, false,
                          std::vector<int64_t>(static_cast<size_t>(spatial), 0), groups);
   for (int64_t i = 0; i < spatial; ++i) {
     if (r.size(2 + i) != weight.size(2 + i)) r = r.narrow(2 + i, 0, weight.size(2 + i));
   }
-  return r.transpose(0, 1);
+  return swap_first_dims(r);
 }
 
 // The input gradient: the adjoint of the convolution applied to grad_output, i.e. a transposed

@@ -2,6 +2,7 @@
 // [floor(i*H/OH), ceil((i+1)*H/OH)) and columns likewise, so windows may overlap and differ in
 // size. adaptive_avg_pool2d is a composite over _adaptive_avg_pool2d, as in aten.
 #include "ops/pool/pool_common.h"
+#include "ops/pool/pool_decompositions.h"
 #include "ops/samples.h"
 
 #include <kiln/core/memory_format.h>
@@ -101,6 +102,7 @@ KILN_OP("_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
           return {call1(backward, {a.grad_outputs[0], a.inputs[0]})};
         },
         DerivativeReads::Inputs)
+    .decomposition(pool::adaptive_avg_pool2d_decomposition)
     .samples(adaptive_samples);
 
 KILN_OP("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor")
@@ -127,6 +129,7 @@ KILN_OP("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tenso
       return {call1(forward, {a.grad_outputs[0], std::vector<int64_t>{go.size(-2), go.size(-1)}}),
               Tensor()};
     })
+    .decomposition(pool::adaptive_avg_pool2d_backward_decomposition)
     .samples([] { return adaptive_backward_samples("_adaptive_avg_pool2d", false); });
 
 KILN_OP("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor")
@@ -175,6 +178,9 @@ KILN_OP("adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor in
     .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
       return {pool::gather_at_indices(a.grad_outputs[0], a.inputs[2].to_tensor()), Tensor(),
               Tensor()};
+    })
+    .decomposition([](const Stack& a) {
+      return pool::max_pool_backward_decomposition(a, "adaptive_max_pool2d_backward", 2);
     })
     .samples([] { return adaptive_backward_samples("adaptive_max_pool2d", true); });
 

@@ -1,6 +1,7 @@
 // avg_pool2d: the mean of each window, where padding counts toward the divisor unless
 // count_include_pad=False, and divisor_override replaces the divisor.
 #include "ops/pool/pool_common.h"
+#include "ops/pool/pool_decompositions.h"
 #include "ops/samples.h"
 
 #include <kiln/core/memory_format.h>
@@ -94,6 +95,7 @@ KILN_OP(
                                    a.inputs[3], a.inputs[4], a.inputs[5], a.inputs[6]})};
         },
         DerivativeReads::Inputs)
+    .decomposition(pool::avg_pool2d_decomposition)
     .samples(avg_pool_samples);
 
 KILN_OP(
@@ -117,6 +119,7 @@ KILN_OP(
                               a.inputs[6], a.inputs[7]}),
               Tensor()};
     })
+    .decomposition(pool::avg_pool2d_backward_decomposition)
     .samples(avg_pool_backward_samples);
 
 }  // namespace kiln::ops

@@ -1,6 +1,7 @@
 // max_pool2d_with_indices (values and the flat h * W + w index of each maximum in its plane) and
 // its composite max_pool2d. The first maximum of a window wins; NaN propagates.
 #include "ops/pool/pool_common.h"
+#include "ops/pool/pool_decompositions.h"
 #include "ops/samples.h"
 
 #include <kiln/core/memory_format.h>
@@ -119,6 +120,9 @@ KILN_OP(
     .derivative([](const BackwardArgs& a) -> std::vector<Tensor> {
       return {pool::gather_at_indices(a.grad_outputs[0], a.inputs[7].to_tensor()), Tensor(),
               Tensor()};
+    })
+    .decomposition([](const Stack& a) {
+      return pool::max_pool_backward_decomposition(a, "max_pool2d_with_indices_backward", 7);
     })
     .samples(max_pool_backward_samples);
 

@@ -56,9 +56,38 @@ Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding
     const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
     sizes[static_cast<size_t>(d)] = self.size(d);
     g = indexing::index_add_into_zeros(
-        g, d, pad_source_map(mode, self.size(d), padding[2 * i], padding[2 * i + 1]), sizes);
+        g, d, pad_source_index(mode, self.size(d), padding[2 * i], padding[2 * i + 1], g.device()),
+        sizes);
   }
   return g;
+}
+
+// aten's checks of a mode pad's sizes (the backward ops run them too: their kernels index by
+// the source maps these keep in range).
+void check_mode_pads(const Tensor& self, IntList padding, PadMode mode, const char* op) {
+  for (size_t i = 0; i < padding.size() / 2; ++i) {
+    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
+    const int64_t n = self.size(d), lo = padding[2 * i], hi = padding[2 * i + 1];
+    if (mode == PadMode::Reflect) {
+      KILN_CHECK(lo < n && hi < n,
+                 "{}: padding size should be less than the corresponding input dimension, but "
+                 "got: padding ({}, {}) at dimension {} of input {}",
+                 op, lo, hi, d, fmt::format("[{}]", fmt::join(self.sizes(), ", ")));
+    } else if (mode == PadMode::Circular) {
+      KILN_CHECK(lo <= n && hi <= n,
+                 "{}: padding ({}, {}) at dimension {} of input {} causes wrapping around more "
+                 "than once",
+                 op, lo, hi, d, fmt::format("[{}]", fmt::join(self.sizes(), ", ")));
+      KILN_CHECK(n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0) >= 1,
+                 "{}: negative padding ({}, {}) at dimension {} of input {} leaves nothing to "
+                 "wrap around",
+                 op, lo, hi, d, fmt::format("[{}]", fmt::join(self.sizes(), ", ")));
+    }
+    KILN_CHECK(n + lo + hi >= 1,
+               "{}: input {} is too small for padding ({}, {}) at dimension {}: the calculated "
+               "output size {} must be at least 1",
+               op, fmt::format("[{}]", fmt::join(self.sizes(), ", ")), lo, hi, d, n + lo + hi);
+  }
 }
 
 }  // namespace padding
@@ -140,32 +169,6 @@ void check_pad_input(const Tensor& self, IntList padding, int64_t dims, const ch
              op, dims + 1, dims + 2, sizes_str(self.sizes()));
 }
 
-void check_mode_pads(const Tensor& self, IntList padding, PadMode mode, const char* op) {
-  for (size_t i = 0; i < padding.size() / 2; ++i) {
-    const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
-    const int64_t n = self.size(d), lo = padding[2 * i], hi = padding[2 * i + 1];
-    if (mode == PadMode::Reflect) {
-      KILN_CHECK(lo < n && hi < n,
-                 "{}: padding size should be less than the corresponding input dimension, but "
-                 "got: padding ({}, {}) at dimension {} of input {}",
-                 op, lo, hi, d, sizes_str(self.sizes()));
-    } else if (mode == PadMode::Circular) {
-      KILN_CHECK(lo <= n && hi <= n,
-                 "{}: padding ({}, {}) at dimension {} of input {} causes wrapping around more "
-                 "than once",
-                 op, lo, hi, d, sizes_str(self.sizes()));
-      KILN_CHECK(n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0) >= 1,
-                 "{}: negative padding ({}, {}) at dimension {} of input {} leaves nothing to "
-                 "wrap around",
-                 op, lo, hi, d, sizes_str(self.sizes()));
-    }
-    KILN_CHECK(n + lo + hi >= 1,
-               "{}: input {} is too small for padding ({}, {}) at dimension {}: the calculated "
-               "output size {} must be at least 1",
-               op, sizes_str(self.sizes()), lo, hi, d, n + lo + hi);
-  }
-}
-
 std::vector<TensorMeta> mode_pad_meta(const Tensor& self, IntList padding, PadMode mode,
                                       const char* op) {
   check_mode_pads(self, padding, mode, op);
@@ -219,6 +222,13 @@ void declare_mode_pad(PadMode mode, int64_t dims) {
                                   {a.grad_outputs[0], a.inputs[0], a.inputs[1]})};
                   },
                   DerivativeReads::Nothing)
+              .decomposition([mode, dims, name](const Stack& args) -> std::vector<Tensor> {
+                const Tensor& self = args[0].to_tensor();
+                const IV padding = args[1].to_int_list();
+                check_pad_input(self, padding, dims, name.c_str());
+                check_mode_pads(self, padding, mode, name.c_str());
+                return {mode_pad_decomposition(self, padding, mode)};
+              })
               .out_variant()
               .samples([dims] {
                 // Spatial sizes 3..5; pads up to 2 on each side (reflect needs pad < size).
@@ -317,6 +327,11 @@ KILN_OP("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
           return {constant_pad_nd(a.grad_outputs[0], pad, 0)};
         },
         DerivativeReads::Nothing)
+    .decomposition([](const Stack& args) -> std::vector<Tensor> {
+      constant_pad_meta(args);  // the op's checks
+      return {constant_pad_decomposition(args[0].to_tensor(), args[1].to_int_list(),
+                                         args[2].to_scalar())};
+    })
     .out_variant()
     .samples([] {
       return std::vector<Sample>{
@@ -339,6 +354,11 @@ KILN_OP("_pad_circular(Tensor self, SymInt[] pad) -> Tensor")
       mode_pad_impl(args[0].to_tensor(), args[1].to_int_list(), PadMode::Circular, outs[0]);
     })
     .derivative(circular_pad_derivative, DerivativeReads::Nothing)
+    .decomposition([](const Stack& args) -> std::vector<Tensor> {
+      circular_meta(args);  // the op's checks
+      return {
+          mode_pad_decomposition(args[0].to_tensor(), args[1].to_int_list(), PadMode::Circular)};
+    })
     .samples([] {
       return std::vector<Sample>{
           {{make_sample({2, 5}, kFloat32), IV{2, 3}}, "1 dim, unbatched"},

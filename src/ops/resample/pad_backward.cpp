@@ -18,13 +18,15 @@ using IV = std::vector<int64_t>;
 
 std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
-std::vector<TensorMeta> pad_backward_meta(const Stack& args, int64_t dims, const std::string& op) {
+std::vector<TensorMeta> pad_backward_meta(const Stack& args, PadMode mode, int64_t dims,
+                                          const std::string& op) {
   const Tensor& grad = args[0].to_tensor();
   const Tensor& self = args[1].to_tensor();
   const IV padding = args[2].to_int_list();
   KILN_CHECK(static_cast<int64_t>(padding.size()) == 2 * dims && self.dim() >= dims,
              "{}: expected {} pads and an input of at least {} dims, got pads {} and input {}", op,
              2 * dims, dims, sizes_str(padding), sizes_str(self.sizes()));
+  check_mode_pads(self, padding, mode, op.c_str());
   IV expected(self.sizes().begin(), self.sizes().end());
   for (int64_t i = 0; i < dims; ++i) {
     expected[static_cast<size_t>(self.dim() - 1 - i)] +=
@@ -131,11 +133,14 @@ void declare_pad_backward(PadMode mode, int64_t dims) {
       "{}{}d_backward", mode == PadMode::Reflect ? "reflection_pad" : "replication_pad", dims);
   declare(OpBuilder(fmt::format("{}(Tensor grad_output, Tensor self, SymInt[{}] padding) -> Tensor",
                                 name, 2 * dims))
-              .meta([dims, name](const Stack& a) { return pad_backward_meta(a, dims, name); })
+              .meta([mode, dims, name](const Stack& a) {
+                return pad_backward_meta(a, mode, dims, name);
+              })
               .cpu([mode, dims](const Stack& a, const std::vector<Tensor>& outs) {
                 pad_backward_impl(a, outs[0], mode, dims);
               })
-              .decomposition([mode](const Stack& a) -> std::vector<Tensor> {
+              .decomposition([mode, dims, name](const Stack& a) -> std::vector<Tensor> {
+                pad_backward_meta(a, mode, dims, name);  // the op's checks
                 return {mode_pad_backward(a[0].to_tensor(), a[1].to_tensor(), a[2].to_int_list(),
                                           mode)};
               })

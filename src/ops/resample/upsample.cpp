@@ -21,13 +21,6 @@ cpu::KernelDispatch<LinearUpsampleKernel> linear_upsample_kernels;
 
 namespace upsample {
 
-// aten's compute_scales_value: 1/scale when a positive scale is given, else in/out.
-template <typename acc_t>
-acc_t scale_value(std::optional<double> scale, int64_t in, int64_t out) {
-  return scale && *scale > 0.0 ? static_cast<acc_t>(1.0 / *scale)
-                               : static_cast<acc_t>(in) / static_cast<acc_t>(out);
-}
-
 // Source positions of nearest / nearest-exact upsampling (aten's nearest_idx and
 // nearest_exact_idx, in float as aten computes them).
 std::vector<int64_t> nearest_map(int64_t in, int64_t out, std::optional<double> scale, bool exact) {
@@ -229,6 +222,30 @@ std::pair<IV, Scales> vec_sizes(const Tensor& input, const IValue& output_size,
   return {sizes, scales};
 }
 
+// ---------------------------------------------------------------- decompositions
+
+// The plain form: (self, output_size, [align_corners], scales...).
+std::vector<Tensor> plain_decomposition(const Stack& args, const UpsampleKind& kind) {
+  const Tensor& self = args[0].to_tensor();
+  const IV output_size = args[1].to_int_list();
+  check_upsample(self, output_size, kind);
+  const bool linear = kind.interp == Interp::Linear;
+  Scales s;
+  for (int64_t d = 0; d < kind.dims; ++d) {
+    s.push_back(args[(linear ? 3 : 2) + static_cast<size_t>(d)].to_optional_double());
+  }
+  return {upsample_decomposition(self, output_size, kind, linear && args[2].to_bool(), s)};
+}
+
+// The .vec form: (input, output_size, [align_corners], scale_factors).
+std::vector<Tensor> vec_decomposition(const Stack& args, const UpsampleKind& kind) {
+  const Tensor& input = args[0].to_tensor();
+  const bool linear = kind.interp == Interp::Linear;
+  auto [sizes, scales] = vec_sizes(input, args[1], args[linear ? 3 : 2], kind);
+  check_upsample(input, sizes, kind);
+  return {upsample_decomposition(input, sizes, kind, linear && args[2].to_bool(), scales)};
+}
+
 // ---------------------------------------------------------------- declarations
 
 // Samples for the plain form: (self, output_size, [align_corners], scales...).
@@ -325,6 +342,7 @@ void declare_upsample(const UpsampleKind& kind) {
                                                   linear && a.inputs[2].to_bool(), s);
                   },
                   DerivativeReads::Nothing)
+              .decomposition([kind](const Stack& a) { return plain_decomposition(a, kind); })
               .out_variant()
               .samples([kind] { return plain_samples(kind); }));
   const bool vec_out = kind.dims == 2 && kind.interp != Interp::NearestExact;  // as in aten
@@ -350,6 +368,7 @@ void declare_upsample(const UpsampleKind& kind) {
                                           linear && a.inputs[2].to_bool(), sizes_and_scales.second);
           },
           DerivativeReads::Nothing)
+      .decomposition([kind](const Stack& a) { return vec_decomposition(a, kind); })
       .samples([kind] { return vec_samples(kind); });
   if (vec_out) std::move(vec).out_variant();
   declare(std::move(vec));

@@ -135,27 +135,31 @@ void upsample_backward_impl(const Stack& args, const Tensor& out, const Upsample
 }
 
 // The same in kiln ops: along each spatial dim, index_put(accumulate=True) of the gradient
-// times each source's weight.
+// times each source's weight (the tables as tensors: decompositions hold no host data).
 std::vector<Tensor> upsample_backward_decomposition(const Stack& args, const UpsampleKind& kind) {
+  upsample_backward_meta(args, kind, kind.name + "_backward");  // the op's checks
   const UpsampleBackwardArgs b(args, kind);
   Tensor g = b.grad;
   DimVector sizes(g.sizes().begin(), g.sizes().end());
   for (int64_t d = 0; d < kind.dims; ++d) {
     const int64_t dim = 2 + d, out = b.output_size[static_cast<size_t>(d)];
-    sizes[static_cast<size_t>(dim)] = b.input_size[static_cast<size_t>(dim)];
-    const LinearTable t = b.table(kind, d);
+    const int64_t in = b.input_size[static_cast<size_t>(dim)];
+    const std::optional<double> scale = b.scales[static_cast<size_t>(d)];
+    sizes[static_cast<size_t>(dim)] = in;
     if (kind.interp != Interp::Linear) {
-      g = indexing::index_add_into_zeros(g, dim, t.index0, sizes);
+      const Tensor index =
+          nearest_index(in, out, scale, kind.interp == Interp::NearestExact, g.device());
+      g = indexing::index_add_into_zeros(g, dim, index, sizes);
       continue;
     }
+    const LinearWeights w = linear_weights(g.dtype(), in, out, b.align_corners, scale, g.device());
     // The weights along dim, broadcast over the dims after it.
     IV shape(static_cast<size_t>(g.dim() - dim), 1);
     shape[0] = out;
-    auto weights = [&](const std::vector<double>& w) {
-      return from_vector(w, IntList(&out, 1)).to(g.dtype()).reshape(shape);
-    };
-    g = indexing::index_add_into_zeros(g * weights(t.lambda0), dim, t.index0, sizes) +
-        indexing::index_add_into_zeros(g * weights(t.lambda1), dim, t.index1, sizes);
+    g = indexing::index_add_into_zeros(g * w.lambda0.to(g.dtype()).view(shape), dim, w.index0,
+                                       sizes) +
+        indexing::index_add_into_zeros(g * w.lambda1.to(g.dtype()).view(shape), dim, w.index1,
+                                       sizes);
   }
   return {g};
 }
