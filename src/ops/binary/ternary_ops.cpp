@@ -6,6 +6,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/unary.h>
 
 #include <cmath>
 
@@ -255,7 +256,7 @@ Tensor lerp_decomposition(const Stack& args, const TernaryPlan& p) {
     return (std::abs(w) < 0.5 ? a + diff * w : b - diff * (1.0 - w)).to(p.result);
   }
   const Tensor w = p.c.to(acc);
-  return where(abs(w) < 0.5, a + w * diff, b - diff * (1.0 - w)).to(p.result);
+  return where(kiln::abs(w) < 0.5, a + w * diff, b - diff * (1.0 - w)).to(p.result);
 }
 
 // self + value * tensor1 * tensor2 (or / tensor2), value as the kernel's opmath value.
