@@ -168,7 +168,7 @@ std::vector<Tensor> flash_attention_decomposition(const Stack& args) {
   const double scale = in.scale.value_or(1.0 / std::sqrt(static_cast<double>(in.q.size(3))));
   const Tensor k = per_query_head(in.k, batch, heads, compute);
   const Tensor v = per_query_head(in.v, batch, heads, compute);
-  Tensor scores = matmul(in.q.to(compute) * scale, k.transpose(2, 3));
+  Tensor scores = matmul(in.q.to(compute) * scale, k.permute({0, 1, 3, 2}));
   if (in.mask.defined()) {
     scores = in.mask.dtype() == DType::Bool ? where(in.mask, scores, -inf)
                                             : scores + in.mask.to(compute);
@@ -191,7 +191,7 @@ std::vector<Tensor> flash_attention_decomposition(const Stack& args) {
   }
   const Tensor no_key = total == 0.0;
   const Tensor out = matmul(kept, v) * where(no_key, 0.0, keep_scale / total);
-  const Tensor lse = where(no_key, 0.0, row_max + log(total)).squeeze(3);
+  const Tensor lse = where(no_key, 0.0, row_max + log(total)).squeeze(IntList{3});
   return {out.to(in.q.dtype()), lse};
 }
 

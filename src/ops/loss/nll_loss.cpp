@@ -153,7 +153,7 @@ std::vector<Tensor> nll_decomposition(const Stack& a, bool per_element) {
   const Tensor weight = a[2].to_optional_tensor();
   const Tensor valid = t != Scalar(a[4].to_int());
   const Tensor safe = where(valid, t, Scalar(int64_t{0}));  // only ignored targets are replaced
-  const Tensor picked = x.gather(1, safe.unsqueeze(1)).squeeze(1);
+  const Tensor picked = x.gather(1, safe.unsqueeze(1)).squeeze(IntList{1});
   Tensor w = valid.to(DType::Float64);
   if (weight.defined()) {
     const Tensor class_weight = weight.reshape({-1}).to(DType::Float64);
