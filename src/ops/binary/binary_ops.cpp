@@ -236,12 +236,7 @@ DerivativeFn extremum_derivative(bool is_max) {
   };
 }
 
-BinaryDecl with_decomposition(BinaryDecl decl, DecompositionFn decomposition) {
-  decl.decomposition = std::move(decomposition);
-  return decl;
-}
-
-// ---- decompositions (after the plans' checks) ----
+// ---- decompositions (run after the plans' checks) ----
 
 // rsub(self, other, alpha) = other - alpha * self.
 std::vector<Tensor> rsub_decomposition(const Stack& args) {
@@ -276,14 +271,12 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(-3)})});
                   },
                   sub_derivative, DerivativeReads::Nothing});
-  declare_binary(
-      with_decomposition({"rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_plan,
-                          false, false, true,
-                          [] {
-                            return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)})});
-                          },
-                          rsub_derivative, DerivativeReads::Nothing},
-                         rsub_decomposition));
+  declare_binary({"rsub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", rsub_plan, false,
+                  false, true,
+                  [] {
+                    return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)})});
+                  },
+                  rsub_derivative, DerivativeReads::Nothing, rsub_decomposition});
   declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true,
                   [] {
                     return concat({arithmetic_samples(), binary_samples(kBool)});
@@ -299,12 +292,12 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                                    division_samples(kInt64, {"floor"})});
                   },
                   div_derivative});
-  declare_binary(with_decomposition(
-      {"floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_plan, true, true, false,
-       [] {
-         return concat({division_samples(kFloat32), division_samples(kInt64)});
-       }},
-      floor_divide_decomposition));
+  declare_binary({"floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_plan, true,
+                  true, false,
+                  [] {
+                    return concat({division_samples(kFloat32), division_samples(kInt64)});
+                  },
+                  nullptr, DerivativeReads::Inputs, floor_divide_decomposition});
   declare_binary({"remainder(Tensor self, Tensor other) -> Tensor", remainder_plan, true, true,
                   true,
                   [] {
@@ -331,31 +324,29 @@ KILN_REGISTER_OPS(binary_arithmetic) {
              {binary_samples(kFloat32, 0.5, 3.0), binary_samples(kInt64, 0.0, 4.0), numbers});
        },
        pow_derivative, DerivativeReads::InputsAndOutputs});
-  declare_binary(with_decomposition(
-      {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", pow_scalar_exponent_plan, true,
-       false, true,
-       [] {
-         return std::vector<Sample>{
-             {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(2.5)}, "float ** 2.5"},
-             {{make_sample({3, 4}, kInt64, -3, 3), Scalar(3)}, "int ** 3"},
-             {{make_sample({3, 4}, kInt32, 0, 3), Scalar(0.5)}, "int ** 0.5"},
-             {{make_sample({3, 4}, kFloat32, -3.0, 3.0), Scalar(3)}, "signed ** 3"},
-             {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(-1.5)}, "float ** -1.5"},
-             {{make_sample({3, 4}, kFloat32), Scalar(0)}, "float ** 0"}};
-       },
-       pow_scalar_exponent_derivative},
-      pow_scalar_exponent_decomposition));
-  declare_binary(
-      with_decomposition({"pow.Scalar(Scalar self, Tensor exponent) -> Tensor",
-                          pow_scalar_base_plan, false, false, true,
-                          [] {
-                            return std::vector<Sample>{
-                                {{Scalar(2.0), make_sample({3, 4}, kFloat32)}, "2.0 ** float"},
-                                {{Scalar(3), make_sample({3, 4}, kInt64, 0, 4)}, "3 ** int"},
-                                {{Scalar(0.5), make_sample({3, 4}, kFloat64)}, "0.5 ** float64"}};
-                          },
-                          pow_scalar_base_derivative, DerivativeReads::InputsAndOutputs},
-                         pow_scalar_base_decomposition));
+  declare_binary({"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+                  pow_scalar_exponent_plan, true, false, true,
+                  [] {
+                    return std::vector<Sample>{
+                        {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(2.5)}, "float ** 2.5"},
+                        {{make_sample({3, 4}, kInt64, -3, 3), Scalar(3)}, "int ** 3"},
+                        {{make_sample({3, 4}, kInt32, 0, 3), Scalar(0.5)}, "int ** 0.5"},
+                        {{make_sample({3, 4}, kFloat32, -3.0, 3.0), Scalar(3)}, "signed ** 3"},
+                        {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(-1.5)}, "float ** -1.5"},
+                        {{make_sample({3, 4}, kFloat32), Scalar(0)}, "float ** 0"}};
+                  },
+                  pow_scalar_exponent_derivative, DerivativeReads::Inputs,
+                  pow_scalar_exponent_decomposition});
+  declare_binary({"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_base_plan, false,
+                  false, true,
+                  [] {
+                    return std::vector<Sample>{
+                        {{Scalar(2.0), make_sample({3, 4}, kFloat32)}, "2.0 ** float"},
+                        {{Scalar(3), make_sample({3, 4}, kInt64, 0, 4)}, "3 ** int"},
+                        {{Scalar(0.5), make_sample({3, 4}, kFloat64)}, "0.5 ** float64"}};
+                  },
+                  pow_scalar_base_derivative, DerivativeReads::InputsAndOutputs,
+                  pow_scalar_base_decomposition});
   declare_binary({"atan2(Tensor self, Tensor other) -> Tensor", atan2_plan, true, true, true,
                   [] {
                     return concat({arithmetic_samples(), binary_samples(kInt32)});

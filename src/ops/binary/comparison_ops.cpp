@@ -93,9 +93,8 @@ KILN_REGISTER_OPS(binary_comparison) {
                  comparison_plan<BinaryOp::LogicalXor>,
                  logical_decomposition(BinaryOp::LogicalXor)},
        }) {
-    BinaryDecl decl{n.schema, n.plan, true, true, false, comparison_samples};
-    decl.decomposition = n.decomposition;
-    declare_binary(decl);
+    declare_binary({n.schema, n.plan, true, true, false, comparison_samples, nullptr,
+                    DerivativeReads::Inputs, n.decomposition});
   }
   for (const Named& n : {
            Named{"bitwise_and(Tensor self, Tensor other) -> Tensor",
