@@ -236,6 +236,25 @@ DerivativeFn extremum_derivative(bool is_max) {
   };
 }
 
+// ---- decompositions (run after the plans' checks) ----
+
+// rsub(self, other, alpha) = other - alpha * self.
+std::vector<Tensor> rsub_decomposition(const Stack& args) {
+  return {sub(args[1].to_tensor(), args[0].to_tensor(), args[2].to_scalar())};
+}
+std::vector<Tensor> floor_divide_decomposition(const Stack& args) {
+  return {div(args[0].to_tensor(), args[1].to_tensor(), "floor")};
+}
+// The Scalar forms of pow are pow.Tensor_Tensor with the number as a wrapped scalar.
+std::vector<Tensor> pow_scalar_exponent_decomposition(const Stack& args) {
+  const Tensor& self = args[0].to_tensor();
+  return {pow(self, wrapped_scalar(args[1].to_scalar(), self.device()))};
+}
+std::vector<Tensor> pow_scalar_base_decomposition(const Stack& args) {
+  const Tensor& exponent = args[1].to_tensor();
+  return {pow(wrapped_scalar(args[0].to_scalar(), exponent.device()), exponent)};
+}
+
 }  // namespace
 
 KILN_REGISTER_OPS(binary_arithmetic) {
@@ -257,7 +276,7 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                   [] {
                     return concat({arithmetic_samples(), arithmetic_samples({Scalar(2)})});
                   },
-                  rsub_derivative, DerivativeReads::Nothing});
+                  rsub_derivative, DerivativeReads::Nothing, rsub_decomposition});
   declare_binary({"mul(Tensor self, Tensor other) -> Tensor", mul_plan, true, true, true,
                   [] {
                     return concat({arithmetic_samples(), binary_samples(kBool)});
@@ -274,9 +293,11 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                   },
                   div_derivative});
   declare_binary({"floor_divide(Tensor self, Tensor other) -> Tensor", floor_divide_plan, true,
-                  true, false, [] {
+                  true, false,
+                  [] {
                     return concat({division_samples(kFloat32), division_samples(kInt64)});
-                  }});
+                  },
+                  nullptr, DerivativeReads::Inputs, floor_divide_decomposition});
   declare_binary({"remainder(Tensor self, Tensor other) -> Tensor", remainder_plan, true, true,
                   true,
                   [] {
@@ -314,7 +335,8 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                         {{make_sample({3, 4}, kFloat32, 0.5, 3.0), Scalar(-1.5)}, "float ** -1.5"},
                         {{make_sample({3, 4}, kFloat32), Scalar(0)}, "float ** 0"}};
                   },
-                  pow_scalar_exponent_derivative});
+                  pow_scalar_exponent_derivative, DerivativeReads::Inputs,
+                  pow_scalar_exponent_decomposition});
   declare_binary({"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", pow_scalar_base_plan, false,
                   false, true,
                   [] {
@@ -323,7 +345,8 @@ KILN_REGISTER_OPS(binary_arithmetic) {
                         {{Scalar(3), make_sample({3, 4}, kInt64, 0, 4)}, "3 ** int"},
                         {{Scalar(0.5), make_sample({3, 4}, kFloat64)}, "0.5 ** float64"}};
                   },
-                  pow_scalar_base_derivative, DerivativeReads::InputsAndOutputs});
+                  pow_scalar_base_derivative, DerivativeReads::InputsAndOutputs,
+                  pow_scalar_base_decomposition});
   declare_binary({"atan2(Tensor self, Tensor other) -> Tensor", atan2_plan, true, true, true,
                   [] {
                     return concat({arithmetic_samples(), binary_samples(kInt32)});

@@ -60,7 +60,19 @@ std::vector<Sample> shift_samples() {
 struct Named {
   const char* schema;
   PlanFn plan;
+  DecompositionFn decomposition = nullptr;
 };
+
+// logical_and/or/xor: the bitwise op on the operands' truth values (x != 0; NaN is true).
+DecompositionFn logical_decomposition(BinaryOp kind) {
+  return [kind](const Stack& args) -> std::vector<Tensor> {
+    const Tensor a = args[0].to_tensor() != Scalar(0);
+    const Tensor b = args[1].to_tensor() != Scalar(0);
+    if (kind == BinaryOp::LogicalAnd) return {a & b};
+    if (kind == BinaryOp::LogicalOr) return {a | b};
+    return {a ^ b};
+  };
+}
 
 }  // namespace
 
@@ -73,13 +85,16 @@ KILN_REGISTER_OPS(binary_comparison) {
            Named{"gt(Tensor self, Tensor other) -> Tensor", comparison_plan<BinaryOp::Gt>},
            Named{"ge(Tensor self, Tensor other) -> Tensor", comparison_plan<BinaryOp::Ge>},
            Named{"logical_and(Tensor self, Tensor other) -> Tensor",
-                 comparison_plan<BinaryOp::LogicalAnd>},
+                 comparison_plan<BinaryOp::LogicalAnd>,
+                 logical_decomposition(BinaryOp::LogicalAnd)},
            Named{"logical_or(Tensor self, Tensor other) -> Tensor",
-                 comparison_plan<BinaryOp::LogicalOr>},
+                 comparison_plan<BinaryOp::LogicalOr>, logical_decomposition(BinaryOp::LogicalOr)},
            Named{"logical_xor(Tensor self, Tensor other) -> Tensor",
-                 comparison_plan<BinaryOp::LogicalXor>},
+                 comparison_plan<BinaryOp::LogicalXor>,
+                 logical_decomposition(BinaryOp::LogicalXor)},
        }) {
-    declare_binary({n.schema, n.plan, true, true, false, comparison_samples});
+    declare_binary({n.schema, n.plan, true, true, false, comparison_samples, nullptr,
+                    DerivativeReads::Inputs, n.decomposition});
   }
   for (const Named& n : {
            Named{"bitwise_and(Tensor self, Tensor other) -> Tensor",

@@ -60,6 +60,12 @@ void declare_binary(const BinaryDecl& decl) {
   if (decl.out) std::move(b).out_variant();
   if (!decl.differentiable) std::move(b).not_differentiable();
   if (decl.derivative) std::move(b).derivative(decl.derivative, decl.derivative_reads);
+  if (decl.decomposition) {
+    std::move(b).decomposition([plan, decomposition = decl.decomposition](const Stack& args) {
+      plan(args);  // the op's own dtype and value checks
+      return decomposition(args);
+    });
+  }
   declare(std::move(b));
 }
 

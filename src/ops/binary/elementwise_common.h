@@ -42,6 +42,8 @@ struct BinaryDecl {
   SampleFn samples;
   DerivativeFn derivative = nullptr;  // kiln ops on BackwardArgs; broadcast gradients are summed
   DerivativeReads derivative_reads = DerivativeReads::Inputs;
+  // In kiln ops, for ops that are no prims; runs after the plan's checks.
+  DecompositionFn decomposition = nullptr;
 };
 void declare_binary(const BinaryDecl& decl);
 

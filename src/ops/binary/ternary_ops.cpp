@@ -6,6 +6,9 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/unary.h>
+
+#include <cmath>
 
 namespace kiln::ops {
 namespace {
@@ -22,10 +25,19 @@ struct TernaryPlan {
 };
 using TernaryPlanFn = TernaryPlan (*)(const Stack& args);
 
+// A ternary op's decomposition, given its plan (the checks have run, dtypes are resolved).
+using TernaryDecompositionFn = Tensor (*)(const Stack& args, const TernaryPlan& plan);
+
 void declare_ternary(const char* schema, const char* name, TernaryPlanFn plan, bool inplace,
                      bool out, SampleFn samples, DerivativeFn derivative,
-                     DerivativeReads reads = DerivativeReads::Inputs) {
+                     DerivativeReads reads = DerivativeReads::Inputs,
+                     TernaryDecompositionFn decomposition = nullptr) {
   OpBuilder b(schema);
+  if (decomposition) {
+    std::move(b).decomposition([plan, decomposition](const Stack& args) {
+      return std::vector<Tensor>{decomposition(args, plan(args))};
+    });
+  }
   std::move(b)
       .meta([plan, name](const Stack& args) {
         TernaryPlan p = plan(args);
@@ -110,6 +122,16 @@ std::vector<Tensor> clamp_scalar_derivative(const BackwardArgs& a, bool has_min,
   return {where(inside, a.grad_outputs[0], 0.0)};
 }
 
+// clamp as the kernels compute it: max(x, lo), then min(., hi); NaN (in x or a bound)
+// propagates, and hi wins when lo > hi.
+Tensor clamp_decomposition(const Tensor& x, const std::optional<Scalar>& lo,
+                           const std::optional<Scalar>& hi) {
+  Tensor r = x;
+  if (lo) r = maximum(r, *lo);
+  if (hi) r = minimum(r, *hi);
+  return r;
+}
+
 void declare_clamp_scalar(const char* schema, const char* name, bool has_min, bool has_max,
                           SampleFn samples) {
   OpBuilder b(schema);
@@ -127,6 +149,10 @@ void declare_clamp_scalar(const char* schema, const char* name, bool has_min, bo
       .samples(std::move(samples))
       .derivative(
           [=](const BackwardArgs& a) { return clamp_scalar_derivative(a, has_min, has_max); })
+      .decomposition([=](const Stack& args) {
+        const ClampArgs c = clamp_args(args, has_min, has_max);
+        return std::vector<Tensor>{clamp_decomposition(c.self.to(c.dtype), c.lo, c.hi)};
+      })
       .inplace_variant()
       .out_variant();
   declare(std::move(b));
@@ -206,6 +232,42 @@ TernaryPlan addcdiv_plan(const Stack& args) {
              "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
   DType d = result_type(std::vector<Tensor>{self, t1, t2});
   return {TernaryOp::Addcdiv, self, t1, t2, d, d, args[3].to_scalar(), std::nullopt};
+}
+
+// ---- decompositions (given the checked plan) ----
+
+DType opmath(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
+
+// clamp.Tensor and clamp_min/clamp_max.Tensor: the bounds that are given, in the result dtype.
+Tensor clamp_tensor_decomposition(const Stack& /*args*/, const TernaryPlan& p) {
+  const Tensor x = p.a.to(p.result);
+  if (!p.binary_kind) return minimum(maximum(x, p.b.to(p.result)), p.c.to(p.result));
+  return *p.binary_kind == BinaryOp::Maximum ? maximum(x, p.b.to(p.result))
+                                             : minimum(x, p.b.to(p.result));
+}
+
+// PyTorch's lerp formula, chosen by |weight| for accuracy at both ends, in the opmath dtype.
+Tensor lerp_decomposition(const Stack& args, const TernaryPlan& p) {
+  const DType acc = opmath(p.result);
+  const Tensor a = p.a.to(acc), b = p.b.to(acc), diff = b - a;
+  if (p.binary_kind) {  // lerp.Scalar: the weight as the kernel's opmath value
+    const double w = acc == DType::Float32 ? static_cast<double>(args[2].to_scalar().to<float>())
+                                           : args[2].to_scalar().to<double>();
+    return (std::abs(w) < 0.5 ? a + diff * w : b - diff * (1.0 - w)).to(p.result);
+  }
+  const Tensor w = p.c.to(acc);
+  return where(kiln::abs(w) < 0.5, a + w * diff, b - diff * (1.0 - w)).to(p.result);
+}
+
+// self + value * tensor1 * tensor2 (or / tensor2), value as the kernel's opmath value.
+Tensor addc_decomposition(const Stack& /*args*/, const TernaryPlan& p) {
+  const DType acc = opmath(p.result);
+  const Scalar value =
+      is_floating_point(acc) ? Scalar(p.alpha.to<double>()) : Scalar(p.alpha.to<int64_t>());
+  const Tensor scaled = p.b.to(acc) * value;
+  const Tensor t2 = p.c.to(acc);
+  const Tensor term = p.kind == TernaryOp::Addcmul ? scaled * t2 : scaled / t2;
+  return (p.a.to(acc) + term).to(p.result);
 }
 
 // ---- derivatives ----
@@ -374,20 +436,21 @@ KILN_REGISTER_OPS(binary_ternary) {
                      "max only"});
         return s;
       },
-      clamp_tensor_derivative);
+      clamp_tensor_derivative, DerivativeReads::Inputs, clamp_tensor_decomposition);
   declare_ternary(
       "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", "clamp_min",
       clamp_bound_plan<BinaryOp::Maximum>, true, false, [] { return binary_samples(kFloat32); },
-      clamp_min_tensor_derivative);
+      clamp_min_tensor_derivative, DerivativeReads::Inputs, clamp_tensor_decomposition);
   declare_ternary(
       "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", "clamp_max",
       clamp_bound_plan<BinaryOp::Minimum>, true, false, [] { return binary_samples(kFloat32); },
-      clamp_max_tensor_derivative);
+      clamp_max_tensor_derivative, DerivativeReads::Inputs, clamp_tensor_decomposition);
 
   // aten's lerp.Tensor (the Tensor-weight form carries the unqualified name here).
   declare_ternary(
       "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", "lerp", lerp_tensor_plan, true,
-      true, [] { return ternary_samples(kFloat32, -3, 3, {}, -0.5, 1.5); }, lerp_tensor_derivative);
+      true, [] { return ternary_samples(kFloat32, -3, 3, {}, -0.5, 1.5); }, lerp_tensor_derivative,
+      DerivativeReads::Inputs, lerp_decomposition);
   declare_ternary(
       "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", "lerp", lerp_scalar_plan,
       true, false,
@@ -397,7 +460,7 @@ KILN_REGISTER_OPS(binary_ternary) {
         s.insert(s.end(), more.begin(), more.end());
         return s;
       },
-      lerp_scalar_derivative, DerivativeReads::Nothing);
+      lerp_scalar_derivative, DerivativeReads::Nothing, lerp_decomposition);
 
   declare_ternary(
       "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
@@ -408,7 +471,7 @@ KILN_REGISTER_OPS(binary_ternary) {
                        ternary_samples(kFloat32, -3, 3, {Scalar(0.5)}),
                        ternary_samples(kInt64, -3, 3, {Scalar(2)})});
       },
-      addcmul_derivative);
+      addcmul_derivative, DerivativeReads::Inputs, addc_decomposition);
   declare_ternary(
       "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
       "Tensor",
@@ -417,7 +480,7 @@ KILN_REGISTER_OPS(binary_ternary) {
         return concat({ternary_samples(kFloat32, -3, 3, {}, 1.0, 3.0),
                        ternary_samples(kFloat32, -3, 3, {Scalar(-0.5)}, 1.0, 3.0)});
       },
-      addcdiv_derivative);
+      addcdiv_derivative, DerivativeReads::Inputs, addc_decomposition);
 }
 
 }  // namespace kiln::ops

@@ -43,6 +43,22 @@ bool can_fuse(const Tensor& self, const Tensor& target, const Tensor& weight,
   return true;
 }
 
+// The fused op's checks on metadata: (N, C) floating logits, (N) int64/uint8 targets, a weight
+// per class. Returns the reduction.
+Reduction check_fused_arguments(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const Tensor& target = a[1].to_tensor();
+  KILN_CHECK(self.dim() == 2 && is_floating_point(self.dtype()),
+             "_fused_cross_entropy_loss: expected 2-D floating point logits, got {}-D {}",
+             self.dim(), dtype_name(self.dtype()));
+  check_class_target_dtype(target, kOp);
+  KILN_CHECK(target.dim() == 1 && target.size(0) == self.size(0),
+             "{}: expected input batch_size ({}) to match target batch_size ({})", kOp,
+             self.size(0), target.dim() == 1 ? target.size(0) : int64_t{0});
+  check_class_weight(a[2].to_optional_tensor(), self.size(1), kOp);
+  return reduction_arg(a[3], kOp);
+}
+
 Tensor fused_cross_entropy(const Tensor& self, const Tensor& target, const Tensor& weight,
                            Reduction reduction, int64_t ignore_index) {
   const int64_t n = self.size(0), c = self.size(1);
@@ -112,7 +128,7 @@ Tensor label_smoothing_loss(const Tensor& self, const Tensor& target, const Tens
   Tensor smooth = weight.defined()
                       ? -(input * class_weight_view(weight, input)).sum(IntList{class_dim})
                       : -input.sum(IntList{class_dim});
-  smooth = smooth.masked_fill(ignored, 0.0);
+  smooth = where(ignored, 0.0, smooth);
   Tensor ret;
   switch (reduction) {
     case Reduction::None:
@@ -126,13 +142,37 @@ Tensor label_smoothing_loss(const Tensor& self, const Tensor& target, const Tens
         // Normalized by the weights of the non-ignored targets, like nll_loss.
         const Tensor safe = where(ignored, int64_t{0}, target.to(kInt64)).view({-1});
         const Tensor kept = logical_not(ignored).view({-1});
-        ret = smooth.sum() / (index_select(weight, 0, safe) * kept).sum();
+        ret = smooth.sum() / (weight.reshape({-1}).gather(0, safe) * kept).sum();
       } else {
         ret = smooth.sum() / logical_not(ignored).sum();
       }
       break;
   }
   return nll * (1.0 - label_smoothing) + ret * (label_smoothing / static_cast<double>(classes));
+}
+
+std::vector<Sample> fused_cross_entropy_samples() {
+  const Tensor x = make_sample({4, 5}, kFloat32, -3.0, 3.0);
+  const Tensor t = make_sample({4}, kInt64, 0.0, 5.0, 1);
+  const Tensor w = make_sample({5}, kFloat32, 0.2, 2.0, 2);
+  const Tensor ignored = tensor({1, -100, 4, 0}, kInt64);
+  std::vector<Sample> s;
+  for (int64_t r = 0; r <= 2; ++r) {
+    s.push_back({{x, t, IValue(), r, int64_t{-100}}, "class indices"});
+    s.push_back({{x, ignored, w, r, int64_t{-100}}, "weight, ignore_index"});
+  }
+  s.push_back({{make_sample({3, 37}, kFloat64, -50, 50), make_sample({3}, kInt64, 0, 37, 1),
+                IValue(), int64_t{1}, int64_t{-100}},
+               "float64 SIMD tail"});
+  s.push_back({{make_sample({0, 5}, kFloat32), make_sample({0}, kInt64, 0, 5), IValue(), int64_t{1},
+                int64_t{-100}},
+               "empty"});
+  s.push_back({{x, t.to(kUInt8), IValue(), int64_t{2}, int64_t{-100}}, "uint8 target"});
+  s.push_back({{x, tensor({0, 5, 1, 2}, kInt64), IValue(), int64_t{1}, int64_t{-100}},
+               "class index out of range"});
+  s.push_back(
+      {{x, make_sample({3}, kInt64, 0, 5), IValue(), int64_t{1}, int64_t{-100}}, "batch mismatch"});
+  return s;
 }
 
 std::vector<Sample> cross_entropy_samples() {
@@ -179,6 +219,39 @@ std::vector<Sample> cross_entropy_samples() {
 
 }  // namespace
 
+// The fused CPU pass for (N, C) float32/float64 logits with class indices (what
+// cross_entropy_loss runs when nothing requires grad): an op of its own, so that its
+// decomposition (what it fuses: log_softmax, then nll_loss_nd) stands in for the kernel when the
+// loss is decomposed or traced.
+KILN_OP(
+    "_fused_cross_entropy_loss(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt "
+    "ignore_index) -> Tensor")
+    .custom(DeviceType::CPU,
+            [](const Stack& a) {
+              const Reduction reduction = check_fused_arguments(a);
+              return std::vector<Tensor>{fused_cross_entropy(a[0].to_tensor(), a[1].to_tensor(),
+                                                             a[2].to_optional_tensor(), reduction,
+                                                             a[4].to_int())};
+            })
+    .custom(DeviceType::Meta,
+            [](const Stack& a) {
+              const Tensor& self = a[0].to_tensor();
+              const Reduction reduction = check_fused_arguments(a);
+              const DimVector sizes =
+                  reduction == Reduction::None ? DimVector{self.size(0)} : DimVector{};
+              return std::vector<Tensor>{
+                  empty(sizes, TensorOptions().dtype(self.dtype()).device(Device::meta()))};
+            })
+    .decomposition([](const Stack& a) {
+      check_fused_arguments(a);
+      static const OpDef& nll_nd = op("nll_loss_nd");
+      const Tensor& self = a[0].to_tensor();
+      return call(nll_nd, {log_softmax(self, 1, self.dtype()), a[1], a[2], a[3], a[4]});
+    })
+    .not_differentiable()
+    .tolerance(1e-5, 1e-5)
+    .samples(fused_cross_entropy_samples);
+
 KILN_OP(
     "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt "
     "ignore_index=-100, float label_smoothing=0.0) -> Tensor")
@@ -205,7 +278,8 @@ KILN_OP(
       } else if (label_smoothing > 0.0) {
         out = label_smoothing_loss(self, target, weight, reduction, ignore_index, label_smoothing);
       } else if (can_fuse(self, target, weight, label_smoothing)) {
-        out = fused_cross_entropy(self, target, weight, reduction, ignore_index);
+        static const OpDef& fused = op("_fused_cross_entropy_loss");
+        out = call1(fused, {a[0], a[1], a[2], a[3], a[4]});
       } else {
         const int64_t class_dim = self.dim() == 1 ? 0 : 1;
         out = call1(nll_nd, {log_softmax(self, class_dim, self.dtype()), target, a[2], a[3], a[4]});

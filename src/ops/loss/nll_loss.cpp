@@ -6,6 +6,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
+#include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/view.h>
 
@@ -137,6 +138,32 @@ Metas nll_loss2d_forward_meta(const Stack& a) {
   if (reduction == Reduction::None) out_sizes = target.sym_sizes().vec();
   return {TensorMeta::contiguous(out_sizes, self.dtype(), self.device()),
           TensorMeta::contiguous({}, self.dtype(), self.device())};
+}
+
+// nll_loss_forward / nll_loss2d_forward in kiln ops, after the op's meta checks. Input (N, C)
+// (or (C)) or (N, C, H, W), target (N) or (N, H, W): each sample's loss is -w[t] x[t] along the
+// class dim (0 where t is ignore_index), summed in float64 with the total weight, as the kernel
+// does. A class index out of range fails in gather.
+std::vector<Tensor> nll_decomposition(const Stack& a, bool per_element) {
+  const Tensor& self = a[0].to_tensor();
+  const bool single = self.dim() == 1;
+  const Tensor x = (single ? self.unsqueeze(0) : self).to(DType::Float64);
+  const Tensor target = a[1].to_tensor().to(DType::Int64);
+  const Tensor t = single ? target.reshape({1}) : target;
+  const Tensor weight = a[2].to_optional_tensor();
+  const Tensor valid = t != Scalar(a[4].to_int());
+  const Tensor safe = where(valid, t, Scalar(int64_t{0}));  // only ignored targets are replaced
+  const Tensor picked = x.gather(1, safe.unsqueeze(1)).squeeze(IntList{1});
+  Tensor w = valid.to(DType::Float64);
+  if (weight.defined()) {
+    const Tensor class_weight = weight.reshape({-1}).to(DType::Float64);
+    w = where(valid, class_weight.gather(0, safe.reshape({-1})).reshape(safe.sizes()), 0.0);
+  }
+  const Tensor loss = where(valid, -picked * w, 0.0);
+  if (per_element) return {loss.to(self.dtype()), full({}, 0, self.dtype())};
+  const Tensor total = sum(loss), total_weight = sum(w);
+  const bool mean = reduction_arg(a[3], "nll_loss") == Reduction::Mean;
+  return {(mean ? total / total_weight : total).to(self.dtype()), total_weight.to(self.dtype())};
 }
 
 Tensor log_probs(IntList sizes, DType dtype = kFloat32, uint64_t seed = 0) {
@@ -277,6 +304,12 @@ KILN_OP(
     "ignore_index) -> (Tensor output, Tensor total_weight)")
     .meta(nll_loss_forward_meta)
     .derivative(nll_loss_derivative, DerivativeReads::InputsAndOutputs)
+    .decomposition([](const Stack& a) {
+      nll_loss_forward_meta(a);  // the argument checks
+      const bool per_element =
+          reduction_arg(a[3], "nll_loss_forward") == Reduction::None && a[0].to_tensor().dim() == 2;
+      return nll_decomposition(a, per_element);
+    })
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[0].to_tensor();
       const Reduction r = reduction_arg(a[3], "nll_loss_forward");
@@ -292,6 +325,10 @@ KILN_OP(
     "ignore_index) -> (Tensor output, Tensor total_weight)")
     .meta(nll_loss2d_forward_meta)
     .derivative(nll_loss_derivative, DerivativeReads::InputsAndOutputs)
+    .decomposition([](const Stack& a) {
+      nll_loss2d_forward_meta(a);  // the argument checks
+      return nll_decomposition(a, reduction_arg(a[3], "nll_loss2d_forward") == Reduction::None);
+    })
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[0].to_tensor();
       const Reduction r = reduction_arg(a[3], "nll_loss2d_forward");

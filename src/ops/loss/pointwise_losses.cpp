@@ -181,6 +181,80 @@ std::vector<Sample> kl_div_samples() {
   return s;
 }
 
+// ---- decompositions ----
+
+// The loss's reduction, as the kernels apply it to the elementwise loss in its compute dtype.
+Tensor reduce_loss(const Tensor& loss, Reduction r) {
+  if (r == Reduction::None) return loss;
+  const Tensor total = sum(loss);
+  return r == Reduction::Sum ? total : total / static_cast<double>(loss.numel());
+}
+
+// A constant as the kernel computes it in the compute dtype (float32 or float64).
+double in_dtype(double v, DType d) {
+  return d == DType::Float64 ? v : static_cast<double>(static_cast<float>(v));
+}
+
+// mse_loss, smooth_l1_loss and huber_loss in kiln ops, with the kernels' formulas (loss.kernel.cpp)
+// in float32 (float64 for float64 results).
+std::vector<Tensor> regression_decomposition(const Stack& a, const char* op, PointwiseLoss kind,
+                                             bool has_param) {
+  const DType out = broadcast_loss_meta(a, op)[0].dtype;  // the argument checks too
+  const double param = has_param ? a[3].to_double() : 0.0;
+  KILN_CHECK(!has_param || param >= 0.0, "{}: {} must be non-negative, got {}", op,
+             kind == PointwiseLoss::Huber ? "delta" : "beta", param);
+  const DType c = compute_dtype_for(out);
+  const Tensor diff = a[0].to_tensor().to(c) - a[1].to_tensor().to(c);
+  Tensor loss;
+  if (kind == PointwiseLoss::Mse) {
+    loss = diff * diff;
+  } else if (kind == PointwiseLoss::SmoothL1 && param == 0.0) {
+    loss = abs(diff);  // the limit: plain L1
+  } else if (kind == PointwiseLoss::SmoothL1) {
+    const Tensor d = abs(diff);
+    const double half_over_beta = in_dtype(in_dtype(0.5, c) / in_dtype(param, c), c);
+    loss = where(d < param, d * half_over_beta * d, d - 0.5 * in_dtype(param, c));
+  } else {
+    const Tensor d = abs(diff);
+    loss = where(d < param, d * 0.5 * d, (d - 0.5 * in_dtype(param, c)) * param);
+  }
+  return {reduce_loss(loss, reduction_arg(a[2], op)).to(out)};
+}
+
+// binary_cross_entropy's checks on metadata (dtypes and sizes); the range check on the values
+// is the kernel's own.
+Metas bce_meta(const Stack& a) {
+  const char* op = "binary_cross_entropy";
+  const Tensor& self = a[0].to_tensor();
+  const Tensor& target = a[1].to_tensor();
+  check_floating(self.dtype(), op);
+  check_floating(target.dtype(), op);
+  KILN_CHECK(IntList(self.sizes()) == IntList(target.sizes()),
+             "{}: target size {} must be the same as input size {}", op, sizes_str(target.sizes()),
+             sizes_str(self.sizes()));
+  const Tensor weight = a[2].to_optional_tensor();
+  KILN_CHECK(!weight.defined() ||
+                 broadcast_shapes(self.sizes(), weight.sizes(), op) == DimVector(self.sizes()),
+             "{}: weight of size {} must broadcast to the input size {}", op,
+             sizes_str(weight.sizes()), sizes_str(self.sizes()));
+  return Metas{loss_meta(self.sizes(), self.dtype(), self.device(), reduction_arg(a[3], op))};
+}
+
+// binary_cross_entropy in kiln ops: (t - 1) max(log1p(-x), -100) - t max(log x, -100), weighted,
+// in float32 (float64 for float64 inputs). Inputs outside [0, 1] are not refused: that check
+// reads the values, which a decomposition cannot (PyTorch's decomposition does not make it
+// either).
+std::vector<Tensor> bce_decomposition(const Stack& a) {
+  const DType out = bce_meta(a)[0].dtype;
+  const DType c = compute_dtype_for(out);
+  const Tensor x = a[0].to_tensor().to(c), t = a[1].to_tensor().to(c);
+  Tensor loss =
+      (t - 1.0) * maximum(log1p(-x), Scalar(-100.0)) - t * maximum(log(x), Scalar(-100.0));
+  const Tensor weight = a[2].to_optional_tensor();
+  if (weight.defined()) loss = (loss * weight).to(c);
+  return {reduce_loss(loss, reduction_arg(a[3], "binary_cross_entropy")).to(out)};
+}
+
 // ---- derivatives ----
 
 // The gradient's factor for a reduction over n elements: 1/n for mean (0 when empty), else 1.
@@ -269,6 +343,9 @@ KILN_REGISTER_OPS(pointwise_losses) {
                                reduction_arg(a[2], name), kind, param, out, name);
             })
             .derivative([kind](const BackwardArgs& a) { return regression_derivative(a, kind); })
+            .decomposition([name, kind, has_param](const Stack& a) {
+              return regression_decomposition(a, name, kind, has_param);
+            })
             .out_variant()
             .tolerance(1e-5, 1e-5)
             .samples([extras] {
@@ -284,22 +361,7 @@ KILN_REGISTER_OPS(pointwise_losses) {
 KILN_OP(
     "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> "
     "Tensor")
-    .meta([](const Stack& a) {
-      const char* op = "binary_cross_entropy";
-      const Tensor& self = a[0].to_tensor();
-      const Tensor& target = a[1].to_tensor();
-      check_floating(self.dtype(), op);
-      check_floating(target.dtype(), op);
-      KILN_CHECK(IntList(self.sizes()) == IntList(target.sizes()),
-                 "{}: target size {} must be the same as input size {}", op,
-                 sizes_str(target.sizes()), sizes_str(self.sizes()));
-      const Tensor weight = a[2].to_optional_tensor();
-      KILN_CHECK(!weight.defined() ||
-                     broadcast_shapes(self.sizes(), weight.sizes(), op) == DimVector(self.sizes()),
-                 "{}: weight of size {} must broadcast to the input size {}", op,
-                 sizes_str(weight.sizes()), sizes_str(self.sizes()));
-      return Metas{loss_meta(self.sizes(), self.dtype(), self.device(), reduction_arg(a[3], op))};
-    })
+    .meta(bce_meta)
     .cpu([](const Stack& a, const Outs& out) {
       const char* op = "binary_cross_entropy";
       const Tensor& self = a[0].to_tensor();
@@ -320,6 +382,7 @@ KILN_OP(
                        PointwiseLoss::BinaryCrossEntropy, 0.0, out, op);
     })
     .derivative(bce_derivative)
+    .decomposition(bce_decomposition)
     .out_variant()
     .tolerance(1e-5, 1e-5)
     .samples(bce_samples);

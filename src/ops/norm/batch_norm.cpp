@@ -8,6 +8,8 @@
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/reduction.h>
+#include <kiln/ops/unary.h>
 
 #include <cmath>
 #include <vector>
@@ -158,6 +160,55 @@ void native_batch_norm_impl(const Stack& a, const Outs& out) {
   channel_affine_kernels(affine);
 }
 
+// A [C] float64 parameter, or `fallback` when it is None.
+Tensor channel_values(const Tensor& param, int64_t C, double fallback) {
+  return param.defined() ? param.to(DType::Float64) : full({C}, fallback, DType::Float64);
+}
+
+// native_batch_norm in kiln ops, as the kernels compute it: per-channel statistics in float64,
+// running statistics updated in place (copy_) with the unbiased variance, then
+// y = x * scale + shift per channel, scale = invstd * weight, shift = bias - mean * scale, in the
+// opmath dtype.
+std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
+  const BatchNormArgs b = unpack(a);
+  check_batch_norm(b);
+  const int64_t C = b.input.size(1);
+  const DType sd = norm::stats_dtype(b.input, mixed(b));
+  std::vector<int64_t> reduced{0};
+  DimVector channel_shape(static_cast<size_t>(b.input.dim()), 1);
+  channel_shape[1] = C;
+  for (int64_t d = 2; d < b.input.dim(); ++d) reduced.push_back(d);
+  Tensor mean, invstd, save_mean, save_invstd;
+  if (b.training) {
+    auto [var, batch_mean] = var_mean(b.input.to(DType::Float64), reduced, Scalar(0));
+    mean = batch_mean;
+    invstd = rsqrt(var + b.eps);
+    save_mean = mean.to(sd);
+    save_invstd = invstd.to(sd);
+    const double count = static_cast<double>(b.input.numel() / C);
+    const double m = b.momentum;
+    if (b.running_mean.defined()) {
+      Tensor running_mean = b.running_mean;
+      running_mean.copy_(running_mean.to(DType::Float64) * (1 - m) + mean * m);
+    }
+    if (b.running_var.defined()) {
+      Tensor running_var = b.running_var;
+      running_var.copy_(running_var.to(DType::Float64) * (1 - m) + var * m * count / (count - 1));
+    }
+  } else {
+    mean = b.running_mean.to(DType::Float64);
+    invstd = rsqrt(b.running_var.to(DType::Float64) + b.eps);
+    save_mean = full({0}, 0, sd);
+    save_invstd = full({0}, 0, sd);
+  }
+  const Tensor scale = invstd * channel_values(b.weight, C, 1.0);
+  const Tensor shift = channel_values(b.bias, C, 0.0) - mean * scale;
+  const DType acc = norm::opmath_dtype(b.input.dtype());
+  const Tensor y =
+      b.input.to(acc) * scale.to(acc).reshape(channel_shape) + shift.to(acc).reshape(channel_shape);
+  return {y.to(b.input.dtype()), save_mean, save_invstd};
+}
+
 Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -3.0) {
   return make_sample(sizes, dtype, low, 3.0, seed);
 }
@@ -202,6 +253,7 @@ KILN_OP(
     .meta(native_batch_norm_meta)
     .cpu(native_batch_norm_impl)
     .derivative(norm::native_batch_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
+    .decomposition(native_batch_norm_decomposition)
     .tolerance(1e-5, 1e-5)
     .samples([] { return batch_norm_samples(true); });
 

@@ -153,7 +153,7 @@ Outs batch_norm_backward_cpu(const Stack& a) {
   return out;
 }
 
-// The same in kiln ops, over the dims other than channels.
+// The same in kiln ops, over the dims other than channels, in float64 as the kernel accumulates.
 std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   const BatchNormBackwardArgs b = unpack(a);
   const MaybeMetas m = metas(b);
@@ -162,17 +162,19 @@ std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   for (int64_t d = 2; d < b.input.dim(); ++d) dims.push_back(d);
   shape[1] = C;
   const double count = static_cast<double>(C == 0 ? 0 : b.input.numel() / C);
-  auto per_channel = [&](const Tensor& t) { return t.reshape(shape); };
+  const DType f64 = DType::Float64;
+  auto per_channel = [&](const Tensor& t) { return t.to(f64).reshape(shape); };
   const Tensor mean = per_channel(b.train ? b.save_mean : b.running_mean);
-  const Tensor invstd =
-      b.train ? per_channel(b.save_invstd) : per_channel(kiln::rsqrt(b.running_var + b.eps));
-  const Tensor xmu = b.input - mean;
-  const Tensor sum_dy = b.grad_out.sum(dims);
-  const Tensor sum_dy_xmu = (b.grad_out * xmu).sum(dims);
+  const Tensor invstd = b.train ? per_channel(b.save_invstd)
+                                : per_channel(kiln::rsqrt(b.running_var.to(f64) + b.eps));
+  const Tensor dy = b.grad_out.to(f64);
+  const Tensor xmu = b.input.to(f64) - mean;
+  const Tensor sum_dy = dy.sum(dims);
+  const Tensor sum_dy_xmu = (dy * xmu).sum(dims);
   const Tensor scale = b.weight.defined() ? invstd * per_channel(b.weight) : invstd;
   Outs out(3);
   if (m[0]) {
-    Tensor g = b.grad_out;
+    Tensor g = dy;
     if (b.train) {
       g = g - per_channel(sum_dy) / count - xmu * invstd * invstd * per_channel(sum_dy_xmu) / count;
     }

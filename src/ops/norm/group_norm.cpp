@@ -7,7 +7,10 @@
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/reduction.h>
+#include <kiln/ops/unary.h>
 
+#include <limits>
 #include <vector>
 
 namespace kiln::ops {
@@ -106,6 +109,35 @@ void finish_affine(const Tensor& y, const Tensor& weight, const Tensor& bias, in
   channel_affine_kernels(affine);
 }
 
+// native_group_norm in kiln ops, as the kernels compute it: each (sample, group) row of
+// C / group * HxW values normalized in the opmath dtype and stored in the input's dtype, then
+// weight and bias applied per channel.
+std::vector<Tensor> native_group_norm_decomposition(const Stack& a) {
+  native_group_norm_meta(a);  // the argument checks
+  const Tensor& input = a[0].to_tensor();
+  const Tensor weight = a[1].to_optional_tensor(), bias = a[2].to_optional_tensor();
+  const int64_t N = a[3].to_int(), C = a[4].to_int(), HxW = a[5].to_int(), group = a[6].to_int();
+  const DType sd = norm::stats_dtype(input, norm::is_mixed(input, {weight, bias}));
+  const DType acc = norm::opmath_dtype(input.dtype());
+  const int64_t cols = C / group * HxW;
+  if (cols == 0) {  // rows of zero columns: mean 0, rstd NaN (the row kernel's convention)
+    return {full(input.sizes(), 0, input.dtype()), full({N, group}, 0, sd),
+            full({N, group}, std::numeric_limits<double>::quiet_NaN(), sd)};
+  }
+  const Tensor x = input.to(acc).reshape({N, group, cols});
+  auto [var, mean] = var_mean(x, {2}, Scalar(0), /*keepdim=*/true);
+  const Tensor rstd = rsqrt(var + a[7].to_double());
+  Tensor y = ((x - mean) * rstd).to(input.dtype());
+  if (weight.defined() || bias.defined()) {
+    Tensor affine = y.to(acc).reshape({N, C, HxW});
+    if (weight.defined()) affine = affine * weight.to(acc).reshape({1, C, 1});
+    if (bias.defined()) affine = affine + bias.to(acc).reshape({1, C, 1});
+    y = affine.to(input.dtype());
+  }
+  return {y.reshape(input.sizes()), mean.reshape({N, group}).to(sd),
+          rstd.reshape({N, group}).to(sd)};
+}
+
 Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
@@ -118,6 +150,7 @@ KILN_OP(
     .meta(native_group_norm_meta)
     .cpu(native_group_norm_impl)
     .derivative(norm::native_group_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
+    .decomposition(native_group_norm_decomposition)
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{

@@ -153,19 +153,24 @@ Outs group_norm_backward_cpu(const Stack& a) {
   return out;
 }
 
-// The same in kiln ops on the [N, G, C/G, HxW] view.
+// The same in kiln ops on the [N, G, C/G, HxW] view, in float64 as the kernel accumulates.
 std::vector<Tensor> group_norm_backward_decomposition(const Stack& a) {
   const GroupNormBackwardArgs b = unpack(a);
   const MaybeMetas m = metas(b);
   const int64_t G = b.group, D = b.C / b.group;
   const std::vector<int64_t> v4{b.N, G, D, b.HxW};
-  const Tensor x = b.input.reshape(v4), dy = b.grad_out.reshape(v4);
-  const Tensor mean = b.mean.reshape({b.N, G, 1, 1}), rstd = b.rstd.reshape({b.N, G, 1, 1});
+  const DType f64 = DType::Float64;
+  const Tensor x = b.input.to(f64).reshape(v4), dy = b.grad_out.to(f64).reshape(v4);
+  const Tensor mean = b.mean.to(f64).reshape({b.N, G, 1, 1});
+  const Tensor rstd = b.rstd.to(f64).reshape({b.N, G, 1, 1});
   const Tensor xhat = (x - mean) * rstd;
   Outs out(3);
   if (m[0]) {
-    const Tensor g = b.weight.defined() ? dy * b.weight.reshape({1, G, D, 1}) : dy;
-    const Tensor dx = rstd * (g - g.mean({2, 3}, true) - xhat * (g * xhat).mean({2, 3}, true));
+    const Tensor g = b.weight.defined() ? dy * b.weight.to(f64).reshape({1, G, D, 1}) : dy;
+    const double count = static_cast<double>(D * b.HxW);
+    const Tensor mean_g = g.sum({2, 3}, true) / count;
+    const Tensor mean_gx = (g * xhat).sum({2, 3}, true) / count;
+    const Tensor dx = rstd * (g - mean_g - xhat * mean_gx);
     out[0] = dx.reshape(b.input.sizes())
                  .to(b.input.dtype())
                  .contiguous(b.input.dim() == 4 ? b.input.suggest_memory_format()

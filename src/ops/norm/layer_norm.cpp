@@ -7,6 +7,8 @@
 
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/reduction.h>
+#include <kiln/ops/unary.h>
 
 #include <limits>
 
@@ -95,6 +97,42 @@ void native_layer_norm_impl(const Stack& a, const Outs& out) {
                /*rms=*/false, out[0], out[1], out[2]);
 }
 
+// The normalized dims (axis..) of input.
+std::vector<int64_t> trailing_dims(const Tensor& input, int64_t axis) {
+  std::vector<int64_t> dims;
+  for (int64_t d = axis; d < input.dim(); ++d) dims.push_back(d);
+  return dims;
+}
+
+// native_layer_norm in kiln ops, as the row kernel computes it: statistics and normalization in
+// the opmath dtype (float32 for 16-bit floats), biased variance, rstd = 1 / sqrt(var + eps).
+std::vector<Tensor> native_layer_norm_decomposition(const Stack& a) {
+  const Tensor& input = a[0].to_tensor();
+  const std::vector<int64_t> shape = a[1].to_int_list();
+  const Tensor weight = a[2].to_optional_tensor(), bias = a[3].to_optional_tensor();
+  const int64_t axis = check_normalized_shape(input, shape, weight, bias, "native_layer_norm");
+  const DType sd = norm::stats_dtype(input, norm::is_mixed(input, {weight, bias}));
+  const DType acc = norm::opmath_dtype(input.dtype());
+  const std::vector<int64_t> dims = trailing_dims(input, axis);
+  DimVector stats_sizes(input.sizes());
+  int64_t cols = 1;
+  for (int64_t d : dims) {
+    cols *= input.size(d);
+    stats_sizes[static_cast<size_t>(d)] = 1;
+  }
+  if (cols == 0) {  // rows of zero columns: mean 0, rstd NaN (the kernel's convention)
+    return {full(input.sizes(), 0, input.dtype()), full(stats_sizes, 0, sd),
+            full(stats_sizes, std::numeric_limits<double>::quiet_NaN(), sd)};
+  }
+  const Tensor x = input.to(acc);
+  auto [var, mean] = var_mean(x, dims, Scalar(0), /*keepdim=*/true);
+  const Tensor rstd = rsqrt(var + a[4].to_double());
+  Tensor y = (x - mean) * rstd;
+  if (weight.defined()) y = y * weight.to(acc);
+  if (bias.defined()) y = y + bias.to(acc);
+  return {y.to(input.dtype()), mean.to(sd), rstd.to(sd)};
+}
+
 Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
@@ -137,6 +175,24 @@ double rms_default_eps(DType dtype) {
                                  : static_cast<double>(std::numeric_limits<float>::epsilon());
 }
 
+// rms_norm in kiln ops: x * rsqrt(mean(x^2) + eps) [* weight], in the opmath dtype.
+std::vector<Tensor> rms_norm_decomposition(const Stack& a) {
+  const Tensor& input = a[0].to_tensor();
+  const std::vector<int64_t> shape = a[1].to_int_list();
+  const Tensor weight = a[2].to_optional_tensor();
+  const int64_t axis = check_normalized_shape(input, shape, weight, Tensor(), "rms_norm");
+  const double eps = a[3].to_optional_double().value_or(rms_default_eps(input.dtype()));
+  const DType acc = norm::opmath_dtype(input.dtype());
+  int64_t cols = 1;
+  for (int64_t n : shape) cols *= n;
+  const Tensor x = input.to(acc);
+  const Tensor mean_square =
+      sum(x * x, trailing_dims(input, axis), /*keepdim=*/true) / static_cast<double>(cols);
+  Tensor y = x * rsqrt(mean_square + eps);
+  if (weight.defined()) y = y * weight.to(acc);
+  return {y.to(input.dtype())};
+}
+
 }  // namespace
 
 KILN_OP(
@@ -145,6 +201,7 @@ KILN_OP(
     .meta(native_layer_norm_meta)
     .cpu(native_layer_norm_impl)
     .derivative(norm::native_layer_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
+    .decomposition(native_layer_norm_decomposition)
     .tolerance(1e-5, 1e-5)
     .samples([] { return layer_norm_samples(true); });
 
@@ -175,6 +232,7 @@ KILN_OP(
                    Tensor(), Tensor());
     })
     .derivative(norm::rms_norm_derivative)
+    .decomposition(rms_norm_decomposition)
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{

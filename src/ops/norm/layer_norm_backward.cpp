@@ -102,23 +102,29 @@ Outs layer_norm_backward_cpu(const Stack& a) {
   return out;
 }
 
-// The same in kiln ops: xhat = (x - mean) * rstd, g = grad_out * weight,
-// grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims.
+// The same in kiln ops, in float64 as the kernel accumulates: xhat = (x - mean) * rstd,
+// g = grad_out * weight, grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) over the
+// normalized dims.
 std::vector<Tensor> layer_norm_backward_decomposition(const Stack& a) {
   const LayerNormBackwardArgs b = unpack(a);
   const MaybeMetas m = metas(b);
   const int64_t axis = b.input.dim() - static_cast<int64_t>(b.shape.size());
   std::vector<int64_t> inner, outer;
   for (int64_t d = 0; d < b.input.dim(); ++d) (d < axis ? outer : inner).push_back(d);
-  const Tensor xhat = (b.input - b.mean) * b.rstd;
+  double cols = 1;
+  for (int64_t n : b.shape) cols *= static_cast<double>(n);
+  const DType f64 = DType::Float64;
+  const Tensor dy = b.grad_out.to(f64);
+  const Tensor xhat = (b.input.to(f64) - b.mean.to(f64)) * b.rstd.to(f64);
   Outs out(3);
   if (m[0]) {
-    const Tensor g = b.weight.defined() ? b.grad_out * b.weight : b.grad_out;
-    out[0] = (b.rstd * (g - g.mean(inner, true) - xhat * (g * xhat).mean(inner, true)))
-                 .to(b.input.dtype());
+    const Tensor g = b.weight.defined() ? dy * b.weight.to(f64) : dy;
+    const Tensor row_mean_g = g.sum(inner, true) / cols;
+    const Tensor row_mean_gx = (g * xhat).sum(inner, true) / cols;
+    out[0] = (b.rstd.to(f64) * (g - row_mean_g - xhat * row_mean_gx)).to(b.input.dtype());
   }
-  if (m[1]) out[1] = (b.grad_out * xhat).sum(outer).to(b.weight.dtype());
-  if (m[2]) out[2] = b.grad_out.sum(outer).to(b.bias.dtype());
+  if (m[1]) out[1] = (dy * xhat).sum(outer).to(b.weight.dtype());
+  if (m[2]) out[2] = dy.sum(outer).to(b.bias.dtype());
   return out;
 }
 

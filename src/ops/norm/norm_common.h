@@ -15,6 +15,9 @@ inline IValue optional_arg(const Tensor& t) { return t.defined() ? IValue(t) : I
 
 inline bool is_reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
+// The dtype the kernels compute a dtype's values in: float32 for float16/bfloat16.
+inline DType opmath_dtype(DType d) { return is_reduced_float(d) ? DType::Float32 : d; }
+
 // PyTorch's mixed type: a float16/bfloat16 input with float32 parameters keeps its statistics
 // (and parameters) in float32.
 bool is_mixed(const Tensor& input, std::initializer_list<Tensor> params);

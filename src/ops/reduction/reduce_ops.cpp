@@ -6,9 +6,11 @@
 #include "ops/reduction/reduce_meta.h"
 #include "ops/reduction/reduce_samples.h"
 
+#include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/unary.h>
 
 #include <cmath>
 #include <limits>
@@ -507,6 +509,62 @@ KILN_OP(
     .derivative(var_mean_derivative)
     .samples(var_samples);
 
+// The dims a mask reduces, in order.
+std::vector<int64_t> masked_dims(const std::vector<bool>& mask) {
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < mask.size(); ++d) {
+    if (mask[d]) dims.push_back(static_cast<int64_t>(d));
+  }
+  return dims;
+}
+
+// linalg_vector_norm in kiln ops, accumulating in float64 as the kernel does.
+std::vector<Tensor> vector_norm_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const DType out = norm_dtype(self, a[4].to_optional_dtype());  // the checks too
+  const std::vector<int64_t> dims = masked_dims(norm_mask(a));
+  const bool keepdim = a[3].to_bool();
+  const double ord = a[1].to_scalar().to_double();
+  const Tensor x = abs(self.to(compute_dtype(out)).to(DType::Float64));
+  Tensor r;
+  if (ord == std::numeric_limits<double>::infinity()) {
+    r = amax(x, dims, keepdim);
+  } else if (ord == -std::numeric_limits<double>::infinity()) {
+    r = amin(x, dims, keepdim);
+  } else if (ord == 0.0) {
+    r = sum((x != 0.0).to(DType::Float64), dims, keepdim);
+  } else if (ord == 1.0) {
+    r = sum(x, dims, keepdim);
+  } else if (ord == 2.0) {
+    r = sqrt(sum(x * x, dims, keepdim));
+  } else {
+    r = pow(sum(pow(x, ord), dims, keepdim), 1.0 / ord);
+  }
+  return {r.to(out)};
+}
+
+// logsumexp in kiln ops: max + log(sum(exp(x - max))), the max taken as 0 where it is infinite
+// (so that rows of -inf give -inf, and +inf gives +inf), -inf over empty dims.
+std::vector<Tensor> logsumexp_decomposition(const Stack& a) {
+  const Tensor& self = a[0].to_tensor();
+  const DType out = logsumexp_dtype(self);
+  const std::vector<bool> mask = reduction_mask(self.dim(), a[1], "logsumexp");
+  const bool keepdim = a[2].to_bool();
+  const std::vector<int64_t> dims = masked_dims(mask);
+  if (self.numel() == 0) {
+    DimVector sizes;
+    for (const SymInt& s : reduced_sizes(self.sym_sizes(), mask, keepdim)) {
+      sizes.push_back(s.expect_int());
+    }
+    return {full(sizes, -std::numeric_limits<double>::infinity(), out)};
+  }
+  const Tensor x = self.to(compute_dtype(out));
+  const Tensor m = amax(x, dims, /*keepdim=*/true);
+  const Tensor shift = where(abs(m) == std::numeric_limits<double>::infinity(), 0.0, m);
+  const Tensor total = sum(exp(x - shift), dims, keepdim);
+  return {(log(total) + (keepdim ? shift : shift.squeeze(dims))).to(out)};
+}
+
 KILN_OP(
     "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
     "ScalarType? dtype=None) -> Tensor")
@@ -523,6 +581,7 @@ KILN_OP(
       run_reduce(ReduceKind::Norm, cast(self, c), out, {c}, norm_mask(a), a[3].to_bool(), params);
     })
     .derivative(vector_norm_derivative, DerivativeReads::InputsAndOutputs)
+    .decomposition(vector_norm_decomposition)
     .out_variant()
     .tolerance(1e-4, 1e-5)
     .samples(norm_samples);
@@ -540,6 +599,7 @@ KILN_OP("logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor")
                  reduction_mask(self.dim(), a[1], "logsumexp"), a[2].to_bool());
     })
     .derivative(logsumexp_derivative, DerivativeReads::InputsAndOutputs)
+    .decomposition(logsumexp_decomposition)
     .out_variant()
     .tolerance(1e-5, 1e-5)
     .samples([] { return dim_list_samples(true, true, /*allow_all_dims=*/false); });

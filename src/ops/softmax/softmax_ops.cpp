@@ -4,6 +4,7 @@
 #include "ops/softmax/softmax_kernels.h"
 
 #include <kiln/ops/creation.h>
+#include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/softmax.h>
 #include <kiln/ops/unary.h>
@@ -64,6 +65,23 @@ void softmax_impl(const Stack& a, const Outs& out, bool log) {
   }
 }
 
+// _softmax/_log_softmax in kiln ops, as the kernel computes them: in float32 (float64 for
+// float64), every row shifted by its max before exp.
+std::vector<Tensor> softmax_decomposition(const Stack& a, bool log) {
+  const char* op = log ? "_log_softmax" : "_softmax";
+  const Tensor& self = a[0].to_tensor();
+  const DType out_dtype = softmax_meta(a, op)[0].dtype;  // the argument checks too
+  if (self.numel() == 0) return {full(self.sizes(), 0, out_dtype)};
+  const int64_t dim = wrap_dim(a[1].to_int(), std::max<int64_t>(self.dim(), 1), op);
+  // A 0-dim input is a row of one.
+  Tensor x = self.to(self.dtype() == DType::Float64 ? DType::Float64 : DType::Float32);
+  if (self.dim() == 0) x = x.reshape({1});
+  const Tensor shifted = x - amax(x, {dim}, /*keepdim=*/true);
+  const Tensor e = exp(shifted);
+  const Tensor total = sum(e, {dim}, /*keepdim=*/true);
+  return {(log ? shifted - kiln::log(total) : e / total).reshape(self.sizes()).to(out_dtype)};
+}
+
 // A row with -inf, and one of large magnitude that overflows exp without the max shift.
 Tensor special_rows(DType dtype) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -116,6 +134,7 @@ KILN_OP("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
         DerivativeReads::Outputs)
     .meta([](const Stack& a) { return softmax_meta(a, "_softmax"); })
     .cpu([](const Stack& a, const Outs& out) { softmax_impl(a, out, false); })
+    .decomposition([](const Stack& a) { return softmax_decomposition(a, false); })
     .out_variant()
     .samples(softmax_samples);
 
@@ -130,6 +149,7 @@ KILN_OP("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")
         DerivativeReads::Outputs)
     .meta([](const Stack& a) { return softmax_meta(a, "_log_softmax"); })
     .cpu([](const Stack& a, const Outs& out) { softmax_impl(a, out, true); })
+    .decomposition([](const Stack& a) { return softmax_decomposition(a, true); })
     .out_variant()
     .samples(softmax_samples);
 

@@ -69,7 +69,20 @@ void declare_backward(const BackwardDecl& d) {
                 auto iter = elementwise_iter(out[0], {g, x}, dtype, dtype, name);
                 activation_backward_kernels(iter, c.kind, c.params);
               })
-              .decomposition(d.decomposition)
+              .decomposition([=, decomposition = d.decomposition](const Stack& args) {
+                // The kernel's checks, then its formula in its compute dtype (float32 for
+                // 16-bit floats) on operands of the promoted dtype.
+                call(args);
+                const Tensor& g = args[0].to_tensor();
+                const Tensor& x = args[xi].to_tensor();
+                const DType dtype = backward_dtype(g, x, name, floating_only);
+                const DType compute =
+                    dtype == DType::Float16 || dtype == DType::BFloat16 ? DType::Float32 : dtype;
+                Stack cast = args;
+                cast[0] = g.to(compute);
+                cast[xi] = x.to(compute);
+                return std::vector<Tensor>{decomposition(cast).at(0).to(dtype)};
+              })
               .tolerance(1e-5, 1e-5)
               .samples(d.samples));
 }
@@ -81,7 +94,8 @@ BackwardCall gelu_call(const Stack& args) {
   return {approximate == "tanh" ? ActivationBackward::GeluTanh : ActivationBackward::GeluErf};
 }
 
-// ---- decompositions: grad times the activation's derivative, in kiln ops ----
+// ---- decompositions: grad times the activation's derivative, in kiln ops, with the kernels'
+// formulas (activation_backward.kernel.cpp); operands arrive in the compute dtype ----
 
 std::vector<Tensor> gelu_backward_decomposition(const Stack& args) {
   const Tensor& g = args[0].to_tensor();
@@ -89,29 +103,30 @@ std::vector<Tensor> gelu_backward_decomposition(const Stack& args) {
   if (gelu_call(args).kind == ActivationBackward::GeluErf) {
     const double inv_sqrt_2pi = 0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2;
     const Tensor cdf = (erf(x * (0.5 * std::numbers::sqrt2)) + 1.0) * 0.5;
-    const Tensor pdf = exp(x * x * -0.5) * inv_sqrt_2pi;
+    const Tensor pdf = exp(x * -0.5 * x) * inv_sqrt_2pi;
     return {g * (cdf + x * pdf)};
   }
   const double beta = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
   const double kappa = 0.044715;
   const Tensor x2 = x * x;
-  const Tensor t = tanh((x + x2 * x * kappa) * beta);
+  const Tensor t = tanh((x + x2 * kappa * x) * beta);
   const Tensor du = (x2 * (3.0 * kappa) + 1.0) * beta;
   return {g * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du)};
 }
 
 std::vector<Tensor> threshold_backward_decomposition(const Stack& args) {
-  return {where(args[1].to_tensor() <= args[2].to_scalar(), 0.0, args[0].to_tensor())};
+  return {where(args[1].to_tensor() <= args[2].to_scalar(), Scalar(0), args[0].to_tensor())};
 }
 
 std::vector<Tensor> hardtanh_backward_decomposition(const Stack& args) {
   const Tensor& x = args[1].to_tensor();
-  return {where((x <= args[2].to_scalar()) | (x >= args[3].to_scalar()), 0.0, args[0].to_tensor())};
+  return {where((x <= args[2].to_scalar()) | (x >= args[3].to_scalar()), Scalar(0),
+                args[0].to_tensor())};
 }
 
 std::vector<Tensor> silu_backward_decomposition(const Stack& args) {
   const Tensor& x = args[1].to_tensor();
-  const Tensor s = sigmoid(x);
+  const Tensor s = 1.0 / (exp(-x) + 1.0);
   return {args[0].to_tensor() * s * (x * (1.0 - s) + 1.0)};
 }
 
@@ -136,15 +151,15 @@ std::vector<Tensor> elu_backward_decomposition(const Stack& args) {
   const double scale = args[2].to_scalar().to<double>();
   const double input_scale = args[3].to_scalar().to<double>();
   const Tensor& x = args[5].to_tensor();
-  const Tensor below = args[4].to_bool() ? g * (x + alpha * scale) * input_scale
-                                         : g * exp(x * input_scale) * (input_scale * alpha * scale);
+  const Tensor below = args[4].to_bool() ? g * input_scale * (x + alpha * scale)
+                                         : g * input_scale * (alpha * scale) * exp(x * input_scale);
   return {where(x <= 0.0, below, g * scale)};
 }
 
 std::vector<Tensor> softplus_backward_decomposition(const Stack& args) {
   const Tensor& g = args[0].to_tensor();
   const Tensor bx = args[1].to_tensor() * args[2].to_scalar();
-  return {where(bx > args[3].to_scalar(), g, g * sigmoid(bx))};
+  return {where(bx > args[3].to_scalar(), g, g / (exp(-bx) + 1.0))};
 }
 
 // ---- samples ----

@@ -2,6 +2,7 @@
 // round(decimals) and nan_to_num. Each reads its parameters from the boxed arguments into
 // UnaryParams and runs the shared unary kernel.
 #include "ops/samples.h"
+#include "ops/unary/unary_decompositions.h"
 #include "ops/unary/unary_kernels.h"
 
 #include <kiln/ops/binary.h>
@@ -282,6 +283,12 @@ KILN_REGISTER_OPS(activation_ops) {
         .cpu([name, rule, params](const Stack& args, const std::vector<Tensor>& out) {
           auto [id, p] = params(args);
           run_unary(out[0], args[0].to_tensor(), rule, id, p, name);
+        })
+        .decomposition([name, rule, params](const Stack& args) {
+          auto [id, p] = params(args);
+          const Tensor& self = args[0].to_tensor();
+          const DType result = unary_result_dtype(self.dtype(), rule, name);
+          return std::vector<Tensor>{unary_decomposition(self, id, p, result)};
         })
         .samples(d.samples)
         .derivative(d.derivative, d.reads);

@@ -1,6 +1,7 @@
 // Elementwise unary ops without parameters (exp, sin, relu, floor, isnan, ...): one table, one
 // declaration loop. Parameterized activations live in activation_ops.cpp.
 #include "ops/samples.h"
+#include "ops/unary/unary_decompositions.h"
 #include "ops/unary/unary_kernels.h"
 
 #include <kiln/ops/registry.h>
@@ -158,6 +159,13 @@ KILN_REGISTER_OPS(unary_ops) {
           run_unary(out[0], args[0].to_tensor(), d.rule, d.id, {}, d.name);
         })
         .samples([d] { return samples_for(d); });
+    if (has_unary_decomposition(d.id)) {
+      std::move(b).decomposition([d](const Stack& args) {
+        const Tensor& self = args[0].to_tensor();
+        const DType result = unary_result_dtype(self.dtype(), d.rule, d.name);
+        return std::vector<Tensor>{unary_decomposition(self, d.id, {}, result)};
+      });
+    }
     if (d.inplace) std::move(b).inplace_variant();
     if (d.out) std::move(b).out_variant();
     if (d.rule == R::IntegralOrBool || d.rule == R::BoolResult) {
