@@ -191,7 +191,9 @@ std::vector<Tensor> GraphTracer::record(const ops::OpDef& op, ops::Stack& args) 
   }
   std::vector<graph::ValueMeta> metas;
   for (const Tensor& m : meta_outputs) {
-    graph::ValueMeta vm = graph::ValueMeta::of(m);
+    // An output the op leaves undefined (convolution_backward's unwanted gradients) has no value
+    // anyone reads: a placeholder keeps the output numbering.
+    graph::ValueMeta vm = m.defined() ? graph::ValueMeta::of(m) : graph::ValueMeta{};
     vm.device = device;
     vm.requires_grad = false;
     metas.push_back(std::move(vm));
@@ -202,6 +204,10 @@ std::vector<Tensor> GraphTracer::record(const ops::OpDef& op, ops::Stack& args) 
   outputs.reserve(meta_outputs.size());
   for (size_t i = 0; i < meta_outputs.size(); ++i) {
     const Tensor& m = meta_outputs[i];
+    if (!m.defined()) {
+      outputs.emplace_back();
+      continue;
+    }
     if (const Tensor* arg = twins.original(m)) {
       outputs.push_back(*arg);  // an op returning its argument itself
       continue;
@@ -321,6 +327,26 @@ std::vector<Tensor> GraphTracer::dispatch(const ops::OpDef& op, ops::Stack& args
   const bool writes_argument = std::any_of(op.schema.arguments.begin(), op.schema.arguments.end(),
                                            [](const ops::Argument& a) { return a.is_mutable; });
   if (writes_argument) {
+    // A declared functional counterpart ("_<name>_functional": the op's outputs, then the new
+    // values of the arguments it writes) keeps the op's own kernel; decomposing, or without one,
+    // the op's decomposition runs (it writes with copy_).
+    const ops::OpDef* counterpart =
+        options_.decompose ? nullptr
+                           : ops::OpRegistry::instance().find("_" + op.schema.name + "_functional");
+    if (counterpart != nullptr) {
+      std::vector<Tensor> results = trace_functional(*counterpart, args);
+      const size_t returns = op.schema.returns.size();
+      size_t next = returns;
+      for (size_t i = 0; i < op.schema.arguments.size() && i < args.size(); ++i) {
+        if (!op.schema.arguments[i].is_mutable) continue;
+        const Tensor& written = results.at(next++);
+        if (args[i].is_tensor() && args[i].to_tensor().defined()) {
+          write(args[i].to_tensor(), written);
+        }
+      }
+      results.resize(returns);
+      return results;
+    }
     KILN_CHECK(static_cast<bool>(op.decomposition),
                "aot: {} writes its argument in place and has no decomposition to functionalize it "
                "with",

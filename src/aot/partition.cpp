@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace kiln::aot {
@@ -63,42 +64,56 @@ struct Analysis {
   }
 };
 
-// Nodes that cost nothing to keep: parameters, buffers and constants are held anyway.
-int64_t save_cost(const graph::Node& n) {
+// Bytes the backward holds if it keeps value v of node n: nothing for parameters, buffers and
+// constants, which are held anyway.
+int64_t save_cost(const graph::Node& n, int output) {
   if (n.kind == graph::NodeKind::Input && n.role != graph::InputRole::UserArg) return 0;
-  int64_t bytes = 0;
-  for (const graph::ValueMeta& m : n.outputs) bytes += value_bytes(m);
-  return bytes;
+  return value_bytes(n.outputs[static_cast<size_t>(output)]);
 }
 
-// The min cut: which tangent-independent nodes to save.
-std::vector<bool> min_cut_saved(const JointGraph& joint, const Analysis& a,
-                                const std::vector<graph::Value>& grads) {
+// The min cut: which tangent-independent values to save. Each node has an "in" vertex and one
+// vertex per output, joined by an edge of the output's size: cutting it saves that output, and a
+// node whose "in" vertex falls on the sink's side is recomputed whole.
+std::set<ValueKey> min_cut_saved(const Analysis& a, const std::vector<graph::Value>& grads) {
   const size_t n = a.nodes.size();
-  FlowNetwork net(2 * n + 2);
-  const size_t source = 2 * n, sink = 2 * n + 1;
-  auto in = [](size_t i) { return 2 * i; };
-  auto out = [](size_t i) { return 2 * i + 1; };
+  std::vector<size_t> first_output(n);
+  size_t vertices = 0;
+  for (size_t i = 0; i < n; ++i) {
+    first_output[i] = vertices + 1;
+    vertices += 1 + a.nodes[i]->outputs.size();
+  }
+  FlowNetwork net(vertices + 2);
+  const size_t source = vertices, sink = vertices + 1;
+  auto in = [&](size_t i) { return first_output[i] - 1; };
+  auto out = [&](size_t i, int o) { return first_output[i] + static_cast<size_t>(o); };
   for (size_t i = 0; i < n; ++i) {
     if (a.tangent_dependent[i]) continue;
     const graph::Node& node = *a.nodes[i];
-    net.add_edge(in(i), out(i), save_cost(node));
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      net.add_edge(in(i), out(i, static_cast<int>(o)), save_cost(node, static_cast<int>(o)));
+    }
     if (a.is_input[i] || !is_recomputable(node))
       net.add_edge(source, in(i), FlowNetwork::kInfinite);
     for (size_t u : a.users[i]) {
-      net.add_edge(out(i), a.tangent_dependent[u] ? sink : in(u), FlowNetwork::kInfinite);
+      for (const graph::TensorUse& use : a.nodes[u]->uses) {
+        if (use.value.node != &node) continue;
+        net.add_edge(out(i, use.value.output), a.tangent_dependent[u] ? sink : in(u),
+                     FlowNetwork::kInfinite);
+      }
     }
   }
   for (const graph::Value& g : grads) {
     const size_t i = a.index.at(g.node);
-    if (!a.tangent_dependent[i]) net.add_edge(out(i), sink, FlowNetwork::kInfinite);
+    if (!a.tangent_dependent[i]) net.add_edge(out(i, g.output), sink, FlowNetwork::kInfinite);
   }
-  (void)joint;
   net.max_flow(source, sink);
   const std::vector<bool> side = net.source_side(source);
-  std::vector<bool> saved(n, false);
+  std::set<ValueKey> saved;
   for (size_t i = 0; i < n; ++i) {
-    saved[i] = !a.tangent_dependent[i] && side[in(i)] && !side[out(i)];
+    if (a.tangent_dependent[i] || !side[in(i)]) continue;
+    for (size_t o = 0; o < a.nodes[i]->outputs.size(); ++o) {
+      if (!side[out(i, static_cast<int>(o))]) saved.insert({a.nodes[i], static_cast<int>(o)});
+    }
   }
   return saved;
 }
@@ -144,12 +159,8 @@ Partition partition(const JointGraph& joint, Partitioner partitioner) {
   const std::vector<graph::Value> grads(all_outputs.begin() + num_forward_outputs,
                                         all_outputs.end());
 
-  std::vector<bool> available(n, false);
-  if (partitioner == Partitioner::MinCut) {
-    available = min_cut_saved(joint, a, grads);
-  } else {
-    for (size_t i = 0; i < n; ++i) available[i] = !a.tangent_dependent[i];
-  }
+  std::set<ValueKey> cut;
+  if (partitioner == Partitioner::MinCut) cut = min_cut_saved(a, grads);
   // The backward: from the gradients back to available values, tangents and inputs.
   std::vector<bool> in_backward(n, false);
   std::vector<ValueKey> saved_keys;
@@ -157,10 +168,12 @@ Partition partition(const JointGraph& joint, Partitioner partitioner) {
   std::vector<size_t> stack;
   auto reach = [&](graph::Value v) {
     const size_t i = a.index.at(v.node);
+    // Save-all takes every forward value from the forward; min-cut the cut's values, and (as
+    // a safeguard) values of nodes that may not be recomputed.
     const bool take_from_forward =
-        !a.tangent_dependent[i] &&
-        (available[i] || (a.is_input[i] && a.kind_of_input[i] != JointInput::Tangent) ||
-         !is_recomputable(*a.nodes[i]));
+        !a.tangent_dependent[i] && (partitioner == Partitioner::SaveAll || cut.count(key(v)) ||
+                                    (a.is_input[i] && a.kind_of_input[i] != JointInput::Tangent) ||
+                                    !is_recomputable(*a.nodes[i]));
     if (take_from_forward) {
       if (!saved_values.count(key(v))) {
         saved_keys.push_back(key(v));

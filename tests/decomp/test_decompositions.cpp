@@ -35,6 +35,10 @@ bool selected(const OpDef& op) {
 // Ops whose outputs are uninitialized memory: only their metadata is compared.
 const std::set<std::string> kUninitialized = {"empty", "empty_like", "empty_strided"};
 
+// Error samples whose check reads the data (a value range), which a decomposition cannot do
+// without a data-dependent assert: PyTorch's decompositions skip these checks too.
+const std::set<std::string> kDataCheckedErrors = {"binary_cross_entropy [input above 1]"};
+
 // Fresh copies of the tensor arguments, so that ops writing an argument (fill_, uniform_) start
 // from the same values on both paths.
 Stack copy_args(const Stack& args) {
@@ -126,20 +130,13 @@ TEST(Decompositions, PrimClassOfVariantsIsTheirFunctionalOps) {
 }
 
 TEST(Decompositions, AnOpThatIsNeitherIsNamed) {
-  // A declaration with no kernel path to prims: the mode refuses it by name.
-  static const OpDef& orphan = ops::declare(
-      ops::OpBuilder("test_decomp_orphan(Tensor self) -> Tensor")
-          .meta([](const Stack& a) {
-            const Tensor& t = a[0].to_tensor();
-            return std::vector<ops::TensorMeta>{ops::TensorMeta::contiguous(
-                SymDimVector(t.sym_sizes().begin(), t.sym_sizes().end()), t.dtype(), t.device())};
-          })
-          .cpu([](const Stack& a, const std::vector<Tensor>& out) {
-            Tensor o = out[0];
-            o.copy_(a[0].to_tensor());
-          }));
+  // A declaration (not registered) with no path to prims: the mode refuses it by name.
+  ops::OpDef orphan;
+  orphan.schema = ops::parse_schema("test_decomp_orphan(Tensor self) -> Tensor");
+  decomp::DecomposeMode mode;
+  Stack args{IValue(ones({2}))};
   try {
-    decomp::call_as_prims(orphan, {ones({2})});
+    mode.dispatch(orphan, args);
     FAIL() << "expected kiln::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("test_decomp_orphan is neither a prim nor decomposable"),
@@ -165,6 +162,7 @@ TEST(Decompositions, SamplesAsPrimsMatchEagerKernels) {
         eager = ops::call(*op, eager_args);
       } catch (const Error&) {
         // An error sample: the decomposition must refuse it too.
+        if (kDataCheckedErrors.count(what)) continue;
         manual_seed(11);
         EXPECT_THROW(decomp::call_as_prims(*op, copy_args(s.args)), Error);
         continue;

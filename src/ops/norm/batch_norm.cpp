@@ -245,15 +245,109 @@ std::vector<Sample> batch_norm_samples(bool native) {
   };
 }
 
+// _native_batch_norm_functional (PyTorch's _native_batch_norm_legit_functional): native_batch_norm
+// returning the updated running statistics instead of writing them, what functionalization turns
+// native_batch_norm into. The kernel updates copies; an undefined statistic stays undefined.
+Metas native_batch_norm_functional_meta(const Stack& a) {
+  Metas metas = native_batch_norm_meta(a);
+  for (size_t i : {3u, 4u}) {
+    const Tensor stat = a[i].to_optional_tensor();
+    metas.push_back(
+        stat.defined()
+            ? TensorMeta::contiguous(SymDimVector(stat.sym_sizes().begin(), stat.sym_sizes().end()),
+                                     stat.dtype(), stat.device())
+            : TensorMeta::contiguous({0}, a[0].to_tensor().dtype(), a[0].to_tensor().device()));
+  }
+  return metas;
+}
+
+void native_batch_norm_functional_impl(const Stack& a, const Outs& out) {
+  Stack updated = a;
+  for (size_t i : {3u, 4u}) {
+    const Tensor stat = a[i].to_optional_tensor();
+    if (!stat.defined()) continue;
+    Tensor copy = out[i];
+    copy.copy_(stat);
+    updated[i] = IValue(copy);
+  }
+  native_batch_norm_impl(updated, Outs{out[0], out[1], out[2]});
+}
+
+// native_batch_norm's formula for the first three outputs, plus the updated statistics' terms:
+// in training new_mean = (1 - m) running_mean + m mean(x) and new_var = (1 - m) running_var +
+// m var(x) n / (n - 1); in evaluation they are copies.
+std::vector<Tensor> native_batch_norm_functional_derivative(const BackwardArgs& a) {
+  const std::vector<Tensor> outputs(a.outputs.begin(), a.outputs.begin() + 3);
+  const std::vector<Tensor> grads(a.grad_outputs.begin(), a.grad_outputs.begin() + 3);
+  std::vector<bool> flowed;
+  for (size_t i = 0; i < 3; ++i) flowed.push_back(a.flowed(i));
+  std::vector<Tensor> g = norm::native_batch_norm_derivative(
+      BackwardArgs{a.inputs, outputs, grads, &flowed, a.needs_grad_mask});
+  const bool mean_flowed = a.flowed(3), var_flowed = a.flowed(4);
+  if (!mean_flowed && !var_flowed) return g;
+  const BatchNormArgs b = unpack(a.inputs);
+  auto add = [](Tensor& into, const Tensor& term) { into = into.defined() ? into + term : term; };
+  if (!b.training) {
+    if (mean_flowed && b.running_mean.defined()) add(g[3], a.grad_outputs[3]);
+    if (var_flowed && b.running_var.defined()) add(g[4], a.grad_outputs[4]);
+    return g;
+  }
+  const double m = b.momentum;
+  const int64_t C = b.input.size(1);
+  const double count = static_cast<double>(b.input.numel() / C);
+  DimVector channel_shape(static_cast<size_t>(b.input.dim()), 1);
+  channel_shape[1] = C;
+  if (mean_flowed && b.running_mean.defined()) {
+    const Tensor& gm = a.grad_outputs[3];
+    add(g[3], gm * (1 - m));
+    add(g[0],
+        (gm * (m / count)).reshape(channel_shape).to(b.input.dtype()).expand(b.input.sizes()));
+  }
+  if (var_flowed && b.running_var.defined()) {
+    const Tensor& gv = a.grad_outputs[4];
+    add(g[4], gv * (1 - m));
+    const Tensor centered = b.input - a.outputs[1].reshape(channel_shape).to(b.input.dtype());
+    add(g[0], centered * (gv * (2 * m / (count - 1))).reshape(channel_shape).to(b.input.dtype()));
+  }
+  return g;
+}
+
+std::vector<Tensor> native_batch_norm_functional_decomposition(const Stack& a) {
+  static const OpDef& native = OpRegistry::instance().get("native_batch_norm");
+  Stack updated = a;
+  std::vector<Tensor> stats;
+  for (size_t i : {3u, 4u}) {
+    const Tensor stat = a[i].to_optional_tensor();
+    stats.push_back(stat.defined() ? stat.clone() : empty({0}, a[0].to_tensor().dtype()));
+    if (stat.defined()) updated[i] = IValue(stats.back());
+  }
+  std::vector<Tensor> out = call(native, updated);
+  out.push_back(stats[0]);
+  out.push_back(stats[1]);
+  return out;
+}
+
 }  // namespace
 
 KILN_OP(
     "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean, "
-    "Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)")
+    "Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, "
+    "Tensor)")
     .meta(native_batch_norm_meta)
     .cpu(native_batch_norm_impl)
     .derivative(norm::native_batch_norm_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
     .decomposition(native_batch_norm_decomposition)
+    .tolerance(1e-5, 1e-5)
+    .samples([] { return batch_norm_samples(true); });
+
+KILN_OP(
+    "_native_batch_norm_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor? "
+    "running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, "
+    "Tensor, Tensor, Tensor, Tensor)")
+    .meta(native_batch_norm_functional_meta)
+    .cpu(native_batch_norm_functional_impl)
+    .derivative(native_batch_norm_functional_derivative, DerivativeReads::InputsAndOutputs, {1, 2})
+    .decomposition(native_batch_norm_functional_decomposition)
     .tolerance(1e-5, 1e-5)
     .samples([] { return batch_norm_samples(true); });
 
