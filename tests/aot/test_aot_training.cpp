@@ -27,8 +27,7 @@ using testing::all_close;
 // from the same seeds: losses, every gradient, parameters and buffers agree at each step.
 template <typename Make>
 void expect_training_like_eager(Make make, const Tensor& input, const std::string& what,
-                                const std::string& backend = "aot_eager", double rtol = 1e-5,
-                                bool normwise = false, int steps = 3) {
+                                const std::string& backend = "aot_eager", double rtol = 1e-5) {
   testing::LogCapture hints("perf_hints");
   manual_seed(10);
   auto eager = make();
@@ -40,7 +39,7 @@ void expect_training_like_eager(Make make, const Tensor& input, const std::strin
   optim::SGD eager_opt(eager->parameters(), {.lr = 0.05, .momentum = 0.9});
   optim::SGD opt(compiled->parameters(), {.lr = 0.05, .momentum = 0.9});
   auto loss_of = [](const Tensor& out) { return (out * out).mean(); };
-  for (int step = 0; step < steps; ++step) {
+  for (int step = 0; step < 3; ++step) {
     SCOPED_TRACE(what + " step " + std::to_string(step));
     eager_opt.zero_grad();
     manual_seed(100 + step);
@@ -59,14 +58,14 @@ void expect_training_like_eager(Make make, const Tensor& input, const std::strin
       // Parameters the output does not depend on (BERT's pooler) get no gradient in either.
       ASSERT_EQ(param.grad().defined(), q.at(name).grad().defined()) << name;
       if (!param.grad().defined()) continue;
-      EXPECT_TRUE(agree(param.grad(), q.at(name).grad(), rtol, normwise)) << name;
+      EXPECT_TRUE(all_close(param.grad(), q.at(name).grad(), rtol, 1e-7)) << name;
     }
     eager_opt.step();
     opt.step();
     const auto c = eager->named_buffers();
     for (const auto& [name, buffer] : model->named_buffers()) {
       if (!buffer.defined()) continue;
-      EXPECT_TRUE(agree(buffer, c.at(name), rtol, normwise)) << name;
+      EXPECT_TRUE(all_close(buffer, c.at(name), rtol, 1e-7)) << name;
     }
   }
   EXPECT_EQ(hints.count("runs with the interpreter"), 0u) << hints.all();
@@ -121,18 +120,20 @@ TEST(AotTraining, DecomposedMlp) {
       randn({8, 16}), "mlp as prims", "aot_eager_decomp_partition");
 }
 
+// In float64: as prims, BatchNorm and convolution_backward (decomposed into convolutions) round
+// differently from their kernels by an ulp per op, and in float32 this unstable training (the loss
+// grows each step) amplifies that to ~1e-3 by the second step; in float64 the two trainings
+// agree to 1e-13, which shows the decomposed graphs compute what eager does (each decomposition
+// is also checked alone at 1e-5 in float32 by tests/decomp).
 TEST(AotTraining, DecomposedResNet18) {
   manual_seed(2);
-  // As prims, BatchNorm and convolution_backward (decomposed into convolutions) round
-  // differently from their kernels, by an ulp per op; through 20 batch normalizations that grows
-  // to ~1e-2 relative on gradient elements near zero, so gradients are compared normwise (each
-  // within 1e-4 of the tensor's largest; each decomposition alone is checked at 1e-5 in
-  // tests/decomp). A batch whose last blocks still see several pixels per channel keeps the
-  // normalizations well conditioned; two steps, since by the third the SGD trajectories (lr 0.05,
-  // momentum 0.9 on this loss) amplify those differences to ~1%.
-  expect_training_like_eager([] { return models::resnet18(10); }, randn({4, 3, 64, 64}),
-                             "resnet18 as prims", "aot_eager_decomp_partition", 1e-4,
-                             /*normwise=*/true, /*steps=*/2);
+  expect_training_like_eager(
+      [] {
+        auto model = models::resnet18(10);
+        model->to(kFloat64);
+        return model;
+      },
+      randn({4, 3, 64, 64}, kFloat64), "resnet18 as prims", "aot_eager_decomp_partition", 1e-9);
 }
 
 TEST(AotTraining, DecomposedBert) {
