@@ -3,7 +3,9 @@
 // 224x224, cross-entropy) and bert (BERT-base sequence classification, batch 4, seq 128, train
 // mode with dropout) training steps. Figures come from the partitioned graphs (bytes of values,
 // not timings): estimate_peak_bytes walks the forward then the backward freeing each value
-// after its last reader. Usage: aot_memory [resnet18|bert]...
+// after its last reader. Each workload is reported as traced (ops as captured) and as prims
+// (what a code generator sees, where BatchNorm's normalization is pointwise and recomputable).
+// Usage: aot_memory [resnet18|bert]...
 #include <kiln/aot/aot.h>
 #include <kiln/kiln.h>
 #include <kiln/models/models.h>
@@ -34,10 +36,11 @@ kiln::graph::Graph capture_training_graph(const std::function<Tensor()>& loss) {
   return std::move(*kept);
 }
 
-void report(const std::string& name, const kiln::graph::Graph& captured) {
-  const kiln::aot::JointGraph joint = kiln::aot::trace_joint(captured, /*training=*/true);
-  fmt::print("{}: {} ops captured, {} in the joint graph\n", name, captured.num_ops(),
-             joint.graph.num_ops());
+void report(const std::string& name, const kiln::graph::Graph& captured, bool decompose) {
+  const kiln::aot::JointGraph joint =
+      kiln::aot::trace_joint(captured, /*training=*/true, decompose);
+  fmt::print("{}{}: {} ops captured, {} in the joint graph\n", name, decompose ? " (as prims)" : "",
+             captured.num_ops(), joint.graph.num_ops());
   for (auto p : {kiln::aot::Partitioner::MinCut, kiln::aot::Partitioner::SaveAll}) {
     const kiln::aot::Partition part = kiln::aot::partition(joint, p);
     fmt::print("  {:9} saved {:8.1f} MiB in {:4} values, recomputes {:4} ops, peak {:8.1f} MiB\n",
@@ -60,17 +63,19 @@ int main(int argc, char** argv) {
       model->train();
       const Tensor x = kiln::randn({8, 3, 224, 224});
       const Tensor labels = kiln::randint(0, 1000, {8}, kiln::kInt64);
-      report(w, capture_training_graph([&] {
-               return kiln::nn::functional::cross_entropy(model->forward(x), labels);
-             }));
+      const kiln::graph::Graph g = capture_training_graph(
+          [&] { return kiln::nn::functional::cross_entropy(model->forward(x), labels); });
+      report(w, g, false);
+      report(w, g, true);
     } else if (w == "bert") {
       auto model = kiln::models::bert_for_sequence_classification();
       model->train();
       const Tensor ids = kiln::randint(0, model->bert->config.vocab_size, {4, 128}, kiln::kInt64);
       const Tensor labels = kiln::randint(0, 2, {4}, kiln::kInt64);
-      report(w, capture_training_graph([&] {
-               return kiln::nn::functional::cross_entropy(model->forward(ids), labels);
-             }));
+      const kiln::graph::Graph g = capture_training_graph(
+          [&] { return kiln::nn::functional::cross_entropy(model->forward(ids), labels); });
+      report(w, g, false);
+      report(w, g, true);
     } else {
       fmt::print(stderr, "aot_memory: unknown workload {} (resnet18 or bert)\n", w);
       return 2;
