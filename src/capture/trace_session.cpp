@@ -205,25 +205,8 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
   if (differentiates && !graph_grad_) graph_grad_ = grad_now;
   const bool requires_grad = grad_now && differentiates;
 
-  ops::Stack node_args = args;
-  std::vector<graph::TensorUse> uses;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].is_tensor()) {
-      const Tensor& t = args[i].to_tensor();
-      if (!t.defined()) continue;
-      uses.push_back(graph::TensorUse{static_cast<int>(i), -1, value_of(t)});
-      node_args[i] = ops::IValue(Tensor());
-    } else if (args[i].is_tensor_list()) {
-      std::vector<Tensor> list = args[i].to_tensor_list();
-      for (size_t j = 0; j < list.size(); ++j) {
-        if (!list[j].defined()) continue;
-        uses.push_back(
-            graph::TensorUse{static_cast<int>(i), static_cast<int>(j), value_of(list[j])});
-        list[j] = Tensor();
-      }
-      node_args[i] = ops::IValue(std::move(list));
-    }
-  }
+  auto [node_args, uses] =
+      graph::node_arguments(args, [this](const Tensor& t) { return value_of(t); });
   std::vector<graph::ValueMeta> metas;
   for (const Tensor& m : meta_outputs) {
     graph::ValueMeta vm = graph::ValueMeta::of(m);

@@ -5,6 +5,8 @@
 #include <kiln/ops/registry.h>
 
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace kiln::graph {
 
@@ -32,6 +34,31 @@ int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset);
 // A tensor of a value's geometry on `storage_device`, with a storage of no memory but of the size
 // the geometry spans: a meta tensor (kMeta), or on a real device a capture-style proxy.
 Tensor tensor_of_meta(const ValueMeta& meta, Device storage_device);
+
+// An op node's arguments: the stack with its tensors taken out (left undefined) and the uses
+// that say where each tensor's value goes, from `value_of(tensor)`.
+template <typename F>
+std::pair<ops::Stack, std::vector<TensorUse>> node_arguments(const ops::Stack& args, F&& value_of) {
+  ops::Stack node_args = args;
+  std::vector<TensorUse> uses;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].is_tensor()) {
+      const Tensor& t = args[i].to_tensor();
+      if (!t.defined()) continue;
+      uses.push_back(TensorUse{static_cast<int>(i), -1, value_of(t)});
+      node_args[i] = ops::IValue(Tensor());
+    } else if (args[i].is_tensor_list()) {
+      std::vector<Tensor> list = args[i].to_tensor_list();
+      for (size_t j = 0; j < list.size(); ++j) {
+        if (!list[j].defined()) continue;
+        uses.push_back(TensorUse{static_cast<int>(i), static_cast<int>(j), value_of(list[j])});
+        list[j] = Tensor();
+      }
+      node_args[i] = ops::IValue(std::move(list));
+    }
+  }
+  return {std::move(node_args), std::move(uses)};
+}
 
 // The device an op's outputs live on: a Device argument's, else the first tensor argument's.
 Device output_device(const ops::Stack& args);

@@ -23,6 +23,16 @@ using testing::all_close;
   return ::testing::AssertionFailure() << "max error " << error << " vs max " << scale;
 }
 
+// BERT at test size: 2 layers of width 32, vocabulary 100, in train mode with dropout 0.1.
+std::shared_ptr<models::BertModel> small_bert() {
+  return models::bert({.vocab_size = 100,
+                       .hidden_size = 32,
+                       .num_hidden_layers = 2,
+                       .num_attention_heads = 2,
+                       .intermediate_size = 64,
+                       .max_position_embeddings = 64});
+}
+
 // Two copies of a model, one compiled with aot_eager, trained side by side with SGD (momentum)
 // from the same seeds: losses, every gradient, parameters and buffers agree at each step.
 template <typename Make>
@@ -88,16 +98,7 @@ TEST(AotTraining, ResNet18WithBatchNormStatistics) {
 
 TEST(AotTraining, BertWithDropout) {
   manual_seed(3);
-  expect_training_like_eager(
-      [] {
-        return models::bert({.vocab_size = 100,
-                             .hidden_size = 32,
-                             .num_hidden_layers = 2,
-                             .num_attention_heads = 2,
-                             .intermediate_size = 64,
-                             .max_position_embeddings = 64});
-      },
-      randint(0, 100, {2, 16}), "bert");
+  expect_training_like_eager([] { return small_bert(); }, randint(0, 100, {2, 16}), "bert");
 }
 
 TEST(AotTraining, Gpt2WithDropout) {
@@ -138,16 +139,8 @@ TEST(AotTraining, DecomposedResNet18) {
 
 TEST(AotTraining, DecomposedBert) {
   manual_seed(3);
-  expect_training_like_eager(
-      [] {
-        return models::bert({.vocab_size = 100,
-                             .hidden_size = 32,
-                             .num_hidden_layers = 2,
-                             .num_attention_heads = 2,
-                             .intermediate_size = 64,
-                             .max_position_embeddings = 64});
-      },
-      randint(0, 100, {2, 16}), "bert as prims", "aot_eager_decomp_partition");
+  expect_training_like_eager([] { return small_bert(); }, randint(0, 100, {2, 16}), "bert as prims",
+                             "aot_eager_decomp_partition");
 }
 
 // Traced with decompositions, the joint graphs of the models hold prims only.
@@ -266,13 +259,7 @@ aot::JointGraph joint_of(const std::shared_ptr<M>& model, const Tensor& input) {
 TEST(AotTraining, MinCutSavesLessThanSaveAllForResNetAndBert) {
   manual_seed(9);
   const aot::JointGraph resnet = joint_of(models::resnet18(10), randn({2, 3, 32, 32}));
-  const aot::JointGraph bert = joint_of(models::bert({.vocab_size = 100,
-                                                      .hidden_size = 32,
-                                                      .num_hidden_layers = 2,
-                                                      .num_attention_heads = 2,
-                                                      .intermediate_size = 64,
-                                                      .max_position_embeddings = 64}),
-                                        randint(0, 100, {2, 16}));
+  const aot::JointGraph bert = joint_of(small_bert(), randint(0, 100, {2, 16}));
   for (const aot::JointGraph* joint : {&resnet, &bert}) {
     const aot::Partition min_cut = aot::partition(*joint, aot::Partitioner::MinCut);
     const aot::Partition save_all = aot::partition(*joint, aot::Partitioner::SaveAll);

@@ -65,7 +65,8 @@ std::vector<Tensor> narrow_composite(const Stack& args) {
   return call(slice, {self, dim, start, start + length, SymInt(int64_t{1})});
 }
 
-std::vector<TensorMeta> select_op_meta(const Stack& args) {
+// select's dim and index (wrapped), checked as PyTorch checks them.
+std::pair<int64_t, SymInt> select_dim_and_index(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const int64_t dim = sliced_dim(self, args[1].to_int(), "select");
   SymInt index = args[2].to_sym_int();
@@ -74,7 +75,12 @@ std::vector<TensorMeta> select_op_meta(const Stack& args) {
                "select(): index {} out of range for tensor of size {} at dimension {}", index.str(),
                shape_str(self.sym_sizes()), dim);
   if (index < 0) index = index + size;
-  return {select_meta(self, dim, index)};
+  return {dim, index};
+}
+
+std::vector<TensorMeta> select_op_meta(const Stack& args) {
+  const auto [dim, index] = select_dim_and_index(args);
+  return {select_meta(args[0].to_tensor(), dim, index)};
 }
 
 std::vector<TensorMeta> unbind_meta(const Stack& args) {
@@ -172,15 +178,8 @@ Tensor select_as_slice(const Tensor& self, int64_t dim, const SymInt& index) {
 }
 
 std::vector<Tensor> select_decomposition(const Stack& args) {
-  const Tensor& self = args[0].to_tensor();
-  const int64_t dim = sliced_dim(self, args[1].to_int(), "select");
-  SymInt index = args[2].to_sym_int();
-  const SymInt size = dim_size(self, dim);
-  KILN_CHECK_T(IndexError, index >= -size && index < size,
-               "select(): index {} out of range for tensor of size {} at dimension {}", index.str(),
-               shape_str(self.sym_sizes()), dim);
-  if (index < 0) index = index + size;
-  return {select_as_slice(self, dim, index)};
+  const auto [dim, index] = select_dim_and_index(args);
+  return {select_as_slice(args[0].to_tensor(), dim, index)};
 }
 
 std::vector<Tensor> unbind_decomposition(const Stack& args) {
