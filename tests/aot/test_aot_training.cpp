@@ -13,16 +13,6 @@ namespace {
 
 using testing::all_close;
 
-// Elementwise within rtol, or (normwise) every element within rtol of the tensor's largest.
-::testing::AssertionResult agree(const Tensor& got, const Tensor& want, double rtol,
-                                 bool normwise) {
-  if (!normwise) return all_close(got, want, rtol, 1e-7);
-  const double error = (got.to(kFloat64) - want.to(kFloat64)).abs().max().item<double>();
-  const double scale = want.to(kFloat64).abs().max().item<double>();
-  if (error <= rtol * scale + 1e-7) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "max error " << error << " vs max " << scale;
-}
-
 // BERT at test size: 2 layers of width 32, vocabulary 100, in train mode with dropout 0.1.
 std::shared_ptr<models::BertModel> small_bert() {
   return models::bert({.vocab_size = 100,
