@@ -3,6 +3,7 @@
 // backend).
 #include "capture/guards.h"
 #include "capture/trace_session.h"
+#include "capture/warnings.h"
 
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/capture/compile.h>
@@ -34,15 +35,6 @@ WarningHandler& warning_handler() {
   return h;
 }
 
-void warn(std::string_view message) {
-  std::lock_guard lock(warning_mutex());
-  if (warning_handler()) {
-    warning_handler()(message);
-  } else {
-    std::cerr << "kiln: warning: " << message << "\n";
-  }
-}
-
 }  // namespace
 
 int cache_size_limit() { return g_cache_size_limit.load(); }
@@ -63,6 +55,15 @@ void graph_break(const SourceLocation& loc) {
 }
 
 namespace capture {
+
+void warn(std::string_view message) {
+  std::lock_guard lock(warning_mutex());
+  if (warning_handler()) {
+    warning_handler()(message);
+  } else {
+    std::cerr << "kiln: warning: " << message << "\n";
+  }
+}
 
 std::string callable_name(const SourceLocation& loc) {
   return fmt::format("function compiled at {}:{}",

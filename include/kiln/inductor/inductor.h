@@ -1,0 +1,19 @@
+#pragma once
+// The inductor (DESIGN.md §5, TorchInductor's role) on the CPU: a graph of prims is lowered to
+// loop nests, generated as one C++/OpenMP translation unit, compiled by the system compiler into a
+// shared object kept in the on-disk code cache (KILN_CACHE_DIR, default ~/.cache/kiln), and run
+// with extern calls (GEMM, convolution, random draws, indexing) in between. The `inductor`
+// backend runs aot (functionalization, joint graph, min-cut partition, every op as prims) and
+// compiles both halves this way.
+#include <kiln/backends/backend.h>
+
+namespace kiln::inductor {
+
+// Compiles one graph of prims. A graph it cannot lower (a dtype or device without generated
+// kernels yet) runs with the interpreter, said on the perf_hints channel. Options (from
+// compile()'s `options`): "fallback" = "eager" turns a C++ compiler failure into a warning and
+// interpreted execution instead of a kiln::Error.
+CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> example_inputs,
+                            const BackendContext& context);
+
+}  // namespace kiln::inductor

@@ -1,0 +1,19 @@
+// The built-in `inductor` backend: aot (functionalization, joint graph, min-cut partition, every
+// op decomposed into prims), then both halves generated as C++ kernels (src/inductor).
+#include <kiln/aot/aot.h>
+#include <kiln/backends/backend.h>
+#include <kiln/inductor/inductor.h>
+
+namespace kiln {
+namespace {
+
+[[maybe_unused]] const bool inductor_registered = [] {
+  register_backend("inductor", aot::aot_autograd({.forward_compiler = inductor::compile_graph,
+                                                  .backward_compiler = inductor::compile_graph,
+                                                  .partitioner = aot::Partitioner::MinCut,
+                                                  .decompose = true}));
+  return true;
+}();
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,70 @@
+#include "inductor/code_cache.h"
+#include "inductor/codegen_cpp.h"
+#include "inductor/compiled_program.h"
+#include "inductor/lowering.h"
+
+#include "capture/warnings.h"
+
+#include <kiln/capture/debug_dir.h>
+#include <kiln/capture/logs.h>
+#include <kiln/core/error.h>
+#include <kiln/inductor/inductor.h>
+
+#include <fmt/format.h>
+
+namespace kiln::inductor {
+
+namespace {
+
+CompiledGraph interpreted(const graph::Graph& graph) {
+  auto owned = std::make_shared<const graph::Graph>(graph.clone());
+  return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
+}
+
+bool on_cpu(const graph::Graph& graph) {
+  for (const auto& n : graph.nodes()) {
+    for (const graph::ValueMeta& m : n->outputs) {
+      if (!m.device.is_cpu()) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /*example_inputs*/,
+                            const BackendContext& context) {
+  Program program;
+  try {
+    KILN_CHECK(on_cpu(graph), "inductor: only CPU graphs are generated yet");
+    program = lower(graph);
+  } catch (const Error& e) {
+    logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
+                                                     context.graph_name, e.what()));
+    return interpreted(graph);
+  }
+  const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),
+                                       [](const Step& s) { return s.index() == 0; });
+  std::shared_ptr<const LoadedModule> module;
+  if (has_kernels) {
+    const std::string source = generate_cpp(program);
+    logs::log(logs::Channel::output_code,
+              fmt::format("generated code of {}:\n{}", context.graph_name, source));
+    if (auto dir = debug::DebugDir::for_compilation(context.graph_name + "_inductor")) {
+      dir->write("kernels.cpp", source);
+    }
+    try {
+      module = load_or_compile(source, CompilerConfig::from_environment(), {}, context.graph_name);
+    } catch (const Error& e) {
+      auto fallback = context.options.find("fallback");
+      if (fallback == context.options.end() || fallback->second != "eager") throw;
+      capture::warn(fmt::format("inductor: {} could not be compiled and runs eagerly: {}",
+                                context.graph_name, e.what()));
+      return interpreted(graph);
+    }
+  }
+  auto compiled = std::make_shared<const CompiledProgram>(std::move(program), std::move(module));
+  return [compiled](std::span<const Tensor> inputs) { return compiled->run(inputs); };
+}
+
+}  // namespace kiln::inductor

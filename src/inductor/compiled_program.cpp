@@ -1,0 +1,145 @@
+#include "inductor/compiled_program.h"
+
+#include <kiln/autograd/grad_mode.h>
+#include <kiln/core/error.h>
+#include <kiln/ops/creation.h>
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace kiln::inductor {
+
+namespace {
+
+// The storage base: buffers are addressed by absolute storage offsets (views fold into them).
+void* storage_base(const Tensor& t) {
+  return static_cast<char*>(t.data_ptr()) -
+         t.storage_offset() * static_cast<int64_t>(itemsize(t.dtype()));
+}
+
+Tensor allocate(const Buffer& b) {
+  int64_t extent = b.offset + 1;
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    if (b.sizes[d] == 0) extent = 0;
+    if (extent > 0) extent += (b.sizes[d] - 1) * b.strides[d];
+  }
+  // One flat allocation viewed with the buffer's layout (offset included).
+  Tensor flat = empty({std::max<int64_t>(extent, 1)}, b.dtype);
+  return flat.as_strided(b.sizes, b.strides, b.offset);
+}
+
+bool same_layout(const Tensor& t, const Buffer& b) {
+  return t.dtype() == b.dtype && t.sizes().vec() == b.sizes && t.strides().vec() == b.strides &&
+         t.storage_offset() == b.offset;
+}
+
+}  // namespace
+
+CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module)
+    : program_(std::move(program)), module_(std::move(module)) {
+  // Last reader of each intermediate buffer; outputs are never released.
+  std::vector<int> last(program_.buffers.size(), -1);
+  auto read = [&](int buffer, int step) {
+    if (buffer >= 0) last[static_cast<size_t>(buffer)] = step;
+  };
+  for (size_t s = 0; s < program_.steps.size(); ++s) {
+    const int step = static_cast<int>(s);
+    if (const auto* k = std::get_if<Kernel>(&program_.steps[s])) {
+      kernels_.push_back(reinterpret_cast<KernelFn>(module_->symbol(k->name)));
+      std::function<void(const Expr&)> visit = [&](const Expr& e) {
+        if (e->kind == ExprNode::Kind::Load) read(e->buffer, step);
+        for (const Expr& a : e->args) visit(a);
+      };
+      visit(k->body);
+    } else {
+      kernels_.push_back(nullptr);
+      for (const ExternCall::Input& in : std::get<ExternCall>(program_.steps[s]).inputs) {
+        read(in.buffer, step);
+      }
+    }
+  }
+  std::set<int> kept;
+  for (const OutputView& o : program_.outputs) kept.insert(o.buffer);
+  release_.resize(program_.steps.size());
+  for (size_t b = 0; b < last.size(); ++b) {
+    const bool intermediate = program_.buffers[b].role == Buffer::Role::Intermediate;
+    if (intermediate && last[b] >= 0 && !kept.count(static_cast<int>(b))) {
+      release_[static_cast<size_t>(last[b])].push_back(static_cast<int>(b));
+    }
+  }
+}
+
+std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
+  KILN_CHECK(inputs.size() == program_.num_inputs, "inductor: the graph takes {} inputs, got {}",
+             program_.num_inputs, inputs.size());
+  std::vector<Tensor> buffers(program_.buffers.size());
+  std::vector<void*> pointers(program_.buffers.size(), nullptr);
+  for (size_t b = 0; b < program_.buffers.size(); ++b) {
+    const Buffer& buf = program_.buffers[b];
+    if (buf.role != Buffer::Role::Input) continue;
+    const Tensor& t = inputs[static_cast<size_t>(buf.input)];
+    KILN_CHECK(same_layout(t, buf),
+               "inductor: input {} is {} with strides [{}] at offset {}; the compiled graph "
+               "expects {} [{}] with strides [{}] at offset {}",
+               buf.input, dtype_name(t.dtype()), fmt::join(t.strides(), ", "), t.storage_offset(),
+               dtype_name(buf.dtype), fmt::join(buf.sizes, ", "), fmt::join(buf.strides, ", "),
+               buf.offset);
+    buffers[b] = t;
+    pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
+  }
+  autograd::NoGradGuard no_grad;
+  for (size_t s = 0; s < program_.steps.size(); ++s) {
+    if (const auto* k = std::get_if<Kernel>(&program_.steps[s])) {
+      const size_t out = static_cast<size_t>(k->output);
+      buffers[out] = allocate(program_.buffers[out]);
+      pointers[out] = storage_base(buffers[out]);
+      kernels_[s](pointers.data());
+    } else {
+      const ExternCall& e = std::get<ExternCall>(program_.steps[s]);
+      ops::Stack args = e.args;
+      for (const ExternCall::Input& in : e.inputs) {
+        Tensor t =
+            buffers[static_cast<size_t>(in.buffer)].as_strided(in.sizes, in.strides, in.offset);
+        if (in.element < 0) {
+          args[static_cast<size_t>(in.arg)] = ops::IValue(std::move(t));
+        } else {
+          auto list = args[static_cast<size_t>(in.arg)].to_tensor_list();
+          list[static_cast<size_t>(in.element)] = std::move(t);
+          args[static_cast<size_t>(in.arg)] = ops::IValue(std::move(list));
+        }
+      }
+      std::vector<Tensor> results;
+      {
+        ops::DispatchModeGuard plain(nullptr);
+        results = ops::call(*e.op, std::move(args));
+      }
+      for (size_t i = 0; i < e.outputs.size() && i < results.size(); ++i) {
+        const size_t out = static_cast<size_t>(e.outputs[i]);
+        const Buffer& buf = program_.buffers[out];
+        Tensor r = results[i];
+        if (!r.defined()) continue;
+        if (!same_layout(r, buf)) {
+          // A kernel chose another layout than its meta function said: copy into the promised one.
+          Tensor fixed = allocate(buf);
+          fixed.copy_(r);
+          r = fixed;
+        }
+        buffers[out] = r;
+        pointers[out] = r.numel() > 0 ? storage_base(r) : nullptr;
+      }
+    }
+    for (int b : release_[s]) {
+      buffers[static_cast<size_t>(b)] = Tensor();
+      pointers[static_cast<size_t>(b)] = nullptr;
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (const OutputView& o : program_.outputs) {
+    outputs.push_back(
+        buffers[static_cast<size_t>(o.buffer)].as_strided(o.sizes, o.strides, o.offset));
+  }
+  return outputs;
+}
+
+}  // namespace kiln::inductor

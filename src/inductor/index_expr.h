@@ -1,0 +1,48 @@
+#pragma once
+// Index expressions of the loop-level IR: integer expressions over loop variables (and, with
+// dynamic shapes, size symbols), simplified as they are built so that folded views stay readable
+// ("i0*1024 + i1", not "((i0*1024 + i1)/1)%4096").
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::inductor {
+
+class IndexNode;
+using Index = std::shared_ptr<const IndexNode>;
+
+class IndexNode {
+ public:
+  enum class Kind { Const, Var, Add, Mul, FloorDiv, Mod };
+  Kind kind;
+  int64_t value = 0;  // Const: the value; Var: the variable's number
+  Index a, b;
+
+  IndexNode(Kind k, int64_t v, Index x, Index y)
+      : kind(k), value(v), a(std::move(x)), b(std::move(y)) {}
+};
+
+Index constant(int64_t v);
+Index var(int64_t number);
+Index operator+(const Index& a, const Index& b);
+Index operator*(const Index& a, const Index& b);
+Index floordiv(const Index& a, const Index& b);
+Index mod(const Index& a, const Index& b);
+inline Index operator+(const Index& a, int64_t b) { return a + constant(b); }
+inline Index operator*(const Index& a, int64_t b) { return a * constant(b); }
+
+// The constant value, if the expression is one.
+bool is_constant(const Index& e, int64_t* value = nullptr);
+// C++ source for the expression, variables named by `names` ("i0", ...).
+std::string to_cpp(const Index& e, const std::vector<std::string>& names);
+// Whether the expression reads variable `number`.
+bool uses_var(const Index& e, int64_t number);
+
+// The linear offset of a multi-index in a strided layout: offset + sum idx[d] * strides[d].
+Index strided_offset(const std::vector<Index>& idx, const std::vector<int64_t>& strides,
+                     int64_t offset);
+// The multi-index (row-major, over `sizes`) of a linear position.
+std::vector<Index> unravel(const Index& linear, const std::vector<int64_t>& sizes);
+
+}  // namespace kiln::inductor

@@ -1,0 +1,105 @@
+#pragma once
+// The loop-level IR (DESIGN.md §5): what a lowered graph is before code generation.
+//   Expr:    a scalar computation at one point of a loop nest: loads from buffers at index
+//            expressions, constants, the loop index itself, and pointwise ops.
+//   Kernel:  Pointwise (out[idx] = body(idx) over `ranges`) or Reduction (out[idx] = reduce over
+//            `reduction_ranges` of body(idx, ridx)): one loop nest each.
+//   Extern:  a registry op run by its eager kernel on buffers (GEMM, convolution, random draws,
+//            indexing, everything without a loop lowering yet).
+//   Program: buffers and steps in order; what the code generator and the runtime read.
+#include "inductor/index_expr.h"
+
+#include <kiln/core/dtype.h>
+#include <kiln/ops/registry.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kiln::inductor {
+
+class ExprNode;
+using Expr = std::shared_ptr<const ExprNode>;
+
+class ExprNode {
+ public:
+  enum class Kind {
+    Load,          // buffer[index]
+    Constant,      // a number of `dtype`
+    IndexAsValue,  // the index expression as an int64 value (arange)
+    Call,          // op(args...): a pointwise function named like the prim ("add", "exp", "where")
+    Cast,          // args[0] converted to `dtype`
+  };
+  Kind kind;
+  DType dtype;
+  int buffer = -1;    // Load
+  Index index;        // Load, IndexAsValue
+  double number = 0;  // Constant (integers up to 2^53 exactly; int64 extremes go through `integer`)
+  int64_t integer = 0;
+  bool is_integer_constant = false;
+  std::string op;  // Call
+  std::vector<Expr> args;
+};
+
+Expr load(int buffer, Index index, DType dtype);
+Expr constant_of(double value, DType dtype);
+Expr integer_constant(int64_t value, DType dtype);
+Expr index_value(Index index);
+Expr call(std::string op, std::vector<Expr> args, DType dtype);
+Expr cast(Expr value, DType dtype);
+
+struct Buffer {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+  DType dtype = DType::Float32;
+  enum class Role { Input, Intermediate } role = Role::Intermediate;
+  int input = -1;  // Role::Input: the graph input's position
+  // Intermediate buffers of kernels are contiguous; extern outputs keep the kernel's layout.
+  std::string name;
+};
+
+struct Kernel {
+  enum class Kind { Pointwise, Reduction } kind = Kind::Pointwise;
+  std::string name;
+  std::vector<int64_t> ranges;            // output loop: variables 0 .. ranges.size()-1
+  std::vector<int64_t> reduction_ranges;  // reduction loop: variables after the output ones
+  std::string reduction;                  // "sum", "prod", "max", "min"
+  Expr body;
+  int output = -1;  // a contiguous buffer of `ranges`' sizes
+};
+
+// An op the runtime calls with tensors made from buffers (as strided views where a view was
+// folded); its outputs become new buffers.
+struct ExternCall {
+  const ops::OpDef* op = nullptr;
+  ops::Stack args;  // tensor slots left undefined, filled from `inputs`
+  struct Input {
+    int arg = 0, element = -1;  // as graph::TensorUse
+    int buffer = -1;
+    std::vector<int64_t> sizes, strides;
+    int64_t offset = 0;
+  };
+  std::vector<Input> inputs;
+  std::vector<int> outputs;  // one buffer per op output (-1: undefined output)
+};
+
+using Step = std::variant<Kernel, ExternCall>;
+
+// A graph output: a view (sizes, strides, offset) of a buffer.
+struct OutputView {
+  int buffer = -1;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+};
+
+struct Program {
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<OutputView> outputs;
+  size_t num_inputs = 0;
+};
+
+}  // namespace kiln::inductor

@@ -1,0 +1,514 @@
+#include "inductor/lowering.h"
+
+#include <kiln/core/error.h>
+#include <kiln/decomp/prims.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace kiln::inductor {
+
+namespace {
+
+using Loader = std::function<Expr(const std::vector<Index>&)>;
+using ValueKey = std::pair<const graph::Node*, int>;
+
+std::vector<int64_t> ints(const SymDimVector& v) {
+  std::vector<int64_t> out;
+  for (const SymInt& s : v) {
+    KILN_CHECK(!s.is_symbolic(), "inductor: symbolic sizes are not lowered yet");
+    out.push_back(s.raw());
+  }
+  return out;
+}
+
+bool kernel_dtype(DType d) {
+  switch (d) {
+    case DType::Bool:
+    case DType::UInt8:
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::Float32:
+    case DType::Float64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<Index> vars(size_t n, size_t first = 0) {
+  std::vector<Index> v;
+  for (size_t i = 0; i < n; ++i) v.push_back(var(static_cast<int64_t>(first + i)));
+  return v;
+}
+
+// The multi-index of storage position q (relative to the layout's offset) in a dense,
+// non-overlapping layout: dimensions by decreasing stride.
+std::vector<Index> unravel_by_strides(const Index& q, const std::vector<int64_t>& sizes,
+                                      const std::vector<int64_t>& strides) {
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return strides[a] > strides[b]; });
+  std::vector<Index> idx(sizes.size(), constant(0));
+  bool outermost = true;
+  for (size_t d : order) {
+    if (sizes[d] == 1) continue;
+    Index i = floordiv(q, constant(strides[d]));
+    idx[d] = outermost ? i : mod(i, constant(sizes[d]));
+    outermost = false;
+  }
+  return idx;
+}
+
+bool dense(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t expected = 1;
+  for (size_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// The C++-visible name of each pointwise prim the code generator knows, by prim.
+const std::set<std::string>& pointwise_prims() {
+  static const std::set<std::string> names = {
+      "abs",     "neg",         "exp",   "exp2",        "expm1",      "log",         "log2",
+      "log10",   "log1p",       "sin",   "cos",         "tan",        "asin",        "acos",
+      "atan",    "sinh",        "cosh",  "tanh",        "asinh",      "acosh",       "atanh",
+      "erf",     "erfc",        "sqrt",  "rsqrt",       "floor",      "ceil",        "round",
+      "trunc",   "bitwise_not", "add",   "sub",         "mul",        "div",         "pow",
+      "maximum", "minimum",     "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "eq",
+      "ne",      "lt",          "le",    "gt",          "ge",         "where"};
+  return names;
+}
+
+bool is_comparison(const std::string& op) {
+  return op == "eq" || op == "ne" || op == "lt" || op == "le" || op == "gt" || op == "ge";
+}
+
+int category(DType d) { return d == DType::Bool ? 0 : is_floating_point(d) ? 2 : 1; }
+
+// The dtype two operands are compared in: PyTorch's rule that a 0-dim operand does not promote
+// within its category.
+DType comparison_dtype(const graph::ValueMeta& a, const graph::ValueMeta& b) {
+  const bool a0 = a.sizes.empty(), b0 = b.sizes.empty();
+  if (a0 != b0 && category(a.dtype) == category(b.dtype)) return a0 ? b.dtype : a.dtype;
+  if (a0 != b0 && category(a.dtype) != category(b.dtype)) {
+    const auto& higher = category(a.dtype) > category(b.dtype) ? a : b;
+    return higher.dtype;
+  }
+  return promote_types(a.dtype, b.dtype);
+}
+
+// One storage: a graph input or an op output that is no view; views of it load through it.
+struct Storage {
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+  DType dtype = DType::Float32;
+  Loader load;      // lazy: the value at a multi-index of `sizes`
+  int buffer = -1;  // realized
+  int reads = 0;    // op-node reads and graph outputs of values on this storage
+};
+
+// A graph value: its layout on a storage.
+struct Lowered {
+  int storage = -1;
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+  DType dtype = DType::Float32;
+};
+
+class Lowering {
+ public:
+  explicit Lowering(const graph::Graph& g) : graph_(g) {}
+
+  Program run() {
+    count_reads();
+    for (const auto& n : graph_.nodes()) {
+      if (n->kind == graph::NodeKind::Input) {
+        lower_input(*n);
+      } else {
+        lower_node(*n);
+      }
+    }
+    for (const graph::Value& v : graph_.outputs()) {
+      const Lowered& l = value(v);
+      realize(l.storage);
+      const Storage& s = storages_[static_cast<size_t>(l.storage)];
+      program_.outputs.push_back(OutputView{s.buffer, l.sizes, l.strides, l.offset});
+    }
+    return std::move(program_);
+  }
+
+ private:
+  void count_reads() {
+    // Reads per value; a storage's reads are summed when values are lowered (views add theirs).
+    for (const auto& n : graph_.nodes()) {
+      for (const graph::TensorUse& u : n->uses) ++value_reads_[{u.value.node, u.value.output}];
+    }
+    for (const graph::Value& v : graph_.outputs()) ++value_reads_[{v.node, v.output}];
+  }
+
+  const Lowered& value(graph::Value v) const { return lowered_.at({v.node, v.output}); }
+
+  int new_buffer(Buffer b) {
+    b.name = fmt::format("buf{}", program_.buffers.size());
+    program_.buffers.push_back(std::move(b));
+    return static_cast<int>(program_.buffers.size()) - 1;
+  }
+
+  int new_storage(const graph::ValueMeta& meta, Loader load, int buffer, ValueKey key) {
+    Storage s;
+    s.sizes = ints(meta.sizes);
+    s.strides = ints(meta.strides);
+    s.offset = meta.storage_offset.raw();
+    s.dtype = meta.dtype;
+    s.load = std::move(load);
+    s.buffer = buffer;
+    storages_.push_back(std::move(s));
+    const int id = static_cast<int>(storages_.size()) - 1;
+    set_value(key, id, meta);
+    return id;
+  }
+
+  void set_value(ValueKey key, int storage, const graph::ValueMeta& meta) {
+    Lowered l{storage, ints(meta.sizes), ints(meta.strides), meta.storage_offset.raw(), meta.dtype};
+    storages_[static_cast<size_t>(storage)].reads += value_reads_[key];
+    lowered_[key] = std::move(l);
+  }
+
+  void lower_input(const graph::Node& n) {
+    const graph::ValueMeta& m = n.outputs[0];
+    Buffer b;
+    b.sizes = ints(m.sizes);
+    b.strides = ints(m.strides);
+    b.offset = m.storage_offset.raw();
+    b.dtype = m.dtype;
+    b.role = Buffer::Role::Input;
+    b.input = static_cast<int>(program_.num_inputs++);
+    new_storage(m, nullptr, new_buffer(std::move(b)), {&n, 0});
+  }
+
+  // The value of a lowered graph value at a multi-index of its sizes.
+  Expr load_value(const Lowered& l, const std::vector<Index>& idx) {
+    const Storage& s = storages_[static_cast<size_t>(l.storage)];
+    if (s.buffer >= 0) return load(s.buffer, strided_offset(idx, l.strides, l.offset), l.dtype);
+    if (l.sizes == s.sizes && l.strides == s.strides && l.offset == s.offset) return s.load(idx);
+    const Index q = strided_offset(idx, l.strides, l.offset - s.offset);
+    return s.load(unravel_by_strides(q, s.sizes, s.strides));
+  }
+
+  // Gives a lazy storage a buffer (with its own layout), computed by a pointwise kernel.
+  void realize(int storage) {
+    Storage& s = storages_[static_cast<size_t>(storage)];
+    if (s.buffer >= 0) return;
+    KILN_CHECK(dense(s.sizes, s.strides), "inductor: internal error: a lazy non-dense storage");
+    Buffer b;
+    b.sizes = s.sizes;
+    b.strides = s.strides;
+    b.offset = s.offset;
+    b.dtype = s.dtype;
+    const int buffer = new_buffer(std::move(b));
+    Kernel k;
+    k.kind = Kernel::Kind::Pointwise;
+    k.name = fmt::format("kernel{}", kernels_++);
+    k.ranges = s.sizes;
+    k.body = s.load(vars(s.sizes.size()));
+    k.output = buffer;
+    program_.steps.emplace_back(std::move(k));
+    s.buffer = buffer;
+    s.load = nullptr;
+  }
+
+  void lower_node(const graph::Node& n) {
+    for (const graph::ValueMeta& m : n.outputs) {
+      KILN_CHECK(kernel_dtype(m.dtype), "inductor: %{} ({}) has dtype {}, not generated yet",
+                 n.name, n.op->full_name(), dtype_name(m.dtype));
+    }
+    const ops::OpDef& op = *n.op;
+    const std::string& name = op.full_name();
+    if (op.kind == ops::OpKind::View) return lower_view(n);
+    if (pointwise_prims().count(name)) return lower_pointwise(n);
+    if (name == "_to_copy" && n.outputs[0].device == n.uses.at(0).value.meta().device) {
+      return lower_to_copy(n);
+    }
+    if (name == "full" || name == "empty_strided" || name == "arange.start_step") {
+      return lower_creation(n);
+    }
+    if (name == "sum" || name == "amax" || name == "amin" || name == "prod.dim_int") {
+      return lower_reduction(n);
+    }
+    if (name == "var_mean.correction") return lower_var_mean(n);
+    lower_extern(n);
+  }
+
+  // Views: the output's meta layout is on the same storage as the input's.
+  void lower_view(const graph::Node& n) {
+    const Lowered& in = value(n.uses.at(0).value);
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const graph::ValueMeta& m = n.outputs[i];
+      // as_strided may reach positions outside a lazy storage's dense layout: give it memory.
+      if (n.op->full_name() == "as_strided") realize(in.storage);
+      set_value({&n, static_cast<int>(i)}, in.storage, m);
+    }
+  }
+
+  std::vector<const Lowered*> inputs_of(const graph::Node& n) {
+    std::vector<const Lowered*> in;
+    for (const graph::TensorUse& u : n.uses) in.push_back(&value(u.value));
+    return in;
+  }
+
+  // A pointwise node's lazy storage (realized at once when several read it).
+  void finish_pointwise(const graph::Node& n, Loader load) {
+    const int id = new_storage(n.outputs[0], std::move(load), -1, {&n, 0});
+    if (storages_[static_cast<size_t>(id)].reads > 1) realize(id);
+  }
+
+  // The loader of input `k` broadcast to the output's sizes.
+  Loader broadcast_loader(const Lowered& in, const std::vector<int64_t>& out_sizes) {
+    return [this, in, out_sizes](const std::vector<Index>& idx) {
+      std::vector<Index> sub;
+      const size_t lead = out_sizes.size() - in.sizes.size();
+      for (size_t d = 0; d < in.sizes.size(); ++d) {
+        sub.push_back(in.sizes[d] == 1 && out_sizes[lead + d] != 1 ? constant(0) : idx[lead + d]);
+      }
+      return load_value(in, sub);
+    };
+  }
+
+  void lower_pointwise(const graph::Node& n) {
+    const std::string op = n.op->full_name();
+    const graph::ValueMeta& out = n.outputs[0];
+    const std::vector<int64_t> sizes = ints(out.sizes);
+    std::vector<Loader> args;
+    std::vector<graph::ValueMeta> metas;
+    // Tensor arguments in schema order (uses are in argument order).
+    for (const graph::TensorUse& u : n.uses) {
+      args.push_back(broadcast_loader(value(u.value), sizes));
+      metas.push_back(u.value.meta());
+    }
+    DType compute = out.dtype;
+    if (is_comparison(op)) compute = comparison_dtype(metas.at(0), metas.at(1));
+    std::string fn = op;
+    // Integer division (and pow) raise on bad operands in eager code: their kernels do that.
+    if (!is_floating_point(compute) && compute != DType::Bool &&
+        (op == "pow" || (op == "div" && !n.args.at(2).is_none()))) {
+      return lower_extern(n);
+    }
+    double alpha = 1;
+    if (op == "add" || op == "sub") alpha = n.args.at(2).to_scalar().to<double>();
+    if (op == "div") {
+      const auto mode = n.args.at(2).to_optional_string();
+      if (mode) fn = "div_" + *mode;  // div_trunc, div_floor
+    }
+    const DType out_dtype = out.dtype;
+    finish_pointwise(n, [args, compute, fn, alpha, out_dtype](const std::vector<Index>& idx) {
+      std::vector<Expr> values;
+      for (size_t k = 0; k < args.size(); ++k) {
+        Expr v = args[k](idx);
+        // where's condition stays bool; everything else computes in `compute`.
+        if (!(fn == "where" && k == 0)) v = cast(v, compute);
+        values.push_back(v);
+      }
+      if (alpha != 1) values[1] = call("mul", {values[1], constant_of(alpha, compute)}, compute);
+      return call(fn, values, is_comparison(fn) ? DType::Bool : out_dtype);
+    });
+  }
+
+  void lower_to_copy(const graph::Node& n) {
+    const Lowered in = value(n.uses.at(0).value);
+    const DType dtype = n.outputs[0].dtype;
+    finish_pointwise(n, [this, in, dtype](const std::vector<Index>& idx) {
+      return cast(load_value(in, idx), dtype);
+    });
+  }
+
+  void lower_creation(const graph::Node& n) {
+    const std::string op = n.op->full_name();
+    const DType dtype = n.outputs[0].dtype;
+    Loader load;
+    if (op == "full") {
+      const Scalar v = n.args.at(1).to_scalar();
+      const Expr c = v.is_floating_point() ? constant_of(v.to<double>(), dtype)
+                                           : integer_constant(v.to<int64_t>(), dtype);
+      load = [c](const std::vector<Index>&) { return c; };
+    } else if (op == "empty_strided") {
+      // Uninitialized memory in eager: zeros here.
+      const Expr c = integer_constant(0, dtype);
+      load = [c](const std::vector<Index>&) { return c; };
+    } else {
+      const Scalar start = n.args.at(0).to_scalar(), step = n.args.at(2).to_scalar();
+      const bool integral = !is_floating_point(dtype);
+      load = [start, step, dtype, integral](const std::vector<Index>& idx) {
+        const Expr i = index_value(idx.at(0));
+        if (integral) {
+          return cast(call("add",
+                           {call("mul", {i, integer_constant(step.to<int64_t>(), DType::Int64)},
+                                 DType::Int64),
+                            integer_constant(start.to<int64_t>(), DType::Int64)},
+                           DType::Int64),
+                      dtype);
+        }
+        // As the eager kernel: start + i * step in float64, then rounded.
+        return cast(
+            call("add",
+                 {call("mul",
+                       {cast(i, DType::Float64), constant_of(step.to<double>(), DType::Float64)},
+                       DType::Float64),
+                  constant_of(start.to<double>(), DType::Float64)},
+                 DType::Float64),
+            dtype);
+      };
+    }
+    finish_pointwise(n, std::move(load));
+  }
+
+  // Reduced dims of a reduction node's input.
+  std::vector<bool> reduced_dims(const graph::Node& n, size_t rank) {
+    std::vector<int64_t> dims;
+    const std::string op = n.op->full_name();
+    if (op == "prod.dim_int") {
+      dims = {n.args.at(1).to_int()};
+    } else if (!n.args.at(1).is_none()) {
+      dims = n.args.at(1).to_int_list();
+    }
+    std::vector<bool> reduced(rank, dims.empty());
+    for (int64_t d : dims) {
+      const int64_t r = static_cast<int64_t>(rank);
+      reduced[static_cast<size_t>(rank == 0 ? 0 : (d % r + r) % r)] = true;
+    }
+    return reduced;
+  }
+
+  // out[idx] = reduce over the reduced dims of body(full index).
+  int emit_reduction(const graph::Node& n, int output, const std::vector<bool>& reduced,
+                     const Lowered& in, const std::string& kind, DType body_dtype,
+                     const std::function<Expr(Expr, const std::vector<Index>&)>& transform) {
+    const graph::ValueMeta& out_meta = n.outputs[static_cast<size_t>(output)];
+    const std::vector<int64_t> out_sizes = ints(out_meta.sizes);
+    const bool keepdim = out_sizes.size() == in.sizes.size() && !in.sizes.empty();
+    std::vector<int64_t> reduction_ranges;
+    std::vector<Index> full(in.sizes.size());
+    size_t out_pos = 0, red_pos = 0;
+    for (size_t d = 0; d < in.sizes.size(); ++d) {
+      if (reduced[d]) {
+        full[d] = var(static_cast<int64_t>(out_sizes.size() + red_pos++));
+        reduction_ranges.push_back(in.sizes[d]);
+        if (keepdim) ++out_pos;
+      } else {
+        full[d] = var(static_cast<int64_t>(out_pos++));
+      }
+    }
+    Buffer b;
+    b.sizes = out_sizes;
+    b.strides = ints(out_meta.strides);
+    b.offset = out_meta.storage_offset.raw();
+    b.dtype = out_meta.dtype;
+    const int buffer = new_buffer(std::move(b));
+    Kernel k;
+    k.kind = Kernel::Kind::Reduction;
+    k.name = fmt::format("kernel{}", kernels_++);
+    k.ranges = out_sizes;
+    k.reduction_ranges = reduction_ranges;
+    k.reduction = kind;
+    k.body = transform(cast(load_value(in, full), body_dtype), vars(out_sizes.size()));
+    k.output = buffer;
+    program_.steps.emplace_back(std::move(k));
+    new_storage(out_meta, nullptr, buffer, {&n, output});
+    return buffer;
+  }
+
+  static Expr identity(Expr e, const std::vector<Index>&) { return e; }
+
+  void lower_reduction(const graph::Node& n) {
+    const Lowered in = value(n.uses.at(0).value);
+    const std::string op = n.op->full_name();
+    const std::vector<bool> reduced = reduced_dims(n, in.sizes.size());
+    const std::string kind = op == "sum"    ? "sum"
+                             : op == "amax" ? "max"
+                             : op == "amin" ? "min"
+                                            : "prod";
+    emit_reduction(n, 0, reduced, in, kind, n.outputs[0].dtype, identity);
+  }
+
+  // var_mean as two reductions: the mean, then the sum of squared deviations from it.
+  void lower_var_mean(const graph::Node& n) {
+    const Lowered in = value(n.uses.at(0).value);
+    std::vector<bool> reduced = reduced_dims(n, in.sizes.size());
+    int64_t count = 1;
+    for (size_t d = 0; d < in.sizes.size(); ++d) count *= reduced[d] ? in.sizes[d] : 1;
+    double correction = 1;
+    if (!n.args.at(2).is_none()) correction = n.args.at(2).to_scalar().to<double>();
+    const DType dtype = n.outputs[1].dtype;
+    const int mean_buffer = emit_reduction(
+        n, 1, reduced, in, "sum", dtype, [count, dtype](Expr e, const std::vector<Index>&) {
+          return call("div", {e, constant_of(static_cast<double>(count), dtype)}, dtype);
+        });
+    const Buffer mean = program_.buffers[static_cast<size_t>(mean_buffer)];
+    const double divisor = std::max(0.0, static_cast<double>(count) - correction);
+    emit_reduction(
+        n, 0, reduced, in, "sum", dtype,
+        [mean, mean_buffer, dtype, divisor](Expr e, const std::vector<Index>& out) {
+          const Expr m = load(mean_buffer, strided_offset(out, mean.strides, mean.offset), dtype);
+          const Expr d = call("sub", {e, m}, dtype);
+          return call("div", {call("mul", {d, d}, dtype), constant_of(divisor, dtype)}, dtype);
+        });
+  }
+
+  void lower_extern(const graph::Node& n) {
+    ExternCall e;
+    e.op = n.op;
+    e.args = n.args;
+    for (const graph::TensorUse& u : n.uses) {
+      const Lowered& l = value(u.value);
+      realize(l.storage);
+      ExternCall::Input in;
+      in.arg = u.arg;
+      in.element = u.element;
+      in.buffer = storages_[static_cast<size_t>(l.storage)].buffer;
+      in.sizes = l.sizes;
+      in.strides = l.strides;
+      in.offset = l.offset;
+      e.inputs.push_back(std::move(in));
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const graph::ValueMeta& m = n.outputs[i];
+      Buffer b;
+      b.sizes = ints(m.sizes);
+      b.strides = ints(m.strides);
+      b.offset = m.storage_offset.raw();
+      b.dtype = m.dtype;
+      const int buffer = new_buffer(std::move(b));
+      e.outputs.push_back(buffer);
+      new_storage(m, nullptr, buffer, {&n, static_cast<int>(i)});
+    }
+    program_.steps.emplace_back(std::move(e));
+  }
+
+  const graph::Graph& graph_;
+  Program program_;
+  std::vector<Storage> storages_;
+  std::map<ValueKey, Lowered> lowered_;
+  std::map<ValueKey, int> value_reads_;
+  int kernels_ = 0;
+};
+
+}  // namespace
+
+Program lower(const graph::Graph& graph) { return Lowering(graph).run(); }
+
+}  // namespace kiln::inductor

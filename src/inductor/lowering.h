@@ -1,0 +1,16 @@
+#pragma once
+// Lowering (DESIGN.md §5): a graph of prims to the loop-level IR. Pointwise prims compose into
+// loop bodies (a producer is inlined into its readers unless several read it); views fold into
+// index expressions over the storage they view (views never copy); reductions become reduction
+// loops with their pointwise prologue inlined; other prims are extern calls on buffers.
+#include "inductor/loop_ir.h"
+
+#include <kiln/graph/graph.h>
+
+namespace kiln::inductor {
+
+// Raises kiln::Error naming the node for what it cannot lower (a dtype without generated
+// kernels yet).
+Program lower(const graph::Graph& graph);
+
+}  // namespace kiln::inductor

@@ -1,0 +1,212 @@
+// The inductor backend against eager: pointwise chains fused into one generated loop nest,
+// reductions, views folded into indexing, integer and bool arithmetic, softmax and layer norm, and
+// compiled inference and training of the small reference models; compiler failures.
+#include "capture/capture_test_util.h"
+
+#include <kiln/kiln.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace kiln {
+namespace {
+
+using testing::all_close;
+using testing::LogCapture;
+
+CompileOptions inductor() { return {.backend = std::string("inductor")}; }
+
+// Generated kernels in the logged source.
+size_t kernels_in(const LogCapture& logs) {
+  size_t n = 0;
+  for (const std::string& r : logs.records) {
+    for (size_t at = r.find("extern \"C\" void"); at != std::string::npos;
+         at = r.find("extern \"C\" void", at + 1)) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+TEST(Inductor, APointwiseChainIsOneVectorizedLoopNest) {
+  LogCapture logs("output_code,perf_hints");
+  auto body = [](const Tensor& x, const Tensor& y) {
+    return ((x.sin() * y + 1.0).relu() - x.exp() / (y * y + 2.0)).tanh();
+  };
+  auto f = compile(body, inductor());
+  manual_seed(1);
+  const Tensor x = randn({64, 33});
+  const Tensor y = randn({64, 33});
+  {
+    autograd::NoGradGuard no_grad;
+    EXPECT_TRUE(all_close(f(x, y), body(x, y), 1e-5, 1e-6));
+  }
+  EXPECT_EQ(kernels_in(logs), 1u) << logs.all();
+  EXPECT_EQ(logs.count("#pragma omp simd"), 1u) << logs.all();
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+}
+
+TEST(Inductor, BroadcastingAndViewsFoldIntoIndexing) {
+  LogCapture logs("output_code");
+  auto body = [](const Tensor& x, const Tensor& b) {
+    Tensor t = x.transpose(0, 1).narrow(0, 1, 5);  // [5, 8] view of x [8, 7]
+    return (t + b.unsqueeze(0)).expand({2, 5, 8}).sum(0) * 0.5;
+  };
+  auto f = compile(body, inductor());
+  manual_seed(2);
+  const Tensor x = randn({8, 7});
+  const Tensor b = randn({8});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close(f(x, b), body(x, b), 1e-5, 1e-6));
+  EXPECT_EQ(logs.count("copy"), 0u) << logs.all();
+}
+
+TEST(Inductor, Reductions) {
+  auto body = [](const Tensor& x) {
+    return std::make_tuple(x.sum({1}, true), x.amax({0}), x.mean({0, 2}), x.var({2}),
+                           x.logsumexp({1}), x.argmax(1), x.std({1}, true));
+  };
+  auto f = compile(body, inductor());
+  manual_seed(3);
+  const Tensor x = randn({4, 6, 5});
+  autograd::NoGradGuard no_grad;
+  auto got = f(x);
+  auto want = body(x);
+  EXPECT_TRUE(all_close(std::get<0>(got), std::get<0>(want), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(std::get<1>(got), std::get<1>(want), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(std::get<2>(got), std::get<2>(want), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(std::get<3>(got), std::get<3>(want), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(std::get<4>(got), std::get<4>(want), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(std::get<5>(got).to(kFloat64), std::get<5>(want).to(kFloat64), 0, 0));
+  EXPECT_TRUE(all_close(std::get<6>(got), std::get<6>(want), 1e-5, 1e-6));
+}
+
+TEST(Inductor, IntegerAndBoolArithmeticIsExact) {
+  auto body = [](const Tensor& a, const Tensor& b) {
+    Tensor m = (a > b) | (a == 3);
+    return std::make_tuple(where(m, a * b - 7, a + b), m, (a * 2 + b).abs(), a.floor_divide(3));
+  };
+  auto f = compile(body, inductor());
+  const Tensor a = arange(-6, 6, 1, kInt64).reshape({3, 4});
+  const Tensor b = arange(5, -7, -1, kInt64).reshape({3, 4});
+  autograd::NoGradGuard no_grad;
+  auto got = f(a, b);
+  auto want = body(a, b);
+  EXPECT_TRUE(all_close(std::get<0>(got).to(kFloat64), std::get<0>(want).to(kFloat64), 0, 0));
+  EXPECT_TRUE(all_close(std::get<1>(got).to(kFloat64), std::get<1>(want).to(kFloat64), 0, 0));
+  EXPECT_TRUE(all_close(std::get<2>(got).to(kFloat64), std::get<2>(want).to(kFloat64), 0, 0));
+  EXPECT_TRUE(all_close(std::get<3>(got).to(kFloat64), std::get<3>(want).to(kFloat64), 0, 0));
+}
+
+TEST(Inductor, SoftmaxAndLayerNorm) {
+  auto body = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return std::make_tuple(x.softmax(-1), layer_norm(x, {x.size(-1)}, w, b, 1e-5),
+                           x.log_softmax(0));
+  };
+  auto f = compile(body, inductor());
+  manual_seed(4);
+  const Tensor x = randn({16, 40}) * 3.0;
+  const Tensor w = randn({40});
+  const Tensor b = randn({40});
+  autograd::NoGradGuard no_grad;
+  auto got = f(x, w, b);
+  auto want = body(x, w, b);
+  EXPECT_TRUE(all_close(std::get<0>(got), std::get<0>(want), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(std::get<1>(got), std::get<1>(want), 1e-5, 1e-5));
+  EXPECT_TRUE(all_close(std::get<2>(got), std::get<2>(want), 1e-5, 1e-5));
+}
+
+TEST(Inductor, GradientsThroughGeneratedForwardAndBackward) {
+  LogCapture logs("perf_hints");
+  auto body = [](const Tensor& x, const Tensor& w) {
+    return (x.matmul(w).sigmoid() * x.sum(1, true)).square().mean();
+  };
+  auto f = compile(body, inductor());
+  manual_seed(5);
+  const Tensor x = randn({12, 8});
+  const Tensor w0 = randn({8, 6});
+  Tensor we = w0.clone().requires_grad_();
+  Tensor wc = w0.clone().requires_grad_();
+  Tensor eager = body(x, we);
+  eager.backward();
+  Tensor compiled = f(x, wc);
+  EXPECT_EQ(compiled.grad_fn()->name(), "CompiledFunctionBackward");
+  compiled.backward();
+  EXPECT_TRUE(all_close(compiled, eager, 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(wc.grad(), we.grad(), 1e-5, 1e-6));
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+}
+
+TEST(Inductor, MlpTrainingMatchesEager) {
+  LogCapture logs("perf_hints");
+  manual_seed(6);
+  auto eager = models::mlp({.in_features = 16, .hidden_features = {32}, .out_features = 8});
+  manual_seed(6);
+  auto model = models::mlp({.in_features = 16, .hidden_features = {32}, .out_features = 8});
+  auto compiled = compile(model, inductor());
+  optim::SGD eager_opt(eager->parameters(), {.lr = 0.05, .momentum = 0.9});
+  optim::SGD opt(compiled->parameters(), {.lr = 0.05, .momentum = 0.9});
+  manual_seed(7);
+  const Tensor x = randn({8, 16});
+  for (int step = 0; step < 3; ++step) {
+    eager_opt.zero_grad();
+    Tensor el = eager->forward(x).square().mean();
+    el.backward();
+    eager_opt.step();
+    opt.zero_grad();
+    Tensor l = (*compiled)(x).square().mean();
+    l.backward();
+    opt.step();
+    EXPECT_TRUE(all_close(l, el, 1e-5, 1e-7)) << step;
+    const auto p = model->parameters(), q = eager->parameters();
+    for (size_t i = 0; i < p.size(); ++i) {
+      EXPECT_TRUE(all_close(p[i], q[i], 1e-5, 1e-7)) << "step " << step << " param " << i;
+    }
+  }
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+}
+
+TEST(Inductor, BertInferenceMatchesEager) {
+  LogCapture logs("perf_hints");
+  manual_seed(8);
+  auto model = models::bert({.vocab_size = 100,
+                             .hidden_size = 32,
+                             .num_hidden_layers = 2,
+                             .num_attention_heads = 2,
+                             .intermediate_size = 64,
+                             .max_position_embeddings = 64});
+  model->eval();
+  auto compiled = compile(model, inductor());
+  const Tensor ids = randint(0, 100, {2, 16});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close((*compiled)(ids), model->forward(ids), 1e-4, 1e-5));
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+}
+
+// A missing C++ compiler: a kiln::Error naming it, or with options{"fallback": "eager"} a warning
+// and eager results.
+TEST(Inductor, AMissingCompilerIsAClearErrorOrAFallback) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kiln_inductor_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  setenv("KILN_CACHE_DIR", dir.c_str(), 1);
+  setenv("KILN_CXX", "/nonexistent/kiln-cxx", 1);
+  auto body = [](const Tensor& x) { return (x * 1.25).cos(); };
+  const Tensor x = randn({5});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(
+      testing::throws_error([&] { compile(body, inductor())(x); }, {"/nonexistent/kiln-cxx"}));
+  testing::WarningCapture warnings;
+  auto f = compile(body, {.backend = std::string("inductor"), .options = {{"fallback", "eager"}}});
+  EXPECT_TRUE(all_close(f(x), body(x)));
+  ASSERT_EQ(warnings.warnings.size(), 1u);
+  EXPECT_NE(warnings.warnings[0].find("runs eagerly"), std::string::npos);
+  unsetenv("KILN_CXX");
+  unsetenv("KILN_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kiln
