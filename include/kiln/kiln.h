@@ -1,5 +1,6 @@
 #pragma once
 // Everything a kiln user needs: #include <kiln/kiln.h>
+#include <kiln/aot/aot.h>
 #include <kiln/autograd/autograd.h>
 #include <kiln/backends/backend.h>
 #include <kiln/capture/compile.h>
@@ -11,6 +12,7 @@
 #include <kiln/core/parallel.h>
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor.h>
+#include <kiln/decomp/prims.h>
 #include <kiln/graph/graph.h>
 #include <kiln/models/models.h>
 #include <kiln/nn/nn.h>

@@ -146,7 +146,9 @@ TEST(AotAutograd, RandomOpsAreNeverRecomputed) {
   const aot::JointGraph joint = aot::trace_joint(*keeper.graph, true);
   const aot::Partition p = aot::partition(joint, aot::Partitioner::MinCut);
   for (const auto& n : p.backward.nodes()) {
-    if (n->kind == graph::NodeKind::Op) EXPECT_FALSE(n->op->is_random) << p.backward.str();
+    if (n->kind == graph::NodeKind::Op) {
+      EXPECT_FALSE(n->op->is_random) << p.backward.str();
+    }
   }
 }
 

@@ -23,8 +23,8 @@ enum class Partitioner {
 
 struct AotOptions {
   // Compiles the forward (and inference) graphs and the backward graphs.
-  Backend forward_compiler;
-  Backend backward_compiler;  // empty: the forward compiler
+  Backend forward_compiler = {};
+  Backend backward_compiler = {};  // empty: the forward compiler
   Partitioner partitioner = Partitioner::MinCut;
   // Trace every op with a decomposition as its prims (what a code generator lowers).
   bool decompose = false;

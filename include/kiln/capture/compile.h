@@ -146,7 +146,7 @@ class Compiled {
   template <typename R, typename... A>
   capture::CompiledFunctionCore::RunUser runner() {
     return [this](const capture::Leaves& leaves) {
-      size_t pos = 0;
+      [[maybe_unused]] size_t pos = 0;  // unused by functions of no arguments
       std::tuple<A...> rebuilt{capture::Pytree<A>::unflatten(leaves, pos)...};
       capture::Leaves result;
       if constexpr (std::is_void_v<R>) {
