@@ -257,10 +257,48 @@ void GraphTracer::write(const Tensor& target, Tensor value) {
   set_value(target, v);
 }
 
+namespace {
+
+// Gives `t` the strides `meta` has, when they differ and describe a dense layout: the captured
+// graph made layout-dependent choices (a reshape that viewed) on the op's own output strides, so a
+// decomposition must hand back the same layout. A permutation that orders the meta strides
+// outermost-first, a contiguous copy, and the inverse permutation do it.
+Tensor match_layout(const Tensor& t, const Tensor& meta) {
+  if (!t.defined() || !meta.defined() || t.strides() == meta.strides() || t.numel() <= 1) return t;
+  const int64_t n = meta.dim();
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t d = 0; d < n; ++d) order[static_cast<size_t>(d)] = d;
+  const IntList strides = meta.strides(), sizes = meta.sizes();
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return strides[static_cast<size_t>(a)] > strides[static_cast<size_t>(b)];
+  });
+  int64_t expected = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    const auto d = static_cast<size_t>(order[k]);
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return t;  // not dense: no layout to match
+    expected *= sizes[d];
+  }
+  std::vector<int64_t> inverse(order.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    inverse[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);
+  Tensor out = t.permute(order).contiguous().permute(inverse);
+  return out;
+}
+
+}  // namespace
+
 std::vector<Tensor> GraphTracer::trace_functional(const ops::OpDef& op, ops::Stack& args) {
   if (options_.decompose && !decomp::is_prim(op) && op.decomposition) {
+    graph::MetaTwins twins;
+    ops::Stack meta_args = twins.twin_args(op.schema, args);
+    const std::vector<Tensor> metas = ops::call_kernel(op, meta_args);
     Reentry again(this);
-    return op.decomposition(args);
+    std::vector<Tensor> results = op.decomposition(args);
+    for (size_t i = 0; i < results.size() && i < metas.size(); ++i) {
+      results[i] = match_layout(results[i], metas[i]);
+    }
+    return results;
   }
   return record(op, args);
 }
