@@ -33,6 +33,14 @@ std::string command_line(const std::vector<std::string>& argv) {
   return fmt::format("{}", fmt::join(argv, " "));
 }
 
+// The compiler's first output lines on lines of their own after a message; nothing if it wrote
+// nothing.
+std::string quoted_output(const std::string& output) {
+  std::string lines = first_lines(output, kQuotedOutputLines);
+  while (!lines.empty() && lines.back() == '\n') lines.pop_back();
+  return lines.empty() ? lines : "\n" + lines;
+}
+
 std::string how_to_choose_compiler() {
   return "set KILN_CXX (or CXX) to a C++ compiler such as g++ or clang++";
 }
@@ -64,9 +72,9 @@ std::string compiler_identity(const CompilerConfig& config) {
   }
   // Run without the lock: a slow compiler start must not block other threads' lookups.
   ProcessResult version = run_process({config.cxx, "--version"});
-  KILN_CHECK(version.succeeded(), "C++ compiler '{}' {} (running '{} --version'); {}\n{}",
-             config.cxx, version.status_text(), config.cxx, how_to_choose_compiler(),
-             first_lines(version.output, kQuotedOutputLines));
+  KILN_CHECK(version.succeeded(), "C++ compiler '{}' {} (running '{} --version'); {}{}", config.cxx,
+             version.status_text(), config.cxx, how_to_choose_compiler(),
+             quoted_output(version.output));
   std::string identity = version.output.substr(0, version.output.find('\n'));
   std::lock_guard<std::mutex> lock(mutex);
   return identities.emplace(config.cxx, identity).first->second;
@@ -83,10 +91,9 @@ void compile_shared_object(const CompilerConfig& config, const std::filesystem::
   ProcessResult result = run_process(argv);
   KILN_CHECK(result.started, "C++ compiler '{}' could not be started to compile {}: {}; {}",
              config.cxx, source.string(), result.start_error, how_to_choose_compiler());
-  KILN_CHECK(result.exit_status == 0,
-             "C++ compiler '{}' failed to compile {} ({})\ncommand: {}\n{}", config.cxx,
-             source.string(), result.status_text(), command_line(argv),
-             first_lines(result.output, kQuotedOutputLines));
+  KILN_CHECK(result.exit_status == 0, "C++ compiler '{}' failed to compile {} ({})\ncommand: {}{}",
+             config.cxx, source.string(), result.status_text(), command_line(argv),
+             quoted_output(result.output));
 }
 
 }  // namespace kiln::inductor

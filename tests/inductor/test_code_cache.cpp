@@ -241,9 +241,11 @@ TEST_F(CodeCache, ProcessesCompilingOneSourceAtOnceAllSucceed) {
       char byte;
       while (::read(start[0], &byte, 1) > 0) {
       }
-      int status = 1;
+      // 0: loaded after compiling, 1: loaded from the entry another child left, else failed.
+      int status = 2;
       try {
-        status = add_of(*load(source))(30, 12) == 42 ? 0 : 2;
+        const size_t before = compilation_count();
+        if (add_of(*load(source))(30, 12) == 42) status = compilation_count() == before ? 1 : 0;
       } catch (...) {
       }
       ::_exit(status);
@@ -252,11 +254,14 @@ TEST_F(CodeCache, ProcessesCompilingOneSourceAtOnceAllSucceed) {
   }
   ::close(start[0]);
   ::close(start[1]);  // go
+  int compiled = 0;
   for (pid_t pid : children) {
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) <= 1) << "child status " << status;
+    compiled += WEXITSTATUS(status) == 0;
   }
+  EXPECT_GE(compiled, 1);
 
   const fs::path entry = entry_of(source);
   EXPECT_EQ(file_names(entry), (std::set<std::string>{"ok", "module.so", "source.cpp"}));
