@@ -165,7 +165,11 @@ std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, std::st
   rename_onto(temporary, entry.module);
   replace_file(entry.ok, ok_record(*bytes));
   sync_to_disk(entry.dir);
-  return std::make_shared<const LoadedModule>(LoadedModule::open(entry.module));
+  try {
+    return std::make_shared<const LoadedModule>(LoadedModule::open(entry.module));
+  } catch (const Error& error) {
+    KILN_FAIL("{}\nThe generated source is kept at {}", error.what(), entry.source.string());
+  }
 }
 
 std::shared_ptr<const LoadedModule> load_or_build(std::string_view source,
@@ -200,6 +204,10 @@ fs::path cache_dir() {
     dir = fmt::format("/tmp/kiln-cache-{}", ::geteuid());
     in_shared_tmp = true;
   }
+  // Absolute, so that a later chdir does not move the cache (or what dlopen loads).
+  std::error_code ec;
+  fs::path absolute = fs::absolute(dir, ec);
+  if (!ec) dir = absolute;
   create_private_directory(dir, kCacheDirHint);
   if (in_shared_tmp) check_owned_by_this_user(dir);
   KILN_CHECK(::access(dir.c_str(), W_OK | X_OK) == 0,

@@ -211,6 +211,17 @@ TEST_F(CodeCache, DefaultFolderIsUnderHome) {
   EXPECT_EQ(mode_of(folder_.path() / ".cache" / "kiln"), 0700u);
 }
 
+TEST_F(CodeCache, WithoutHomeTheFolderIsPerUserInTmp) {
+  ScopedEnv env("KILN_CACHE_DIR"), home("HOME");
+  env.unset();
+  home.unset();
+  const fs::path expected = "/tmp/kiln-cache-" + std::to_string(::geteuid());
+  const bool existed = fs::exists(expected);
+  EXPECT_EQ(cache_dir(), expected);
+  EXPECT_EQ(mode_of(expected), 0700u);
+  if (!existed) fs::remove_all(expected);
+}
+
 TEST_F(CodeCache, ThreadsLoadingOneSourceShareOneCompilation) {
   const std::string source = add_source("threads");
   const size_t before = compilation_count();
