@@ -1,0 +1,256 @@
+// The inductor's on-disk code cache (see code_cache.h for its layout and safety protocol).
+#include "inductor/code_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kiln/capture/logs.h>
+#include <kiln/core/error.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "inductor/cache_files.h"
+
+namespace kiln::inductor {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Older temporary files in an entry folder are leftovers of a crashed compilation.
+constexpr std::chrono::seconds kStaleTemporaryAge{3600};
+constexpr std::string_view kCacheDirHint = "set KILN_CACHE_DIR to a writable folder";
+
+std::atomic<size_t> compilations{0};
+
+const char* nonempty_env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+// A folder in the shared /tmp must be ours: another user could have created it (or a symlink to
+// theirs) to have us load their code.
+void check_owned_by_this_user(const fs::path& dir) {
+  struct stat info {};
+  KILN_CHECK(
+      ::lstat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::geteuid(),
+      "kiln's code cache folder {} is not a folder owned by this user; {}", dir.string(),
+      kCacheDirHint);
+}
+
+// What describes the host CPU in /proc/cpuinfo (x86 and ARM field names), for flags that compile
+// for the host: a cache shared between machines must not hand one CPU's code to another.
+const std::string& host_cpu_description() {
+  static const std::string description = [] {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string text;
+    // The first processor's block is enough: the others are the same CPU model.
+    for (std::string line; std::getline(cpuinfo, line) && !line.empty();) {
+      for (std::string_view field : {"vendor_id", "model name", "flags", "CPU implementer",
+                                     "CPU architecture", "CPU variant", "CPU part", "Features"}) {
+        if (line.starts_with(field)) text += line + "\n";
+      }
+    }
+    return text;
+  }();
+  return description;
+}
+
+bool compiles_for_host(const CompilerConfig& config) {
+  for (const std::string& flag : config.flags) {
+    if (flag.find("=native") != std::string::npos) return true;
+  }
+  return false;
+}
+
+// In-process state of one key: its lock serializes compilations of the key (not of others), and
+// the module stays shared while anyone uses it.
+struct KeySlot {
+  std::mutex mutex;
+  std::weak_ptr<const LoadedModule> module;
+};
+
+std::shared_ptr<KeySlot> slot_for(const std::string& key) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<KeySlot>> slots;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<KeySlot>& slot = slots[key];
+  if (!slot) slot = std::make_shared<KeySlot>();
+  return slot;
+}
+
+// The files of one cache entry.
+struct EntryFiles {
+  explicit EntryFiles(fs::path folder)
+      : dir(std::move(folder)),
+        source(dir / "source.cpp"),
+        module(dir / "module.so"),
+        ok(dir / "ok") {}
+  fs::path dir, source, module, ok;
+};
+
+std::string ok_record(const std::string& module_bytes) {
+  return fmt::format("{} {}\n", module_bytes.size(), content_hash(module_bytes));
+}
+
+// Why module.so does not match ok; nullopt when it does.
+std::optional<std::string> mismatch(const EntryFiles& entry, const std::string& ok) {
+  std::optional<std::string> bytes = read_whole_file(entry.module);
+  if (!bytes) return "module.so is missing or unreadable";
+  std::istringstream record(ok);
+  size_t size = 0;
+  std::string hash;
+  if (!(record >> size >> hash)) return "its ok file is malformed";
+  if (bytes->size() != size) {
+    return fmt::format("module.so has {} bytes where ok records {}", bytes->size(), size);
+  }
+  if (content_hash(*bytes) != hash) return "module.so's content hash differs from ok's";
+  return std::nullopt;
+}
+
+void log_rebuild(const EntryFiles& entry, std::string_view what, std::string_view problem) {
+  logs::log(logs::Channel::perf_hints,
+            fmt::format("code cache entry {} for {} is broken ({}); rebuilding it",
+                        entry.dir.string(), what, problem));
+}
+
+// The entry's module if the entry is complete and valid; nullptr if it was never completed (a
+// plain miss) or is broken (logged).
+std::shared_ptr<const LoadedModule> load_entry(const EntryFiles& entry, std::string_view what) {
+  FolderLock lock(entry.dir, FolderLock::Mode::shared);
+  std::optional<std::string> ok = read_whole_file(entry.ok);
+  if (!ok) return nullptr;
+  if (std::optional<std::string> problem = mismatch(entry, *ok)) {
+    log_rebuild(entry, what, *problem);
+    return nullptr;
+  }
+  try {
+    return std::make_shared<const LoadedModule>(LoadedModule::open(entry.module));
+  } catch (const Error& error) {
+    log_rebuild(entry, what, error.what());
+    return nullptr;
+  }
+}
+
+// Compiles the entry's source into a temporary file, then publishes it as module.so and ok.
+std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, std::string_view source,
+                                                const CompilerConfig& config,
+                                                const std::vector<std::string>& extra_args) {
+  std::optional<std::string> kept = read_whole_file(entry.source);
+  if (!kept || *kept != source) replace_file(entry.source, source);
+
+  fs::path temporary = unique_temporary_name(entry.module);
+  compilations.fetch_add(1);
+  try {
+    compile_shared_object(config, entry.source, temporary, extra_args);
+  } catch (const Error& error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    KILN_FAIL("{}\nThe generated source is kept at {}", error.what(), entry.source.string());
+  }
+  std::optional<std::string> bytes = read_whole_file(temporary);
+  KILN_CHECK(bytes.has_value(), "the compiler reported success but {} cannot be read",
+             temporary.string());
+  sync_to_disk(temporary);
+
+  // module.so and ok change together: loads (shared lock) see both old or both new.
+  FolderLock lock(entry.dir, FolderLock::Mode::exclusive);
+  rename_onto(temporary, entry.module);
+  replace_file(entry.ok, ok_record(*bytes));
+  sync_to_disk(entry.dir);
+  try {
+    return std::make_shared<const LoadedModule>(LoadedModule::open(entry.module));
+  } catch (const Error& error) {
+    KILN_FAIL("{}\nThe generated source is kept at {}", error.what(), entry.source.string());
+  }
+}
+
+std::shared_ptr<const LoadedModule> load_or_build(std::string_view source,
+                                                  const CompilerConfig& config,
+                                                  const std::vector<std::string>& extra_args,
+                                                  std::string_view what) {
+  const std::string key = cache_key(source, config, extra_args);
+  std::shared_ptr<KeySlot> slot = slot_for(key);
+  std::lock_guard<std::mutex> lock(slot->mutex);
+  if (std::shared_ptr<const LoadedModule> module = slot->module.lock()) return module;
+
+  EntryFiles entry(cache_entry_dir(key));
+  create_private_directory(entry.dir.parent_path(), kCacheDirHint);
+  create_private_directory(entry.dir, kCacheDirHint);
+  remove_stale_temporaries(entry.dir, kStaleTemporaryAge);
+  std::shared_ptr<const LoadedModule> module = load_entry(entry, what);
+  if (!module) module = build_entry(entry, source, config, extra_args);
+  slot->module = module;
+  return module;
+}
+
+}  // namespace
+
+fs::path cache_dir() {
+  fs::path dir;
+  bool in_shared_tmp = false;
+  if (const char* configured = nonempty_env("KILN_CACHE_DIR")) {
+    dir = configured;
+  } else if (const char* home = nonempty_env("HOME")) {
+    dir = fs::path(home) / ".cache" / "kiln";
+  } else {
+    dir = fmt::format("/tmp/kiln-cache-{}", ::geteuid());
+    in_shared_tmp = true;
+  }
+  // Absolute, so that a later chdir does not move the cache (or what dlopen loads).
+  std::error_code ec;
+  fs::path absolute = fs::absolute(dir, ec);
+  if (!ec) dir = absolute;
+  create_private_directory(dir, kCacheDirHint);
+  if (in_shared_tmp) check_owned_by_this_user(dir);
+  KILN_CHECK(::access(dir.c_str(), W_OK | X_OK) == 0,
+             "kiln's code cache folder {} is not writable ({}); {}", dir.string(),
+             std::strerror(errno), kCacheDirHint);
+  create_private_directory(dir / "cpp", kCacheDirHint);
+  return dir;
+}
+
+std::string cache_key(std::string_view source, const CompilerConfig& config,
+                      const std::vector<std::string>& extra_args) {
+  // Each part length-prefixed, so that no two different part lists serialize alike.
+  std::string material;
+  auto add = [&material](std::string_view part) {
+    material += fmt::format("{}:", part.size());
+    material += part;
+  };
+  add("kiln code cache v1");
+  add(source);
+  add(compiler_identity(config));
+  add(std::to_string(config.flags.size()));
+  for (const std::string& flag : config.flags) add(flag);
+  add(std::to_string(extra_args.size()));
+  for (const std::string& arg : extra_args) add(arg);
+  add(compiles_for_host(config) ? host_cpu_description() : "");
+  return content_hash(material);
+}
+
+fs::path cache_entry_dir(const std::string& key) {
+  return cache_dir() / "cpp" / key.substr(0, 2) / key;
+}
+
+std::shared_ptr<const LoadedModule> load_or_compile(std::string_view source,
+                                                    const CompilerConfig& config,
+                                                    const std::vector<std::string>& extra_args,
+                                                    std::string_view what) {
+  try {
+    return load_or_build(source, config, extra_args, what);
+  } catch (const Error& error) {
+    KILN_FAIL("could not compile {}: {}", what, error.what());
+  }
+}
+
+size_t compilation_count() { return compilations.load(); }
+
+}  // namespace kiln::inductor

@@ -1,0 +1,30 @@
+#pragma once
+// The C++ compiler that turns generated kernels into shared objects: which one and with which
+// flags (from the environment), its identity (part of the code cache key) and one invocation.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kiln::inductor {
+
+struct CompilerConfig {
+  std::string cxx;                 // a program name searched in PATH, or a path
+  std::vector<std::string> flags;  // every flag but the source, output and extra arguments
+
+  // cxx from KILN_CXX, else CXX, else "g++"; the default flags (-O3 -march=native -fopenmp
+  // -shared -fPIC -std=c++17 -fno-math-errno) followed by KILN_CXXFLAGS split at whitespace.
+  static CompilerConfig from_environment();
+};
+
+// The first line of `<cxx> --version`, e.g. "g++ (Debian 12.2.0-14) 12.2.0"; run once per cxx
+// per process. Raises kiln::Error naming the compiler if it cannot be started or fails.
+std::string compiler_identity(const CompilerConfig& config);
+
+// Runs `<cxx> <flags...> <source> -o <output> <extra_args...>` (extra arguments last, where
+// libraries such as -lsleef must go). Raises kiln::Error naming the compiler, the source and the
+// first 40 lines of the compiler's output if it fails or cannot be started.
+void compile_shared_object(const CompilerConfig& config, const std::filesystem::path& source,
+                           const std::filesystem::path& output,
+                           const std::vector<std::string>& extra_args);
+
+}  // namespace kiln::inductor
