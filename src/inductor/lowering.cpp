@@ -272,11 +272,26 @@ class Lowering {
     return in;
   }
 
-  // A pointwise node's lazy storage (realized at once when several read it).
+  // A pointwise node's lazy storage. Readers recompute it inline, unless several read it and it
+  // is not cheap (more than a few ops), or many read it: then it gets a buffer at once.
   void finish_pointwise(const graph::Node& n, Loader load) {
     const int id = new_storage(n.outputs[0], std::move(load), -1, {&n, 0});
-    if (storages_[static_cast<size_t>(id)].reads > 1) realize(id);
+    Storage& s = storages_[static_cast<size_t>(id)];
+    if (s.reads > kRealizeReads || (s.reads > 1 && body_size(s) > kInlineOps)) realize(id);
   }
+
+  // Ops in a lazy storage's body (shared subexpressions once).
+  static size_t body_size(const Storage& s) {
+    std::set<const ExprNode*> seen;
+    std::function<void(const Expr&)> visit = [&](const Expr& e) {
+      if (e->kind == ExprNode::Kind::Constant || !seen.insert(e.get()).second) return;
+      for (const Expr& a : e->args) visit(a);
+    };
+    visit(s.load(vars(s.sizes.size())));
+    return seen.size();
+  }
+  static constexpr int kRealizeReads = 4;
+  static constexpr size_t kInlineOps = 8;
 
   // The loader of input `k` broadcast to the output's sizes.
   Loader broadcast_loader(const Lowered& in, const std::vector<int64_t>& out_sizes) {

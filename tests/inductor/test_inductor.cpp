@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 namespace kiln {
 namespace {
@@ -185,26 +187,55 @@ TEST(Inductor, BertInferenceMatchesEager) {
   EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
 }
 
+TEST(Inductor, ResNet18InferenceMatchesEager) {
+  LogCapture logs("perf_hints");
+  manual_seed(9);
+  auto model = models::resnet18(10);
+  model->eval();
+  auto compiled = compile(model, inductor());
+  const Tensor x = randn({2, 3, 32, 32});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close((*compiled)(x), model->forward(x), 1e-4, 1e-5));
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+}
+
 // A missing C++ compiler: a kiln::Error naming it, or with options{"fallback": "eager"} a warning
 // and eager results.
 TEST(Inductor, AMissingCompilerIsAClearErrorOrAFallback) {
+  // A fresh cache (so nothing compiled earlier is found) and a compiler that does not exist;
+  // both variables are restored afterwards.
+  struct EnvScope {
+    std::string name;
+    std::optional<std::string> saved;
+    EnvScope(std::string n, const std::string& value) : name(std::move(n)) {
+      if (const char* old = std::getenv(name.c_str())) saved = old;
+      setenv(name.c_str(), value.c_str(), 1);
+    }
+    ~EnvScope() {
+      if (saved) {
+        setenv(name.c_str(), saved->c_str(), 1);
+      } else {
+        unsetenv(name.c_str());
+      }
+    }
+  };
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("kiln_inductor_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  setenv("KILN_CACHE_DIR", dir.c_str(), 1);
-  setenv("KILN_CXX", "/nonexistent/kiln-cxx", 1);
-  auto body = [](const Tensor& x) { return (x * 1.25).cos(); };
-  const Tensor x = randn({5});
-  autograd::NoGradGuard no_grad;
-  EXPECT_TRUE(
-      testing::throws_error([&] { compile(body, inductor())(x); }, {"/nonexistent/kiln-cxx"}));
-  testing::WarningCapture warnings;
-  auto f = compile(body, {.backend = std::string("inductor"), .options = {{"fallback", "eager"}}});
-  EXPECT_TRUE(all_close(f(x), body(x)));
-  ASSERT_EQ(warnings.warnings.size(), 1u);
-  EXPECT_NE(warnings.warnings[0].find("runs eagerly"), std::string::npos);
-  unsetenv("KILN_CXX");
-  unsetenv("KILN_CACHE_DIR");
+  {
+    EnvScope cache("KILN_CACHE_DIR", dir.string());
+    EnvScope cxx("KILN_CXX", "/nonexistent/kiln-cxx");
+    auto body = [](const Tensor& x) { return (x * 1.25).cos(); };
+    const Tensor x = randn({5});
+    autograd::NoGradGuard no_grad;
+    EXPECT_TRUE(
+        testing::throws_error([&] { compile(body, inductor())(x); }, {"/nonexistent/kiln-cxx"}));
+    testing::WarningCapture warnings;
+    auto f =
+        compile(body, {.backend = std::string("inductor"), .options = {{"fallback", "eager"}}});
+    EXPECT_TRUE(all_close(f(x), body(x)));
+    ASSERT_EQ(warnings.warnings.size(), 1u);
+    EXPECT_NE(warnings.warnings[0].find("runs eagerly"), std::string::npos);
+  }
   std::filesystem::remove_all(dir);
 }
 
