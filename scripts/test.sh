@@ -21,5 +21,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
   -DKILN_PYTHON="$KILN_PYTHON" >/dev/null
 cmake --build build-asan -j "$jobs"
 # The oracle runs in the Release build: under ASan it would load an uninstrumented Python.
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# Generated kernels are compiled by clang too, so that they use the OpenMP runtime the clang
+# build links (libomp), not a second one (g++'s libgomp).
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 KILN_CXX=clang++ \
   ctest --output-on-failure -j "$jobs" -E torch_oracle)

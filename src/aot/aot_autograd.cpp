@@ -51,8 +51,13 @@ class AotFunction {
     std::lock_guard lock(mutex_);
     std::optional<CompiledMode>& slot = training ? training_ : inference_;
     if (slot || fallback_) return slot ? &*slot : nullptr;
+    // Tracing ahead of time may be impossible (the interpreter then runs the graph); a failing
+    // graph compiler is the backend's error and propagates.
+    CompiledMode m;
     try {
-      slot = build(training, inputs);
+      m.layout = trace_joint(captured_, training, options_.decompose);
+      check_input_aliasing(m.layout, inputs);
+      if (training) m.partition = partition(m.layout, options_.partitioner);
     } catch (const Error& e) {
       fallback_ = true;
       logs::log(logs::Channel::perf_hints,
@@ -60,15 +65,14 @@ class AotFunction {
                             context_.graph_name, e.what()));
       return nullptr;
     }
+    slot = compile_halves(std::move(m), training, inputs);
     return &*slot;
   }
 
-  CompiledMode build(bool training, std::span<const Tensor> inputs) {
-    CompiledMode m;
-    m.layout = trace_joint(captured_, training, options_.decompose);
+  static void check_input_aliasing(const JointGraph& layout, std::span<const Tensor> inputs) {
     // Inputs that share memory are separate graph inputs: a write into one would not be seen
     // through the other.
-    if (!m.layout.mutated_inputs.empty()) {
+    if (!layout.mutated_inputs.empty()) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         for (size_t j = i + 1; j < inputs.size(); ++j) {
           KILN_CHECK(inputs[i].storage().get() != inputs[j].storage().get(),
@@ -77,6 +81,10 @@ class AotFunction {
         }
       }
     }
+  }
+
+  // Runs the graph compilers on the traced (and, training, partitioned) graphs.
+  CompiledMode compile_halves(CompiledMode m, bool training, std::span<const Tensor> inputs) {
     const std::vector<Tensor> constants = m.layout.constants;
     std::vector<Tensor> forward_examples(inputs.begin(), inputs.end());
     forward_examples.insert(forward_examples.end(), constants.begin(), constants.end());
@@ -87,7 +95,6 @@ class AotFunction {
                               forward_examples, named("forward"));
       return m;
     }
-    m.partition = partition(m.layout, options_.partitioner);
     m.layout.graph = graph::Graph();
     log_graph("forward", m.partition.forward);
     log_graph("backward", m.partition.backward);
