@@ -39,7 +39,32 @@ template <typename T> inline T kiln_div_trunc(T a, T b) { return std::trunc(a / 
 template <typename T> inline T kiln_div_floor(T a, T b) { return std::floor(a / b); }
 template <typename T> inline T kiln_rsqrt(T a) { return T(1) / std::sqrt(a); }
 }  // namespace
+
+// Vector variants of libm's functions (GNU vector ABI) come from SLEEF's libsleefgnuabi (1-ulp
+// versions): declared `omp declare simd`, the calls in `omp simd` loops vectorize.
+extern "C" {
 )";
+
+// The libm functions the kernels call, all with vector variants in libsleefgnuabi.
+constexpr const char* kUnaryMath[] = {"sin",   "cos",  "tan",   "asin",  "acos",  "atan", "sinh",
+                                      "cosh",  "tanh", "asinh", "acosh", "atanh", "exp",  "exp2",
+                                      "expm1", "log",  "log2",  "log10", "log1p", "erf",  "erfc"};
+constexpr const char* kBinaryMath[] = {"pow", "atan2"};
+
+std::string math_declarations() {
+  std::string s;
+  for (const char* f : kUnaryMath) {
+    s += fmt::format("#pragma omp declare simd notinbranch\nfloat {}f(float) noexcept;\n", f);
+    s += fmt::format("#pragma omp declare simd notinbranch\ndouble {}(double) noexcept;\n", f);
+  }
+  for (const char* f : kBinaryMath) {
+    s +=
+        fmt::format("#pragma omp declare simd notinbranch\nfloat {}f(float, float) noexcept;\n", f);
+    s += fmt::format("#pragma omp declare simd notinbranch\ndouble {}(double, double) noexcept;\n",
+                     f);
+  }
+  return s + "}\n";
+}
 
 const char* c_type(DType d) {
   switch (d) {
@@ -150,20 +175,23 @@ class BodyWriter {
                       : fmt::format("std::abs({})", a[0]);
     if (op == "rsqrt") return fmt::format("kiln_rsqrt<{}>({})", c_type(in), a[0]);
     if (op == "round") return fmt::format("std::nearbyint({})", a[0]);
-    static const std::map<std::string, std::string> functions = {
-        {"exp", "std::exp"},     {"exp2", "std::exp2"},   {"expm1", "std::expm1"},
-        {"log", "std::log"},     {"log2", "std::log2"},   {"log10", "std::log10"},
-        {"log1p", "std::log1p"}, {"sin", "std::sin"},     {"cos", "std::cos"},
-        {"tan", "std::tan"},     {"asin", "std::asin"},   {"acos", "std::acos"},
-        {"atan", "std::atan"},   {"sinh", "std::sinh"},   {"cosh", "std::cosh"},
-        {"tanh", "std::tanh"},   {"asinh", "std::asinh"}, {"acosh", "std::acosh"},
-        {"atanh", "std::atanh"}, {"erf", "std::erf"},     {"erfc", "std::erfc"},
-        {"sqrt", "std::sqrt"},   {"floor", "std::floor"}, {"ceil", "std::ceil"},
-        {"trunc", "std::trunc"}, {"pow", "std::pow"},     {"atan2", "std::atan2"}};
-    auto it = functions.find(op);
-    KILN_CHECK(it != functions.end(), "inductor: no C++ for pointwise op {}", op);
     std::string args_text;
     for (size_t i = 0; i < a.size(); ++i) args_text += (i ? ", " : "") + a[i];
+    // libm's names (expf for float): those have the vector variants declared in the prelude.
+    const bool math =
+        std::find(std::begin(kUnaryMath), std::end(kUnaryMath), op) != std::end(kUnaryMath) ||
+        std::find(std::begin(kBinaryMath), std::end(kBinaryMath), op) != std::end(kBinaryMath);
+    if (math && (in == DType::Float32 || in == DType::Float64)) {
+      return fmt::format("static_cast<{}>({}{}({}))", c_type(e.dtype), op,
+                         in == DType::Float32 ? "f" : "", args_text);
+    }
+    static const std::map<std::string, std::string> functions = {{"sqrt", "std::sqrt"},
+                                                                 {"floor", "std::floor"},
+                                                                 {"ceil", "std::ceil"},
+                                                                 {"trunc", "std::trunc"}};
+    auto it = functions.find(op);
+    KILN_CHECK(it != functions.end(), "inductor: no C++ for pointwise op {} on {}", op,
+               dtype_name(in));
     return fmt::format("static_cast<{}>({}({}))", c_type(e.dtype), it->second, args_text);
   }
 
@@ -178,6 +206,9 @@ void collect_buffers(const Expr& e, std::map<int, DType>& out) {
   if (e->kind == ExprNode::Kind::Load) out[e->buffer] = e->dtype;
   for (const Expr& a : e->args) collect_buffers(a, out);
 }
+
+// Elements per chunk of a long innermost dimension.
+constexpr int64_t kChunk = 4096;
 
 int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
@@ -232,21 +263,39 @@ std::string kernel_source(const Program& p, const Kernel& k) {
   const int64_t total = product(k.ranges) * std::max<int64_t>(1, product(k.reduction_ranges));
   // Outer loops: all output dims but the innermost for pointwise kernels (which vectorizes), all
   // of them for reductions (whose inner loop is the reduction).
-  const size_t outer = k.kind == Kernel::Kind::Pointwise && n > 0 ? n - 1 : n;
-  if (outer > 0) {
+  const bool pointwise = k.kind == Kernel::Kind::Pointwise;
+  const size_t outer = pointwise && n > 0 ? n - 1 : n;
+  // A long innermost pointwise dimension is cut into chunks that the threads share (a 1-D kernel
+  // has no outer loop to parallelize otherwise); each chunk is one vectorized loop.
+  const int64_t inner_size = pointwise && n > 0 ? k.ranges[n - 1] : 0;
+  const bool chunked = inner_size > kChunk;
+  const size_t parallel_loops = outer + (chunked ? 1 : 0);
+  if (parallel_loops > 0) {
     s += fmt::format("  #pragma omp parallel for{} if ({} >= 32768)\n",
-                     outer > 1 ? fmt::format(" collapse({})", outer) : "", total);
+                     parallel_loops > 1 ? fmt::format(" collapse({})", parallel_loops) : "", total);
   }
   for (size_t i = 0; i < outer; ++i) {
     s += fmt::format("{}for (int64_t i{} = 0; i{} < {}; ++i{}) {{\n", std::string(2 + 2 * i, ' '),
                      i, i, k.ranges[i], i);
   }
   std::string indent(2 + 2 * outer, ' ');
-  if (k.kind == Kernel::Kind::Pointwise) {
+  if (chunked) {
+    s += fmt::format("{}for (int64_t c = 0; c < {}; ++c) {{\n", indent,
+                     (inner_size + kChunk - 1) / kChunk);
+    indent += "  ";
+  }
+  if (pointwise) {
     if (n > 0) {
       s += fmt::format("{}#pragma omp simd\n", indent);
-      s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", indent, n - 1,
-                       k.ranges[n - 1]);
+      if (chunked) {
+        s += fmt::format(
+            "{0}for (int64_t i{1} = c * {2}; i{1} < std::min<int64_t>({3}, (c + 1) * {2}); "
+            "++i{1}) {{\n",
+            indent, n - 1, kChunk, inner_size);
+      } else {
+        s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", indent, n - 1,
+                         inner_size);
+      }
       indent += "  ";
     }
     BodyWriter w(names, indent);
@@ -255,11 +304,17 @@ std::string kernel_source(const Program& p, const Kernel& k) {
     s += fmt::format("{}b{}[{}] = static_cast<{}>({});\n", indent, k.output, store_at,
                      c_type(out.dtype), v);
     if (n > 0) s += std::string(indent.size() - 2, ' ') + "}\n";
+    if (chunked) s += std::string(indent.size() - 4, ' ') + "}\n";
   } else {
     const std::string acc_t = accumulator_type(k, out.dtype);
     s += fmt::format("{}{} acc = {};\n", indent, acc_t, reduction_init(k, acc_t));
     std::string inner = indent;
     for (size_t j = 0; j < r; ++j) {
+      // The innermost loop of a sum or product vectorizes (the pragma allows reassociating it).
+      if (j + 1 == r && (k.reduction == "sum" || k.reduction == "prod")) {
+        s += fmt::format("{}#pragma omp simd reduction({}:acc)\n", inner,
+                         k.reduction == "sum" ? "+" : "*");
+      }
       s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", inner, n + j,
                        k.reduction_ranges[j]);
       inner += "  ";
@@ -283,8 +338,14 @@ std::string kernel_source(const Program& p, const Kernel& k) {
 
 }  // namespace
 
+std::vector<std::string> compile_arguments() {
+  // sin and cos of one value would be merged into sincos, which has no vector variant declared.
+  return {"-fno-builtin-sin", "-fno-builtin-sinf", "-fno-builtin-cos", "-fno-builtin-cosf",
+          "-lsleefgnuabi"};
+}
+
 std::string generate_cpp(const Program& program) {
-  std::string source = kPrelude;
+  std::string source = std::string(kPrelude) + math_declarations();
   for (const Step& step : program.steps) {
     if (const auto* k = std::get_if<Kernel>(&step)) source += "\n" + kernel_source(program, *k);
   }

@@ -5,9 +5,12 @@
 #include "inductor/loop_ir.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln::inductor {
 
 std::string generate_cpp(const Program& program);
+// Compiler arguments the generated source needs (after the source: libraries).
+std::vector<std::string> compile_arguments();
 
 }  // namespace kiln::inductor

@@ -54,7 +54,8 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
       dir->write("kernels.cpp", source);
     }
     try {
-      module = load_or_compile(source, CompilerConfig::from_environment(), {}, context.graph_name);
+      module = load_or_compile(source, CompilerConfig::from_environment(), compile_arguments(),
+                               context.graph_name);
     } catch (const Error& e) {
       auto fallback = context.options.find("fallback");
       if (fallback == context.options.end() || fallback->second != "eager") throw;
