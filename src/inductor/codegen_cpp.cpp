@@ -235,12 +235,35 @@ std::string reduction_init(const Kernel& k, const std::string& acc) {
                   : fmt::format("std::numeric_limits<{}>::max()", acc);
 }
 
-std::string combine(const Kernel& k, const std::string& acc, const std::string& v) {
+std::string combine(const Kernel& k, const std::string& acc, const std::string& acc_t,
+                    const std::string& v) {
   if (k.reduction == "sum") return fmt::format("{0} += {1};", acc, v);
   if (k.reduction == "prod") return fmt::format("{0} *= {1};", acc, v);
-  // NaN propagates: once the accumulator is NaN no comparison replaces it.
-  const char* cmp = k.reduction == "max" ? ">" : "<";
-  return fmt::format("if ({1} != {1} || {1} {2} {0}) {0} = {1};", acc, v, cmp);
+  // NaN propagates (kiln_maximum/minimum): the reductions declared for them vectorize too.
+  return fmt::format("{0} = kiln_{1}imum<{2}>({0}, {3});", acc, k.reduction, acc_t, v);
+}
+
+// `omp declare reduction`s for NaN-propagating max and min, one per C type.
+std::string reduction_declarations() {
+  std::string s;
+  for (DType d : {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
+                  DType::Float32, DType::Float64}) {
+    const std::string t = c_type(d);
+    const bool floating = is_floating_point(d);
+    const std::string lowest = floating ? fmt::format("-std::numeric_limits<{}>::infinity()", t)
+                                        : fmt::format("std::numeric_limits<{}>::lowest()", t);
+    const std::string highest = floating ? fmt::format("std::numeric_limits<{}>::infinity()", t)
+                                         : fmt::format("std::numeric_limits<{}>::max()", t);
+    s += fmt::format(
+        "#pragma omp declare reduction(kiln_max_{0} : {0} : omp_out = kiln_maximum<{0}>(omp_out, "
+        "omp_in)) initializer(omp_priv = {1})\n",
+        t, lowest);
+    s += fmt::format(
+        "#pragma omp declare reduction(kiln_min_{0} : {0} : omp_out = kiln_minimum<{0}>(omp_out, "
+        "omp_in)) initializer(omp_priv = {1})\n",
+        t, highest);
+  }
+  return s;
 }
 
 std::string kernel_source(const Program& p, const Kernel& k) {
@@ -311,9 +334,12 @@ std::string kernel_source(const Program& p, const Kernel& k) {
     std::string inner = indent;
     for (size_t j = 0; j < r; ++j) {
       // The innermost loop of a sum or product vectorizes (the pragma allows reassociating it).
-      if (j + 1 == r && (k.reduction == "sum" || k.reduction == "prod")) {
-        s += fmt::format("{}#pragma omp simd reduction({}:acc)\n", inner,
-                         k.reduction == "sum" ? "+" : "*");
+      if (j + 1 == r) {
+        const std::string op = k.reduction == "sum" ? "+"
+                               : k.reduction == "prod"
+                                   ? "*"
+                                   : fmt::format("kiln_{}_{}", k.reduction, acc_t);
+        s += fmt::format("{}#pragma omp simd reduction({}:acc)\n", inner, op);
       }
       s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", inner, n + j,
                        k.reduction_ranges[j]);
@@ -323,7 +349,7 @@ std::string kernel_source(const Program& p, const Kernel& k) {
     const std::string v = w.emit(k.body);
     s += w.lines();
     s += fmt::format("{}{}\n", inner,
-                     combine(k, "acc", fmt::format("static_cast<{}>({})", acc_t, v)));
+                     combine(k, "acc", acc_t, fmt::format("static_cast<{}>({})", acc_t, v)));
     for (size_t j = r; j-- > 0;) {
       inner.resize(inner.size() - 2);
       s += inner + "}\n";
@@ -345,7 +371,7 @@ std::vector<std::string> compile_arguments() {
 }
 
 std::string generate_cpp(const Program& program) {
-  std::string source = std::string(kPrelude) + math_declarations();
+  std::string source = std::string(kPrelude) + math_declarations() + reduction_declarations();
   for (const Step& step : program.steps) {
     if (const auto* k = std::get_if<Kernel>(&step)) source += "\n" + kernel_source(program, *k);
   }
