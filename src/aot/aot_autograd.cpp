@@ -3,6 +3,7 @@
 // compilers, and at run time applies the graph's writes to its inputs and attaches the compiled
 // backward to the outputs.
 #include "aot/compiled_backward.h"
+#include "aot/joint_graph.h"
 #include "autograd/autograd_meta.h"
 
 #include <kiln/aot/aot.h>
@@ -55,7 +56,7 @@ class AotFunction {
     // graph compiler is the backend's error and propagates.
     CompiledMode m;
     try {
-      m.layout = trace_joint(captured_, training, options_.decompose);
+      m.layout = trace_joint_with_examples(captured_, training, options_.decompose, inputs);
       check_input_aliasing(m.layout, inputs);
       if (training) m.partition = partition(m.layout, options_.partitioner);
     } catch (const Error& e) {

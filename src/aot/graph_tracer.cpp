@@ -8,6 +8,9 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -213,50 +216,6 @@ std::vector<Tensor> GraphTracer::record(const ops::OpDef& op, ops::Stack& args) 
   return outputs;
 }
 
-void GraphTracer::write(const Tensor& target, Tensor value) {
-  {
-    // What copy_ does to its source: cast to the target's dtype, broadcast to its sizes.
-    Reentry again(this);
-    if (value.dtype() != target.dtype()) value = value.to(target.dtype());
-    if (value.sizes() != target.sizes()) value = value.expand(target.sizes());
-  }
-  const graph::Value v = value_of(value);
-  target.impl()->bump_version();
-  StorageState& s = storage_state(target);
-  std::erase_if(s.proxies, [](const std::weak_ptr<TensorImpl>& p) { return p.expired(); });
-  const bool aliased = std::any_of(s.proxies.begin(), s.proxies.end(),
-                                   [&](const auto& p) { return p.lock().get() != target.impl(); });
-  if (!s.flat_mode && !aliased) {
-    // Nothing else sees this storage: the tensor simply holds the new value.
-    ++s.version;
-    set_value(target, v);
-    return;
-  }
-  const int64_t numel = static_cast<int64_t>(s.storage->nbytes() / itemsize(target.dtype()));
-  {
-    Reentry again(this);
-    if (!s.flat_mode) {
-      // Every tensor on the storage holds its current value here: any of them gives the content.
-      Tensor any;
-      for (const auto& p : s.proxies) {
-        if (auto impl = p.lock()) {
-          any = Tensor(impl);
-          break;
-        }
-      }
-      s.flat = any.as_strided({numel}, {1}, 0);
-      s.flat_mode = true;
-    }
-    const Tensor positions =
-        arange(numel, TensorOptions(kInt64).device(target.device()))
-            .as_strided(target.sizes(), target.strides(), target.storage_offset())
-            .reshape({-1});
-    s.flat = index_put(s.flat, {positions}, value.reshape({-1}));
-  }
-  ++s.version;
-  set_value(target, v);
-}
-
 namespace {
 
 // Gives `t` the strides `meta` has, when they differ and describe a dense layout: the captured
@@ -287,6 +246,80 @@ Tensor match_layout(const Tensor& t, const Tensor& meta) {
 }
 
 }  // namespace
+
+// Whether a tensor's layout covers its whole storage densely from offset 0 (then a value of that
+// layout can stand for the storage).
+bool covers_storage(const Tensor& t, int64_t storage_numel) {
+  if (t.storage_offset() != 0 || t.numel() != storage_numel) return false;
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+  std::vector<size_t> order(sizes.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t expected = 1;
+  for (size_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// The storage positions a tensor's elements occupy, in its element order.
+Tensor storage_positions(const Tensor& t, int64_t storage_numel) {
+  return arange(storage_numel, TensorOptions(kInt64).device(t.device()))
+      .as_strided(t.sizes(), t.strides(), t.storage_offset())
+      .reshape({-1});
+}
+
+void GraphTracer::write(const Tensor& target, Tensor value) {
+  {
+    // What copy_ does to its source: cast to the target's dtype, broadcast to its sizes.
+    Reentry again(this);
+    if (value.dtype() != target.dtype()) value = value.to(target.dtype());
+    if (value.sizes() != target.sizes()) value = value.expand(target.sizes());
+  }
+  target.impl()->bump_version();
+  StorageState& s = storage_state(target);
+  std::erase_if(s.proxies, [](const std::weak_ptr<TensorImpl>& p) { return p.expired(); });
+  const bool aliased = std::any_of(s.proxies.begin(), s.proxies.end(),
+                                   [&](const auto& p) { return p.lock().get() != target.impl(); });
+  const int64_t numel = static_cast<int64_t>(s.storage->nbytes() / itemsize(target.dtype()));
+  // A tensor's value always has the tensor's own layout (the ops recorded on it chose views and
+  // strides by it).
+  if (!s.flat_mode && !aliased && covers_storage(target, numel)) {
+    // Nothing else sees this storage: the tensor simply holds the new value, laid out as it is.
+    Tensor laid_out;
+    {
+      Reentry again(this);
+      laid_out = match_layout(value, target);
+    }
+    const graph::Value v = value_of(laid_out);
+    ++s.version;
+    set_value(target, v);
+    return;
+  }
+  {
+    Reentry again(this);
+    if (!s.flat_mode) {
+      // The storage's content so far: what each live tensor on it holds (nothing else can be
+      // read), scattered into a flat buffer.
+      Tensor flat = zeros({numel}, TensorOptions(target.dtype()).device(target.device()));
+      for (const auto& p : s.proxies) {
+        auto impl = p.lock();
+        if (!impl) continue;
+        const Tensor live(impl);
+        flat = index_put(flat, {storage_positions(live, numel)}, live.reshape({-1}));
+      }
+      s.flat = flat;
+      s.flat_mode = true;
+    }
+    s.flat = index_put(s.flat, {storage_positions(target, numel)}, value.reshape({-1}));
+  }
+  // The target, like every tensor on the storage, is re-derived from the flat content when read.
+  ++s.version;
+}
 
 std::vector<Tensor> GraphTracer::trace_functional(const ops::OpDef& op, ops::Stack& args) {
   if (options_.decompose && !decomp::is_prim(op) && op.decomposition) {

@@ -1,4 +1,6 @@
 // trace_joint: the captured graph re-traced functionalized, with its backward when training.
+#include "aot/joint_graph.h"
+
 #include "aot/graph_tracer.h"
 #include "capture/trace_session.h"
 
@@ -22,6 +24,11 @@ bool same_geometry(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 JointGraph trace_joint(const graph::Graph& captured, bool training, bool decompose) {
+  return trace_joint_with_examples(captured, training, decompose, {});
+}
+
+JointGraph trace_joint_with_examples(const graph::Graph& captured, bool training, bool decompose,
+                                     std::span<const Tensor> examples) {
   GraphTracer tracer(GraphTracer::Options{decompose});
   JointGraph joint;
   joint.training = training;
@@ -33,6 +40,11 @@ JointGraph trace_joint(const graph::Graph& captured, bool training, bool decompo
     meta.requires_grad = differentiable;
     Tensor p = tracer.add_input(in->role, in->label, meta);
     if (differentiable) p.set_requires_grad(true);
+    const size_t index = primals.size();
+    if (index < examples.size() && examples[index].defined() &&
+        examples[index].impl()->is_wrapped_number()) {
+      p.impl()->set_wrapped_number(true);
+    }
     primals.push_back(std::move(p));
     joint.input_kinds.push_back(JointInput::Primal);
   }

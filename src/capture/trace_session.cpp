@@ -174,6 +174,7 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
   // out= ops resize their outputs: a proxy takes the new geometry; a real tensor cannot change
   // inside a graph, so its resize runs concretely.
   for (const Tensor& m : meta_outputs) {
+    if (!m.defined()) continue;
     const Tensor* arg = twins.original(m);
     if (arg == nullptr ||
         (arg->sym_sizes() == m.sym_sizes() && arg->sym_strides() == m.sym_strides())) {
@@ -186,6 +187,7 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
     }
   }
   for (const Tensor& m : meta_outputs) {
+    if (!m.defined()) continue;
     const Tensor* arg = twins.original(m);
     if (arg == nullptr ||
         (arg->sym_sizes() == m.sym_sizes() && arg->sym_strides() == m.sym_strides())) {
@@ -209,9 +211,10 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
       graph::node_arguments(args, [this](const Tensor& t) { return value_of(t); });
   std::vector<graph::ValueMeta> metas;
   for (const Tensor& m : meta_outputs) {
-    graph::ValueMeta vm = graph::ValueMeta::of(m);
+    // An output the op leaves undefined (a backward op's unwanted gradient) has a placeholder.
+    graph::ValueMeta vm = m.defined() ? graph::ValueMeta::of(m) : graph::ValueMeta{};
     vm.device = device;
-    vm.requires_grad = requires_grad;
+    vm.requires_grad = requires_grad && m.defined();
     metas.push_back(std::move(vm));
   }
   graph::Node& node = graph_.add_op(op, std::move(node_args), std::move(uses), metas, here());
@@ -220,6 +223,10 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
   outputs.reserve(meta_outputs.size());
   for (size_t i = 0; i < meta_outputs.size(); ++i) {
     const Tensor& m = meta_outputs[i];
+    if (!m.defined()) {
+      outputs.emplace_back();
+      continue;
+    }
     if (const Tensor* arg = twins.original(m)) {
       // In-place and out= ops return their argument itself, as in eager.
       outputs.push_back(*arg);

@@ -402,10 +402,10 @@ class Lowering {
       dims = n.args.at(1).to_int_list();
     }
     std::vector<bool> reduced(rank, dims.empty());
-    for (int64_t d : dims) {
-      const int64_t r = static_cast<int64_t>(rank);
-      reduced[static_cast<size_t>(rank == 0 ? 0 : (d % r + r) % r)] = true;
-    }
+    // A 0-dim input accepts dim 0 or -1 and has nothing to reduce over.
+    if (rank == 0) return reduced;
+    const int64_t r = static_cast<int64_t>(rank);
+    for (int64_t d : dims) reduced[static_cast<size_t>((d % r + r) % r)] = true;
     return reduced;
   }
 
