@@ -305,12 +305,14 @@ void GraphTracer::write(const Tensor& target, Tensor value) {
     if (!s.flat_mode) {
       // The storage's content so far: what each live tensor on it holds (nothing else can be
       // read), scattered into a flat buffer.
-      Tensor flat = zeros({numel}, TensorOptions(target.dtype()).device(target.device()));
+      // (The live tensors are listed first: the ops below add views of them to s.proxies.)
+      std::vector<Tensor> live;
       for (const auto& p : s.proxies) {
-        auto impl = p.lock();
-        if (!impl) continue;
-        const Tensor live(impl);
-        flat = index_put(flat, {storage_positions(live, numel)}, live.reshape({-1}));
+        if (auto impl = p.lock()) live.emplace_back(std::move(impl));
+      }
+      Tensor flat = zeros({numel}, TensorOptions(target.dtype()).device(target.device()));
+      for (const Tensor& t : live) {
+        flat = index_put(flat, {storage_positions(t, numel)}, t.reshape({-1}));
       }
       s.flat = flat;
       s.flat_mode = true;
