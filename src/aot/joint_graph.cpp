@@ -66,7 +66,10 @@ JointGraph trace_joint_with_examples(const graph::Graph& captured, bool training
     auto same_storage = std::find_if(primals.begin(), primals.end(), [&](const Tensor& p) {
       return p.storage().get() == r.storage().get();
     });
-    if (same_storage != primals.end()) {
+    // Outputs aliasing an input are rebuilt from the real input after the graph runs, unless the
+    // input is differentiated: then they are graph outputs (a view the backward graph
+    // differentiates), which still alias the input when the graph computes them as views.
+    if (same_storage != primals.end() && !same_storage->requires_grad()) {
       const size_t index = static_cast<size_t>(same_storage - primals.begin());
       // After the graph's writes are applied, the input holds what the output must show.
       source.kind = r.impl() == primals[index].impl() || same_geometry(r, primals[index])
@@ -103,6 +106,10 @@ JointGraph trace_joint_with_examples(const graph::Graph& captured, bool training
       if (!c.requires_grad() || !is_floating_point(c.dtype())) continue;
       graph::ValueMeta meta = graph::ValueMeta::of(c);
       meta.requires_grad = false;
+      // Gradients arrive in any layout: tangents are traced contiguous (the runtime lays an
+      // incoming gradient out so), never with an output's expanded or strided layout.
+      meta.strides = contiguous_strides(SymIntList(meta.sizes));
+      meta.storage_offset = 0;
       differentiated.push_back(c);
       tangents.push_back(tracer.add_input(
           graph::InputRole::UserArg, fmt::format("tangent {}", joint.tangent_of.size()), meta));

@@ -214,7 +214,7 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
     // An output the op leaves undefined (a backward op's unwanted gradient) has a placeholder.
     graph::ValueMeta vm = m.defined() ? graph::ValueMeta::of(m) : graph::ValueMeta{};
     vm.device = device;
-    vm.requires_grad = requires_grad && m.defined();
+    vm.requires_grad = requires_grad && m.defined() && is_floating_point(m.dtype());
     metas.push_back(std::move(vm));
   }
   graph::Node& node = graph_.add_op(op, std::move(node_args), std::move(uses), metas, here());
@@ -243,7 +243,9 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
         storage = shared;
       }
     }
-    Tensor proxy = make_proxy(m, device, std::move(storage), requires_grad);
+    // As in eager, only floating outputs carry gradients (an index output does not).
+    Tensor proxy = make_proxy(m, device, std::move(storage),
+                              requires_grad && is_floating_point(m.dtype()));
     const graph::Value v = node.out(static_cast<int>(i));
     values_[proxy.impl()] = Tracked{v, proxy.impl_ptr()};
     proxies_.push_back(Tracked{v, proxy.impl_ptr()});

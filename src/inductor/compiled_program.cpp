@@ -78,13 +78,18 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const Buffer& buf = program_.buffers[b];
     if (buf.role != Buffer::Role::Input) continue;
-    const Tensor& t = inputs[static_cast<size_t>(buf.input)];
-    KILN_CHECK(same_layout(t, buf),
-               "inductor: input {} is {} with strides [{}] at offset {}; the compiled graph "
-               "expects {} [{}] with strides [{}] at offset {}",
-               buf.input, dtype_name(t.dtype()), fmt::join(t.strides(), ", "), t.storage_offset(),
-               dtype_name(buf.dtype), fmt::join(buf.sizes, ", "), fmt::join(buf.strides, ", "),
-               buf.offset);
+    Tensor t = inputs[static_cast<size_t>(buf.input)];
+    KILN_CHECK(t.dtype() == buf.dtype && t.sizes().vec() == buf.sizes,
+               "inductor: input {} is {} [{}]; the compiled graph expects {} [{}]", buf.input,
+               dtype_name(t.dtype()), fmt::join(t.sizes(), ", "), dtype_name(buf.dtype),
+               fmt::join(buf.sizes, ", "));
+    if (!same_layout(t, buf)) {
+      // Another layout than the graph was compiled for (a gradient arriving in another layout
+      // than the forward output had): a copy in the expected one.
+      Tensor laid_out = allocate(buf);
+      laid_out.copy_(t);
+      t = laid_out;
+    }
     buffers[b] = t;
     pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
   }

@@ -241,6 +241,18 @@ class Lowering {
     const ops::OpDef& op = *n.op;
     const std::string& name = op.full_name();
     if (op.kind == ops::OpKind::View) return lower_view(n);
+    // A kernel reads its inputs' dtypes too.
+    const bool extern_call =
+        !pointwise_prims().count(name) && name != "_to_copy" && name != "full" &&
+        name != "empty_strided" && name != "arange.start_step" && name != "sum" && name != "amax" &&
+        name != "amin" && name != "prod.dim_int" && name != "var_mean.correction";
+    if (!extern_call) {
+      for (const graph::TensorUse& u : n.uses) {
+        KILN_CHECK(kernel_dtype(u.value.meta().dtype),
+                   "inductor: %{} ({}) reads {}, not generated yet", n.name, name,
+                   dtype_name(u.value.meta().dtype));
+      }
+    }
     if (pointwise_prims().count(name)) return lower_pointwise(n);
     if (name == "_to_copy" && n.outputs[0].device == n.uses.at(0).value.meta().device) {
       return lower_to_copy(n);
