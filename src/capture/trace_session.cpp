@@ -244,8 +244,8 @@ std::vector<Tensor> TraceSession::dispatch(const ops::OpDef& op, ops::Stack& arg
       }
     }
     // As in eager, only floating outputs carry gradients (an index output does not).
-    Tensor proxy = make_proxy(m, device, std::move(storage),
-                              requires_grad && is_floating_point(m.dtype()));
+    Tensor proxy =
+        make_proxy(m, device, std::move(storage), requires_grad && is_floating_point(m.dtype()));
     const graph::Value v = node.out(static_cast<int>(i));
     values_[proxy.impl()] = Tracked{v, proxy.impl_ptr()};
     proxies_.push_back(Tracked{v, proxy.impl_ptr()});
