@@ -199,7 +199,8 @@ std::vector<Tensor> GraphTracer::record(const ops::OpDef& op, ops::Stack& args) 
       continue;
     }
     std::shared_ptr<StorageImpl> storage;
-    if (const Tensor* base = twins.storage_origin(m)) {
+    const Tensor* base = twins.storage_origin(m);
+    if (base != nullptr) {
       // A view shares its base's storage, so that writes through either are seen by both.
       if (proxies_.count(base->impl())) {
         storage = base->storage();
@@ -210,6 +211,13 @@ std::vector<Tensor> GraphTracer::record(const ops::OpDef& op, ops::Stack& args) 
       }
     }
     Tensor proxy = make_proxy(m, device, std::move(storage));
+    if (base != nullptr && op.kind == ops::OpKind::View) {
+      // Autograd tells views by their base (an in-place write through one gives the base a
+      // CopySlices node), as for eager views.
+      const std::shared_ptr<TensorImpl>& root =
+          base->impl()->view_base() ? base->impl()->view_base() : base->impl_ptr();
+      proxy.impl()->set_view_base(root);
+    }
     track(proxy, node.out(static_cast<int>(i)));
     outputs.push_back(std::move(proxy));
   }

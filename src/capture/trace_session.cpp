@@ -1,5 +1,6 @@
 #include "capture/trace_session.h"
 
+#include "autograd/autograd_meta.h"
 #include "graph/meta_twins.h"
 
 #include <kiln/autograd/grad_mode.h>
@@ -30,6 +31,10 @@ void adopt(TensorImpl& proxy, const Tensor& real) {
   proxy.set_storage(real.storage());
   proxy.set_sizes_and_strides(real.sym_sizes(), real.sym_strides(), real.sym_storage_offset());
   proxy.set_requires_grad(real.requires_grad());
+  // A leaf that requires grad gets its autograd record now if it has none yet, so that the proxy
+  // shares it: gradients reaching the proxy (an op run concretely at a graph break) accumulate
+  // into the leaf's .grad, not into a record of the proxy's own.
+  if (real.requires_grad() && !real.impl()->shared_autograd_meta()) autograd::meta_of(real);
   proxy.set_autograd_meta(real.impl()->shared_autograd_meta());
   proxy.set_view_base(real.impl()->view_base());
 }

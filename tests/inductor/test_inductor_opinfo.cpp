@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -68,8 +69,8 @@ Stack with_tensors(const Stack& args, const std::vector<Tensor>& tensors, size_t
   return out;
 }
 
-::testing::AssertionResult same(const Tensor& got, const Tensor& want, const OpDef& op,
-                                bool values) {
+::testing::AssertionResult same(const Tensor& got, const Tensor& want, const OpDef& op, bool values,
+                                double atol_scale = 1) {
   if (got.dtype() != want.dtype()) {
     return ::testing::AssertionFailure()
            << "dtype " << dtype_name(got.dtype()) << " vs " << dtype_name(want.dtype());
@@ -81,7 +82,7 @@ Stack with_tensors(const Stack& args, const std::vector<Tensor>& tensors, size_t
   }
   const bool half = want.dtype() == DType::Float16 || want.dtype() == DType::BFloat16;
   const double rtol = half ? 1e-2 : std::max(1e-5, op.sample_rtol);
-  const double atol = half ? 1e-2 : std::max(1e-6, op.sample_atol);
+  const double atol = half ? 1e-2 : std::max(1e-6, op.sample_atol) * atol_scale;
   return testing::all_close(got.to(kFloat64), want.to(kFloat64), rtol, atol);
 }
 
@@ -140,6 +141,116 @@ TEST(InductorOpInfo, EverySampleCompiledMatchesEager) {
     }
     for (size_t i = 0; i < eager_in.size(); ++i) {
       EXPECT_TRUE(same(compiled_in[i], eager_in[i], *op, values)) << "argument tensor " << i;
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+}
+
+// Known differences, left for the inductor work (issue 7):
+//   batch_norm: samples whose running statistics require grad: eager's native_batch_norm writes
+//     them without autograd seeing it, aot refuses to write an input that requires grad and runs
+//     the graph with the interpreter, which gives them no gradient;
+//   index.Tensor, masked_select: boolean-mask indexing is a graph break (its output size depends
+//     on the data); for some samples an input then gets no gradient through the compiled
+//     function (under investigation: which sample fails depends on what ran before).
+const std::set<std::string> kKnownBackwardDifferences = {"batch_norm", "index.Tensor",
+                                                         "masked_select"};
+
+// The same with gradients: the float tensors of each differentiable op's samples require grad, and
+// the gradients of sum(output_i * w_i) (fixed random weights) through the compiled forward and
+// backward graphs match eager's.
+TEST(InductorOpInfo, EveryDifferentiableSampleCompiledGradientsMatchEager) {
+  int compared = 0;
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    if (op->variant != ops::Variant::Functional || !op->samples || !op->differentiable ||
+        op->is_random || !selected(*op) || kKnownBackwardDifferences.count(op->full_name())) {
+      continue;
+    }
+    std::vector<Stack> samples;
+    for (const ops::Sample& s : op->samples()) {
+      if (!s.differentiable_point) continue;
+      bool floating = false;
+      for (const Tensor& t : sample_tensors(s.args)) {
+        floating = floating || t.dtype() == DType::Float32 || t.dtype() == DType::Float64;
+      }
+      if (!floating) continue;
+      try {
+        autograd::NoGradGuard no_grad;
+        Stack args = s.args;
+        size_t pos = 0;
+        const std::vector<Tensor> fresh = sample_tensors(args);
+        ops::call(*op, with_tensors(args, fresh, pos));
+        samples.push_back(s.args);
+      } catch (const Error&) {
+      }
+    }
+    if (samples.empty()) continue;
+    SCOPED_TRACE(op->full_name());
+    auto run = [op, &samples](const std::vector<Tensor>& tensors) {
+      std::vector<Tensor> outs;
+      size_t pos = 0;
+      for (const Stack& args : samples) {
+        for (const Tensor& t : ops::call(*op, with_tensors(args, tensors, pos))) {
+          if (t.defined()) outs.push_back(t);
+        }
+      }
+      return outs;
+    };
+    // Leaves: float32/float64 tensors require grad; ops writing an argument get copies.
+    auto leaves_of = [&]() {
+      std::vector<Tensor> in;
+      for (const Stack& args : samples) {
+        for (Tensor t : sample_tensors(args)) {
+          if (t.dtype() == DType::Float32 || t.dtype() == DType::Float64) t.requires_grad_(true);
+          in.push_back(t);
+        }
+      }
+      return in;
+    };
+    const bool writes = std::any_of(op->schema.arguments.begin(), op->schema.arguments.end(),
+                                    [](const ops::Argument& a) { return a.is_mutable; });
+    if (writes) continue;  // a leaf that requires grad may not be written in place
+    std::vector<Tensor> weights;
+    auto loss_of = [&](const std::vector<Tensor>& outs) {
+      Tensor total;
+      size_t w = 0;
+      for (const Tensor& o : outs) {
+        if (!o.requires_grad()) continue;
+        if (w == weights.size()) weights.push_back(randn(o.sizes(), o.dtype()));
+        Tensor term = (o * weights[w++]).sum();
+        total = total.defined() ? total + term : term;
+      }
+      return total;
+    };
+    std::vector<Tensor> eager_in = leaves_of();
+    Tensor eager_loss = loss_of(run(eager_in));
+    if (!eager_loss.defined()) continue;
+    eager_loss.backward();
+    std::vector<Tensor> compiled_in;
+    for (const Tensor& t : eager_in) {
+      Tensor c = t.detach().clone();
+      if (t.requires_grad()) c.requires_grad_(true);
+      compiled_in.push_back(c);
+    }
+    auto compiled = compile(run, {.backend = std::string("inductor")});
+    try {
+      Tensor loss = loss_of(compiled(compiled_in));
+      loss.backward();
+    } catch (const Error& e) {
+      ADD_FAILURE() << "compiled: " << e.what();
+      continue;
+    }
+    for (size_t i = 0; i < eager_in.size(); ++i) {
+      if (!eager_in[i].requires_grad()) continue;
+      const Tensor& want = eager_in[i].grad();
+      const Tensor& got = compiled_in[i].grad();
+      ASSERT_EQ(got.defined(), want.defined()) << "gradient " << i;
+      if (want.defined()) {
+        // Gradients go through decomposed backward formulas: ten times the op's absolute
+        // tolerance (second derivatives of float32 ops near zero differ by ~1e-5).
+        EXPECT_TRUE(same(got, want, *op, true, 10)) << "gradient " << i;
+      }
     }
     ++compared;
   }
