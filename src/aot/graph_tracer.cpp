@@ -232,46 +232,20 @@ namespace {
 // outermost-first, a contiguous copy, and the inverse permutation do it.
 Tensor match_layout(const Tensor& t, const Tensor& meta) {
   if (!t.defined() || !meta.defined() || t.strides() == meta.strides() || t.numel() <= 1) return t;
-  const int64_t n = meta.dim();
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t d = 0; d < n; ++d) order[static_cast<size_t>(d)] = d;
-  const IntList strides = meta.strides(), sizes = meta.sizes();
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return strides[static_cast<size_t>(a)] > strides[static_cast<size_t>(b)];
-  });
-  int64_t expected = 1;
-  for (size_t k = order.size(); k-- > 0;) {
-    const auto d = static_cast<size_t>(order[k]);
-    if (sizes[d] == 1) continue;
-    if (strides[d] != expected) return t;  // not dense: no layout to match
-    expected *= sizes[d];
-  }
+  if (!graph::is_dense(meta.sizes(), meta.strides())) return t;  // no layout to match
+  const std::vector<int64_t> order = graph::outermost_first(meta.strides());
   std::vector<int64_t> inverse(order.size());
-  for (size_t k = 0; k < order.size(); ++k)
+  for (size_t k = 0; k < order.size(); ++k) {
     inverse[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);
-  Tensor out = t.permute(order).contiguous().permute(inverse);
-  return out;
+  }
+  return t.permute(order).contiguous().permute(inverse);
 }
-
-}  // namespace
 
 // Whether a tensor's layout covers its whole storage densely from offset 0 (then a value of that
 // layout can stand for the storage).
 bool covers_storage(const Tensor& t, int64_t storage_numel) {
-  if (t.storage_offset() != 0 || t.numel() != storage_numel) return false;
-  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
-  std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-  std::vector<size_t> order(sizes.size());
-  for (size_t d = 0; d < order.size(); ++d) order[d] = d;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
-  int64_t expected = 1;
-  for (size_t d : order) {
-    if (sizes[d] == 1) continue;
-    if (strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
+  return t.storage_offset() == 0 && t.numel() == storage_numel &&
+         graph::is_dense(t.sizes(), t.strides());
 }
 
 // The storage positions a tensor's elements occupy, in its element order.
@@ -280,6 +254,8 @@ Tensor storage_positions(const Tensor& t, int64_t storage_numel) {
       .as_strided(t.sizes(), t.strides(), t.storage_offset())
       .reshape({-1});
 }
+
+}  // namespace
 
 void GraphTracer::write(const Tensor& target, Tensor value) {
   {

@@ -2,6 +2,8 @@
 
 #include <kiln/core/error.h>
 
+#include <algorithm>
+
 namespace kiln::graph {
 
 Tensor MetaTwins::twin(const Tensor& t) {
@@ -44,6 +46,27 @@ const Tensor* MetaTwins::original(const Tensor& meta_out) const {
 const Tensor* MetaTwins::storage_origin(const Tensor& meta_out) const {
   auto it = storage_origin_.find(meta_out.storage().get());
   return it == storage_origin_.end() ? nullptr : &it->second;
+}
+
+std::vector<int64_t> outermost_first(IntList strides) {
+  std::vector<int64_t> order(strides.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int64_t>(d);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return strides[static_cast<size_t>(a)] > strides[static_cast<size_t>(b)];
+  });
+  return order;
+}
+
+bool is_dense(IntList sizes, IntList strides) {
+  const std::vector<int64_t> order = outermost_first(strides);
+  int64_t expected = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    const auto d = static_cast<size_t>(order[k]);
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
 }
 
 int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset) {

@@ -29,6 +29,12 @@ class MetaTwins {
   std::unordered_map<const TensorImpl*, Tensor> original_;
 };
 
+// A layout's dimensions from the largest stride to the smallest (outermost first).
+std::vector<int64_t> outermost_first(IntList strides);
+// Whether a layout is dense and non-overlapping: its strides are a contiguous tensor's, permuted
+// (dimensions of size 1 may have any stride).
+bool is_dense(IntList sizes, IntList strides);
+
 // Elements of storage a tensor of this geometry spans (offset + extent).
 int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset);
 // A tensor of a value's geometry on `storage_device`, with a storage of no memory but of the size

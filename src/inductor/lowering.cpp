@@ -1,5 +1,7 @@
 #include "inductor/lowering.h"
 
+#include "graph/meta_twins.h"
+
 #include <kiln/core/error.h>
 #include <kiln/decomp/prims.h>
 
@@ -53,33 +55,16 @@ std::vector<Index> vars(size_t n, size_t first = 0) {
 // non-overlapping layout: dimensions by decreasing stride.
 std::vector<Index> unravel_by_strides(const Index& q, const std::vector<int64_t>& sizes,
                                       const std::vector<int64_t>& strides) {
-  std::vector<size_t> order(sizes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return strides[a] > strides[b]; });
   std::vector<Index> idx(sizes.size(), constant(0));
   bool outermost = true;
-  for (size_t d : order) {
+  for (int64_t dim : graph::outermost_first(IntList(strides))) {
+    const auto d = static_cast<size_t>(dim);
     if (sizes[d] == 1) continue;
     Index i = floordiv(q, constant(strides[d]));
     idx[d] = outermost ? i : mod(i, constant(sizes[d]));
     outermost = false;
   }
   return idx;
-}
-
-bool dense(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
-  std::vector<size_t> order(sizes.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return strides[a] < strides[b]; });
-  int64_t expected = 1;
-  for (size_t d : order) {
-    if (sizes[d] == 1) continue;
-    if (strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
 }
 
 // The C++-visible name of each pointwise prim the code generator knows, by prim.
@@ -215,7 +200,8 @@ class Lowering {
   void realize(int storage) {
     Storage& s = storages_[static_cast<size_t>(storage)];
     if (s.buffer >= 0) return;
-    KILN_CHECK(dense(s.sizes, s.strides), "inductor: internal error: a lazy non-dense storage");
+    KILN_CHECK(graph::is_dense(IntList(s.sizes), IntList(s.strides)),
+               "inductor: internal error: a lazy non-dense storage");
     Buffer b;
     b.sizes = s.sizes;
     b.strides = s.strides;
@@ -233,38 +219,47 @@ class Lowering {
     s.load = nullptr;
   }
 
+  using NodeLowering = void (Lowering::*)(const graph::Node&);
+
+  // How a node becomes loops, or null when it is an extern call.
+  static NodeLowering loop_lowering(const graph::Node& n) {
+    static const std::map<std::string, NodeLowering> table = [] {
+      std::map<std::string, NodeLowering> t = {{"_to_copy", &Lowering::lower_to_copy},
+                                               {"full", &Lowering::lower_creation},
+                                               {"empty_strided", &Lowering::lower_creation},
+                                               {"arange.start_step", &Lowering::lower_creation},
+                                               {"sum", &Lowering::lower_reduction},
+                                               {"amax", &Lowering::lower_reduction},
+                                               {"amin", &Lowering::lower_reduction},
+                                               {"prod.dim_int", &Lowering::lower_reduction},
+                                               {"var_mean.correction", &Lowering::lower_var_mean}};
+      for (const std::string& name : pointwise_prims()) t[name] = &Lowering::lower_pointwise;
+      return t;
+    }();
+    const std::string name = n.op->full_name();
+    // A copy to another device stays an extern call.
+    if (name == "_to_copy" && n.outputs[0].device != n.uses.at(0).value.meta().device) {
+      return nullptr;
+    }
+    auto it = table.find(name);
+    return it == table.end() ? nullptr : it->second;
+  }
+
   void lower_node(const graph::Node& n) {
     for (const graph::ValueMeta& m : n.outputs) {
       KILN_CHECK(kernel_dtype(m.dtype), "inductor: %{} ({}) has dtype {}, not generated yet",
                  n.name, n.op->full_name(), dtype_name(m.dtype));
     }
-    const ops::OpDef& op = *n.op;
-    const std::string& name = op.full_name();
-    if (op.kind == ops::OpKind::View) return lower_view(n);
+    if (n.op->kind == ops::OpKind::View) return lower_view(n);
+    const NodeLowering lowering = loop_lowering(n);
+    if (lowering == nullptr) return lower_extern(n);
     // A kernel reads its inputs' dtypes too.
-    const bool extern_call =
-        !pointwise_prims().count(name) && name != "_to_copy" && name != "full" &&
-        name != "empty_strided" && name != "arange.start_step" && name != "sum" && name != "amax" &&
-        name != "amin" && name != "prod.dim_int" && name != "var_mean.correction";
-    if (!extern_call) {
-      for (const graph::TensorUse& u : n.uses) {
-        KILN_CHECK(kernel_dtype(u.value.meta().dtype),
-                   "inductor: %{} ({}) reads {}, not generated yet", n.name, name,
-                   dtype_name(u.value.meta().dtype));
-      }
+    for (const graph::TensorUse& u : n.uses) {
+      KILN_CHECK(kernel_dtype(u.value.meta().dtype),
+                 "inductor: %{} ({}) reads {}, not generated yet", n.name, n.op->full_name(),
+                 dtype_name(u.value.meta().dtype));
     }
-    if (pointwise_prims().count(name)) return lower_pointwise(n);
-    if (name == "_to_copy" && n.outputs[0].device == n.uses.at(0).value.meta().device) {
-      return lower_to_copy(n);
-    }
-    if (name == "full" || name == "empty_strided" || name == "arange.start_step") {
-      return lower_creation(n);
-    }
-    if (name == "sum" || name == "amax" || name == "amin" || name == "prod.dim_int") {
-      return lower_reduction(n);
-    }
-    if (name == "var_mean.correction") return lower_var_mean(n);
-    lower_extern(n);
+    (this->*lowering)(n);
   }
 
   // Views: the output's meta layout is on the same storage as the input's.

@@ -3,11 +3,11 @@
 // sum(output_i * v_i) for fixed random v_i.
 #include <gtest/gtest.h>
 #include <kiln/kiln.h>
+#include "opinfo_selection.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <set>
-#include <sstream>
 
 #include "test_util.h"
 
@@ -66,15 +66,7 @@ const std::set<std::string> kNotGradchecked = {
 
 // KILN_GRADCHECK_OPS=a,b,c restricts the sample walk to those ops (full names), for working on
 // a few derivatives at a time.
-bool selected(const OpDef& op) {
-  const char* env = std::getenv("KILN_GRADCHECK_OPS");
-  if (env == nullptr || *env == '\0') return true;
-  std::stringstream list(env);
-  for (std::string name; std::getline(list, name, ',');) {
-    if (name == op.full_name()) return true;
-  }
-  return false;
-}
+bool selected(const OpDef& op) { return testing::selected_by("KILN_GRADCHECK_OPS", op); }
 
 // A float64 copy of every floating tensor argument (contiguous, so elements can be nudged), the
 // rest unchanged; the copies to differentiate are returned in `leaves`.

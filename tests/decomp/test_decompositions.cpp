@@ -4,13 +4,12 @@
 // Philox draws for random ops.
 #include <kiln/decomp/prims.h>
 #include <kiln/kiln.h>
+#include "opinfo_selection.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <set>
-#include <sstream>
 #include <string>
 
 namespace kiln {
@@ -22,15 +21,7 @@ using ops::OpRegistry;
 using ops::Stack;
 
 // KILN_DECOMP_OPS=a,b,c restricts the sample walk to those ops (full names).
-bool selected(const OpDef& op) {
-  const char* env = std::getenv("KILN_DECOMP_OPS");
-  if (env == nullptr || *env == '\0') return true;
-  std::stringstream list(env);
-  for (std::string name; std::getline(list, name, ',');) {
-    if (name == op.full_name()) return true;
-  }
-  return false;
-}
+bool selected(const OpDef& op) { return testing::selected_by("KILN_DECOMP_OPS", op); }
 
 // Ops whose outputs are uninitialized memory: only their metadata is compared.
 const std::set<std::string> kUninitialized = {"empty", "empty_like", "empty_strided"};

@@ -3,6 +3,7 @@
 // calls), forward, under the same seed for random ops; values within the op's sample tolerance
 // (float32 at most 1e-5 relative unless the op's declaration says otherwise), exact for integer
 // and bool results; arguments an op writes compare too.
+#include "opinfo_selection.h"
 #include "test_util.h"
 
 #include <kiln/kiln.h>
@@ -11,9 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <set>
-#include <sstream>
 #include <string>
 
 namespace kiln {
@@ -25,15 +24,7 @@ using ops::OpRegistry;
 using ops::Stack;
 
 // KILN_INDUCTOR_OPS=a,b restricts the sweep to those ops (full names).
-bool selected(const OpDef& op) {
-  const char* env = std::getenv("KILN_INDUCTOR_OPS");
-  if (env == nullptr || *env == '\0') return true;
-  std::stringstream list(env);
-  for (std::string name; std::getline(list, name, ',');) {
-    if (name == op.full_name()) return true;
-  }
-  return false;
-}
+bool selected(const OpDef& op) { return testing::selected_by("KILN_INDUCTOR_OPS", op); }
 
 // Ops whose outputs are uninitialized memory: only metadata compares.
 const std::set<std::string> kUninitialized = {"empty", "empty_like", "empty_strided"};
@@ -69,6 +60,33 @@ Stack with_tensors(const Stack& args, const std::vector<Tensor>& tensors, size_t
   return out;
 }
 
+// Whether eager accepts a sample (error samples are the op tests' business).
+bool eager_accepts(const OpDef& op, const Stack& args) {
+  try {
+    autograd::NoGradGuard no_grad;
+    manual_seed(5);
+    size_t pos = 0;
+    const std::vector<Tensor> fresh = sample_tensors(args);
+    ops::call(op, with_tensors(args, fresh, pos));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Calls the op on every sample, its tensors taken in order from `tensors`; the defined outputs.
+std::vector<Tensor> run_samples(const OpDef& op, const std::vector<Stack>& samples,
+                                const std::vector<Tensor>& tensors) {
+  std::vector<Tensor> outs;
+  size_t pos = 0;
+  for (const Stack& args : samples) {
+    for (const Tensor& t : ops::call(op, with_tensors(args, tensors, pos))) {
+      if (t.defined()) outs.push_back(t);
+    }
+  }
+  return outs;
+}
+
 ::testing::AssertionResult same(const Tensor& got, const Tensor& want, const OpDef& op, bool values,
                                 double atol_scale = 1) {
   if (got.dtype() != want.dtype()) {
@@ -91,30 +109,14 @@ TEST(InductorOpInfo, EverySampleCompiledMatchesEager) {
   int compared = 0;
   for (const OpDef* op : OpRegistry::instance().all()) {
     if (op->variant != ops::Variant::Functional || !op->samples || !selected(*op)) continue;
-    // The samples eager accepts.
     std::vector<Stack> samples;
     for (const ops::Sample& s : op->samples()) {
-      try {
-        manual_seed(5);
-        Stack args = s.args;
-        size_t pos = 0;
-        const std::vector<Tensor> fresh = sample_tensors(args);
-        ops::call(*op, with_tensors(args, fresh, pos));
-        samples.push_back(s.args);
-      } catch (const Error&) {
-      }
+      if (eager_accepts(*op, s.args)) samples.push_back(s.args);
     }
     if (samples.empty()) continue;
     SCOPED_TRACE(op->full_name());
     auto run = [op, &samples](const std::vector<Tensor>& tensors) {
-      std::vector<Tensor> outs;
-      size_t pos = 0;
-      for (const Stack& args : samples) {
-        for (const Tensor& t : ops::call(*op, with_tensors(args, tensors, pos))) {
-          if (t.defined()) outs.push_back(t);
-        }
-      }
-      return outs;
+      return run_samples(*op, samples, tensors);
     };
     std::vector<Tensor> eager_in, compiled_in;
     for (const Stack& args : samples) {
@@ -174,28 +176,12 @@ TEST(InductorOpInfo, EveryDifferentiableSampleCompiledGradientsMatchEager) {
       for (const Tensor& t : sample_tensors(s.args)) {
         floating = floating || t.dtype() == DType::Float32 || t.dtype() == DType::Float64;
       }
-      if (!floating) continue;
-      try {
-        autograd::NoGradGuard no_grad;
-        Stack args = s.args;
-        size_t pos = 0;
-        const std::vector<Tensor> fresh = sample_tensors(args);
-        ops::call(*op, with_tensors(args, fresh, pos));
-        samples.push_back(s.args);
-      } catch (const Error&) {
-      }
+      if (floating && eager_accepts(*op, s.args)) samples.push_back(s.args);
     }
     if (samples.empty()) continue;
     SCOPED_TRACE(op->full_name());
     auto run = [op, &samples](const std::vector<Tensor>& tensors) {
-      std::vector<Tensor> outs;
-      size_t pos = 0;
-      for (const Stack& args : samples) {
-        for (const Tensor& t : ops::call(*op, with_tensors(args, tensors, pos))) {
-          if (t.defined()) outs.push_back(t);
-        }
-      }
-      return outs;
+      return run_samples(*op, samples, tensors);
     };
     // Leaves: float32/float64 tensors require grad; ops writing an argument get copies.
     auto leaves_of = [&]() {
