@@ -1,5 +1,7 @@
 #include "inductor/codegen_cpp.h"
 
+#include "inductor/accumulator.h"
+
 #include <kiln/core/error.h>
 
 #include <fmt/format.h>
@@ -7,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace kiln::inductor {
 
@@ -106,14 +109,35 @@ std::string number_literal(const ExprNode& e) {
   return fmt::format("{}({:.17g})", t, e.number);
 }
 
-// Emits a kernel body: one statement per expression node (shared nodes once).
+// Whether an expression reads loop variable `var`.
+bool depends_on(const Expr& e, int64_t var, std::map<const ExprNode*, bool>& memo) {
+  if (auto it = memo.find(e.get()); it != memo.end()) return it->second;
+  bool uses = (e->kind == ExprNode::Kind::Load || e->kind == ExprNode::Kind::IndexAsValue) &&
+              uses_var(e->index, var);
+  for (const Expr& a : e->args) uses = depends_on(a, var, memo) || uses;
+  memo[e.get()] = uses;
+  return uses;
+}
+
+// Emits a loop body: one statement per expression node (shared nodes once). Given an outer
+// writer and the loop's variable, what does not read the variable is computed once before the
+// loop (compilers do not always hoist it, and a load left in the loop can stop vectorization).
 class BodyWriter {
  public:
-  BodyWriter(const std::vector<std::string>& index_names, std::string indent)
-      : names_(index_names), indent_(std::move(indent)) {}
+  BodyWriter(const std::vector<std::string>& index_names, std::string indent,
+             BodyWriter* hoist_to = nullptr, int64_t loop_var = -1)
+      : names_(index_names),
+        indent_(std::move(indent)),
+        hoist_to_(hoist_to),
+        loop_var_(loop_var),
+        count_(hoist_to != nullptr ? hoist_to->count_ : own_count_) {}
 
   std::string emit(const Expr& e) {
     if (auto it = names_of_.find(e.get()); it != names_of_.end()) return it->second;
+    if (hoist_to_ != nullptr && e->kind != ExprNode::Kind::Constant &&
+        !depends_on(e, loop_var_, depends_)) {
+      return hoist_to_->emit(e);
+    }
     std::string rhs;
     switch (e->kind) {
       case ExprNode::Kind::Load:
@@ -199,16 +223,17 @@ class BodyWriter {
   std::string indent_;
   std::map<const ExprNode*, std::string> names_of_;
   std::string lines_;
-  int count_ = 0;
+  BodyWriter* hoist_to_;
+  int64_t loop_var_;
+  std::map<const ExprNode*, bool> depends_;
+  int own_count_ = 0;
+  int& count_;  // temporaries are numbered across a writer and the one it hoists to
 };
 
-void collect_buffers(const Expr& e, std::map<int, DType>& out) {
-  if (e->kind == ExprNode::Kind::Load) out[e->buffer] = e->dtype;
-  for (const Expr& a : e->args) collect_buffers(a, out);
-}
-
-// Elements per chunk of a long innermost dimension.
+// Elements per chunk of a long loop that has no outer loop to run in parallel.
 constexpr int64_t kChunk = 4096;
+// Loop nests with less work than this run on one thread.
+constexpr int64_t kParallelWork = 32768;
 
 int64_t product(const std::vector<int64_t>& v) {
   int64_t p = 1;
@@ -216,151 +241,234 @@ int64_t product(const std::vector<int64_t>& v) {
   return p;
 }
 
-std::string accumulator_type(const Kernel& k, DType out) {
-  if (k.reduction == "sum" || k.reduction == "prod") {
-    return is_floating_point(out) ? "double" : "int64_t";
-  }
-  return c_type(out);
-}
+// One loop of a nest: `for (name = begin; name < end; ++name)`.
+struct LoopText {
+  size_t var = 0;
+  std::string begin, end;
+  int64_t trip = -1;  // iterations, when known
+};
 
-std::string reduction_init(const Kernel& k, const std::string& acc) {
-  if (k.reduction == "sum") return fmt::format("{}(0)", acc);
-  if (k.reduction == "prod") return fmt::format("{}(1)", acc);
-  const bool floating = acc == "float" || acc == "double";
-  if (k.reduction == "max") {
-    return floating ? fmt::format("-std::numeric_limits<{}>::infinity()", acc)
-                    : fmt::format("std::numeric_limits<{}>::lowest()", acc);
+// Writes one loop nest as a function.
+class NestWriter {
+ public:
+  NestWriter(const Program& program, const LoopNest& nest) : program_(program), nest_(nest) {
+    size_t vars = nest.outer.size();
+    for (const Kernel& k : nest.parts) {
+      vars = std::max(vars, k.ranges.size() + k.reduction_ranges.size());
+    }
+    for (size_t i = 0; i < vars; ++i) names_.push_back(fmt::format("i{}", i));
   }
-  return floating ? fmt::format("std::numeric_limits<{}>::infinity()", acc)
-                  : fmt::format("std::numeric_limits<{}>::max()", acc);
-}
 
-std::string combine(const Kernel& k, const std::string& acc, const std::string& acc_t,
-                    const std::string& v) {
-  if (k.reduction == "sum") return fmt::format("{0} += {1};", acc, v);
-  if (k.reduction == "prod") return fmt::format("{0} *= {1};", acc, v);
-  // NaN propagates (kiln_maximum/minimum): the reductions declared for them vectorize too.
-  return fmt::format("{0} = kiln_{1}imum<{2}>({0}, {3});", acc, k.reduction, acc_t, v);
-}
-
-// `omp declare reduction`s for NaN-propagating max and min, one per C type.
-std::string reduction_declarations() {
-  std::string s;
-  for (DType d : {DType::Bool, DType::UInt8, DType::Int8, DType::Int16, DType::Int32, DType::Int64,
-                  DType::Float32, DType::Float64}) {
-    const std::string t = c_type(d);
-    const bool floating = is_floating_point(d);
-    const std::string lowest = floating ? fmt::format("-std::numeric_limits<{}>::infinity()", t)
-                                        : fmt::format("std::numeric_limits<{}>::lowest()", t);
-    const std::string highest = floating ? fmt::format("std::numeric_limits<{}>::infinity()", t)
-                                         : fmt::format("std::numeric_limits<{}>::max()", t);
-    s += fmt::format(
-        "#pragma omp declare reduction(kiln_max_{0} : {0} : omp_out = kiln_maximum<{0}>(omp_out, "
-        "omp_in)) initializer(omp_priv = {1})\n",
-        t, lowest);
-    s += fmt::format(
-        "#pragma omp declare reduction(kiln_min_{0} : {0} : omp_out = kiln_minimum<{0}>(omp_out, "
-        "omp_in)) initializer(omp_priv = {1})\n",
-        t, highest);
-  }
-  return s;
-}
-
-std::string kernel_source(const Program& p, const Kernel& k) {
-  const Buffer& out = p.buffers[static_cast<size_t>(k.output)];
-  std::map<int, DType> reads;
-  collect_buffers(k.body, reads);
-  std::string s = fmt::format("extern \"C\" void {}(void* const* buffers) {{\n", k.name);
-  for (const auto& [b, dtype] : reads) {
-    s += fmt::format("  const {0}* __restrict b{1} = static_cast<const {0}*>(buffers[{1}]);\n",
-                     c_type(dtype), b);
-  }
-  s += fmt::format("  {0}* __restrict b{1} = static_cast<{0}*>(buffers[{1}]);\n", c_type(out.dtype),
-                   k.output);
-  const size_t n = k.ranges.size(), r = k.reduction_ranges.size();
-  std::vector<std::string> names;
-  for (size_t i = 0; i < n + r; ++i) names.push_back(fmt::format("i{}", i));
-  std::vector<Index> out_idx;
-  for (size_t i = 0; i < n; ++i) out_idx.push_back(var(static_cast<int64_t>(i)));
-  const std::string store_at = to_cpp(strided_offset(out_idx, out.strides, out.offset), names);
-  const int64_t total = product(k.ranges) * std::max<int64_t>(1, product(k.reduction_ranges));
-  // Outer loops: all output dims but the innermost for pointwise kernels (which vectorizes), all
-  // of them for reductions (whose inner loop is the reduction).
-  const bool pointwise = k.kind == Kernel::Kind::Pointwise;
-  const size_t outer = pointwise && n > 0 ? n - 1 : n;
-  // A long innermost pointwise dimension is cut into chunks that the threads share (a 1-D kernel
-  // has no outer loop to parallelize otherwise); each chunk is one vectorized loop.
-  const int64_t inner_size = pointwise && n > 0 ? k.ranges[n - 1] : 0;
-  const bool chunked = inner_size > kChunk;
-  const size_t parallel_loops = outer + (chunked ? 1 : 0);
-  if (parallel_loops > 0) {
-    s += fmt::format("  #pragma omp parallel for{} if ({} >= 32768)\n",
-                     parallel_loops > 1 ? fmt::format(" collapse({})", parallel_loops) : "", total);
-  }
-  for (size_t i = 0; i < outer; ++i) {
-    s += fmt::format("{}for (int64_t i{} = 0; i{} < {}; ++i{}) {{\n", std::string(2 + 2 * i, ' '),
-                     i, i, k.ranges[i], i);
-  }
-  std::string indent(2 + 2 * outer, ' ');
-  if (chunked) {
-    s += fmt::format("{}for (int64_t c = 0; c < {}; ++c) {{\n", indent,
-                     (inner_size + kChunk - 1) / kChunk);
-    indent += "  ";
-  }
-  if (pointwise) {
-    if (n > 0) {
-      s += fmt::format("{}#pragma omp simd\n", indent);
-      if (chunked) {
-        s += fmt::format(
-            "{0}for (int64_t i{1} = c * {2}; i{1} < std::min<int64_t>({3}, (c + 1) * {2}); "
-            "++i{1}) {{\n",
-            indent, n - 1, kChunk, inner_size);
-      } else {
-        s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", indent, n - 1,
-                         inner_size);
-      }
+  // The function's body text (pointers named b<k> for the k-th argument) and, in `args`, the
+  // program buffers it takes in order.
+  std::string body(std::vector<int>& args) {
+    // Arguments: every buffer read or written, in increasing order; loads renamed to positions.
+    std::map<int, DType> reads;
+    std::set<int> written;
+    for (const Kernel& k : nest_.parts) {
+      for_each_load(k.body, [&](const ExprNode& l) { reads[l.buffer] = l.dtype; });
+      written.insert(k.output);
+    }
+    std::map<int, int> local;
+    for (const auto& [b, dtype] : reads) local.emplace(b, 0);
+    for (int b : written) local.emplace(b, 0);
+    for (auto& [b, position] : local) {
+      position = static_cast<int>(args.size());
+      args.push_back(b);
+    }
+    std::string s;
+    for (const auto& [b, position] : local) {
+      const DType dtype =
+          written.count(b) ? program_.buffers[static_cast<size_t>(b)].dtype : reads.at(b);
+      s += fmt::format("  {0}{1}* __restrict b{2} = static_cast<{0}{1}*>(args[{2}]);\n",
+                       written.count(b) ? "" : "const ", c_type(dtype), position);
+    }
+    const auto rename = [&local](int b) { return local.at(b); };
+    const auto same = [](const Index& e) { return e; };
+    std::vector<Kernel> parts;
+    for (const Kernel& k : nest_.parts) {
+      Kernel l = k;
+      l.body = rewrite(k.body, same, rename);
+      l.output = local.at(k.output);
+      dtype_of_output_[l.output] = program_.buffers[static_cast<size_t>(k.output)].dtype;
+      parts.push_back(std::move(l));
+    }
+    const size_t p = nest_.outer.size();
+    int64_t work = product(nest_.outer);
+    int64_t per_iteration = 0;
+    for (const Kernel& k : parts) {
+      per_iteration += product(std::vector<int64_t>(
+                           k.ranges.begin() + static_cast<std::ptrdiff_t>(p), k.ranges.end())) *
+                       product(k.reduction_ranges);
+    }
+    work *= std::max<int64_t>(per_iteration, 1);
+    if (p == 0) return s + unshared(parts.at(0), work);
+    s += fmt::format("  #pragma omp parallel for{} if ({} >= {})\n",
+                     p > 1 ? fmt::format(" collapse({})", p) : "", work, kParallelWork);
+    std::string indent = "  ";
+    for (size_t i = 0; i < p; ++i) {
+      s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", indent, i,
+                       nest_.outer[i]);
       indent += "  ";
     }
-    BodyWriter w(names, indent);
-    const std::string v = w.emit(k.body);
-    s += w.lines();
-    s += fmt::format("{}b{}[{}] = static_cast<{}>({});\n", indent, k.output, store_at,
-                     c_type(out.dtype), v);
-    if (n > 0) s += std::string(indent.size() - 2, ' ') + "}\n";
-    if (chunked) s += std::string(indent.size() - 4, ' ') + "}\n";
-  } else {
-    const std::string acc_t = accumulator_type(k, out.dtype);
-    s += fmt::format("{}{} acc = {};\n", indent, acc_t, reduction_init(k, acc_t));
-    std::string inner = indent;
-    for (size_t j = 0; j < r; ++j) {
-      // The innermost loop of a sum or product vectorizes (the pragma allows reassociating it).
-      if (j + 1 == r) {
-        const std::string op = k.reduction == "sum" ? "+"
-                               : k.reduction == "prod"
-                                   ? "*"
-                                   : fmt::format("kiln_{}_{}", k.reduction, acc_t);
-        s += fmt::format("{}#pragma omp simd reduction({}:acc)\n", inner, op);
-      }
-      s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", inner, n + j,
-                       k.reduction_ranges[j]);
-      inner += "  ";
+    // Each kernel in a block of its own (its temporaries and accumulator).
+    for (const Kernel& k : parts) {
+      s += indent + "{\n" + part(k, p, indent + "  ") + indent + "}\n";
     }
-    BodyWriter w(names, inner);
-    const std::string v = w.emit(k.body);
-    s += w.lines();
-    s += fmt::format("{}{}\n", inner,
-                     combine(k, "acc", acc_t, fmt::format("static_cast<{}>({})", acc_t, v)));
-    for (size_t j = r; j-- > 0;) {
-      inner.resize(inner.size() - 2);
-      s += inner + "}\n";
-    }
-    s += fmt::format("{}b{}[{}] = static_cast<{}>(acc);\n", indent, k.output, store_at,
-                     c_type(out.dtype));
+    for (size_t i = p; i-- > 0;) s += std::string(2 + 2 * i, ' ') + "}\n";
+    return s;
   }
-  for (size_t i = outer; i-- > 0;) s += std::string(2 + 2 * i, ' ') + "}\n";
-  s += "}\n";
-  return s;
-}
+
+ private:
+  // A kernel's own loops inside the shared ones (its variables from `first` on).
+  std::string part(const Kernel& k, size_t first, std::string indent) {
+    std::vector<LoopText> loops;
+    for (size_t v = first; v < k.ranges.size(); ++v) {
+      loops.push_back({v, "0", fmt::format("{}", k.ranges[v]), k.ranges[v]});
+    }
+    if (k.kind == Kernel::Kind::Pointwise) return pointwise(k, loops, indent);
+    std::string s;
+    for (const LoopText& l : loops) s += open(l, indent);
+    const Accumulator acc = accumulator(k);
+    s += acc.declare(indent);
+    std::vector<LoopText> reduction;
+    for (size_t j = 0; j < k.reduction_ranges.size(); ++j) {
+      reduction.push_back({k.ranges.size() + j, "0", fmt::format("{}", k.reduction_ranges[j]),
+                           k.reduction_ranges[j]});
+    }
+    s += accumulate(k, acc, reduction, indent);
+    s += acc.finish(indent);
+    s += store(k, "acc", indent);
+    for (size_t j = loops.size(); j-- > 0;) s += close(indent);
+    return s;
+  }
+
+  // A kernel alone, without shared loops: long loops are cut into chunks the threads share.
+  std::string unshared(const Kernel& k, int64_t work) {
+    std::string indent = "  ";
+    const std::string parallel =
+        fmt::format("  #pragma omp parallel for{{}} if ({} >= {})\n", work, kParallelWork);
+    if (k.kind == Kernel::Kind::Pointwise) {
+      if (k.ranges.empty()) return pointwise(k, {}, indent);
+      // One loop (normalized kernels without parallel loops have at most one).
+      const int64_t n = k.ranges[0];
+      if (n <= kChunk) return pointwise(k, {{0, "0", fmt::format("{}", n), n}}, indent);
+      std::string s = fmt::format(fmt::runtime(parallel), "");
+      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + kChunk - 1) / kChunk);
+      s += pointwise(k,
+                     {{0, fmt::format("c * {}", kChunk),
+                       fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, kChunk), kChunk}},
+                     "    ");
+      return s + "  }\n";
+    }
+    // A reduction to one value: the threads reduce parts of its first loop.
+    const Accumulator acc = accumulator(k);
+    std::string s = acc.declare(indent);
+    std::vector<LoopText> loops;
+    for (size_t j = 0; j < k.reduction_ranges.size(); ++j) {
+      loops.push_back({j, "0", fmt::format("{}", k.reduction_ranges[j]), k.reduction_ranges[j]});
+    }
+    if (loops.size() == 1 && k.reduction_ranges[0] > kChunk) {
+      const int64_t n = k.reduction_ranges[0];
+      s += fmt::format(fmt::runtime(parallel), acc.clauses());
+      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + kChunk - 1) / kChunk);
+      loops[0] = {0, fmt::format("c * {}", kChunk),
+                  fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, kChunk), kChunk};
+      s += accumulate(k, acc, loops, "    ");
+      s += "  }\n";
+    } else if (loops.size() > 1) {
+      s += fmt::format(fmt::runtime(parallel), acc.clauses());
+      s += open(loops[0], indent);
+      s += accumulate(k, acc, std::vector<LoopText>(loops.begin() + 1, loops.end()), indent);
+      s += close(indent);
+    } else {
+      s += accumulate(k, acc, loops, indent);
+    }
+    s += acc.finish(indent);
+    return s + store(k, "acc", indent);
+  }
+
+  // Loops over a pointwise kernel's own variables; the innermost is the vector loop.
+  std::string pointwise(const Kernel& k, const std::vector<LoopText>& loops, std::string indent) {
+    std::string s;
+    for (size_t j = 0; j + 1 < loops.size(); ++j) s += open(loops[j], indent);
+    if (loops.empty()) {
+      BodyWriter w(names_, indent);
+      const std::string v = w.emit(k.body);
+      return s + w.lines() + store(k, v, indent);
+    }
+    const std::string outer_indent = indent;
+    BodyWriter hoisted(names_, outer_indent);
+    std::string loop = indent + "#pragma omp simd\n";
+    loop += open(loops.back(), indent);
+    BodyWriter w(names_, indent, &hoisted, static_cast<int64_t>(loops.back().var));
+    const std::string v = w.emit(k.body);
+    loop += w.lines() + store(k, v, indent) + close(indent);
+    s += hoisted.lines() + loop;
+    for (size_t j = loops.size() - 1; j-- > 0;) s += close(indent);
+    return s;
+  }
+
+  Accumulator accumulator(const Kernel& k) const {
+    return Accumulator(k.reduction, dtype_of_output_.at(k.output), k.body->dtype);
+  }
+
+  // `acc` combined with the body over `loops` (the innermost one vectorized, in blocks of at most
+  // kChunk values when the accumulator adds float blocks).
+  std::string accumulate(const Kernel& k, const Accumulator& acc, std::vector<LoopText> loops,
+                         std::string indent) {
+    std::string s;
+    if (loops.empty()) {
+      BodyWriter w(names_, indent);
+      const std::string v = w.emit(k.body);
+      return w.lines() + acc.open_block(indent) + indent + acc.combine(v) + "\n" +
+             acc.close_block(indent);
+    }
+    for (size_t j = 0; j + 1 < loops.size(); ++j) s += open(loops[j], indent);
+    LoopText inner = loops.back();
+    const bool blocks = acc.blocked() && (inner.trip < 0 || inner.trip > kChunk);
+    if (blocks) {
+      s += fmt::format("{0}for (int64_t blk = {1}; blk < {2}; blk += {3}) {{\n", indent,
+                       inner.begin, inner.end, kChunk);
+      indent += "  ";
+      inner.end = fmt::format("std::min<int64_t>({}, blk + {})", inner.end, kChunk);
+      inner.begin = "blk";
+    }
+    BodyWriter hoisted(names_, indent);
+    std::string loop = fmt::format("{}#pragma omp simd{}\n", indent, acc.inner_clauses());
+    loop += open(inner, indent);
+    BodyWriter w(names_, indent, &hoisted, static_cast<int64_t>(inner.var));
+    const std::string v = w.emit(k.body);
+    loop += w.lines();
+    loop += indent + acc.combine(v) + "\n";
+    loop += close(indent);
+    s += hoisted.lines() + acc.open_block(indent) + loop + acc.close_block(indent);
+    if (blocks) s += close(indent);
+    for (size_t j = loops.size() - 1; j-- > 0;) s += close(indent);
+    return s;
+  }
+
+  std::string store(const Kernel& k, const std::string& value, const std::string& indent) {
+    return fmt::format("{}b{}[{}] = static_cast<{}>({});\n", indent, k.output,
+                       to_cpp(k.store, names_), c_type(dtype_of_output_.at(k.output)), value);
+  }
+
+  std::string open(const LoopText& l, std::string& indent) {
+    std::string s = fmt::format("{0}for (int64_t {1} = {2}; {1} < {3}; ++{1}) {{\n", indent,
+                                names_[l.var], l.begin, l.end);
+    indent += "  ";
+    return s;
+  }
+  static std::string close(std::string& indent) {
+    indent.resize(indent.size() - 2);
+    return indent + "}\n";
+  }
+
+  const Program& program_;
+  const LoopNest& nest_;
+  std::vector<std::string> names_;
+  std::map<int, DType> dtype_of_output_;  // by argument position
+};
 
 }  // namespace
 
@@ -370,10 +478,22 @@ std::vector<std::string> compile_arguments() {
           "-lsleefgnuabi"};
 }
 
-std::string generate_cpp(const Program& program) {
-  std::string source = std::string(kPrelude) + math_declarations() + reduction_declarations();
-  for (const Step& step : program.steps) {
-    if (const auto* k = std::get_if<Kernel>(&step)) source += "\n" + kernel_source(program, *k);
+std::string generate_cpp(Program& program) {
+  std::string source = std::string(kPrelude) + math_declarations();
+  // Nests with the same text (the same layer repeated) share one function.
+  std::map<std::string, std::string> function_of_body;
+  for (Step& step : program.steps) {
+    auto* nest = std::get_if<LoopNest>(&step);
+    if (nest == nullptr) continue;
+    nest->args.clear();
+    const std::string body = NestWriter(program, *nest).body(nest->args);
+    auto [it, added] =
+        function_of_body.emplace(body, fmt::format("kernel{}", function_of_body.size()));
+    nest->function = it->second;
+    if (added) {
+      source +=
+          fmt::format("\nextern \"C\" void {}(void* const* args) {{\n{}}}\n", it->second, body);
+    }
   }
   return source;
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The CPU code generator: one C++ translation unit per program, one extern "C" function per
-// kernel, `void <name>(void* const* buffers)` taking every buffer's storage base pointer. The
-// outer loops run in parallel with OpenMP; the innermost pointwise loop is marked `omp simd`.
+// The CPU code generator: one C++ translation unit per program, one extern "C" function per loop
+// nest taking the storage base pointers of the buffers it reads and writes. The shared outer loops
+// run in parallel with OpenMP; innermost loops are vectorized.
 #include "inductor/loop_ir.h"
 
 #include <string>
@@ -9,7 +9,9 @@
 
 namespace kiln::inductor {
 
-std::string generate_cpp(const Program& program);
+// The source of every loop nest of `program`, whose `function` and `args` it sets (nests with the
+// same code share a function: `void <function>(void* const* args)`, a pointer per argument).
+std::string generate_cpp(Program& program);
 // Compiler arguments the generated source needs (after the source: libraries).
 std::vector<std::string> compile_arguments();
 

@@ -2,6 +2,7 @@
 #include "inductor/codegen_cpp.h"
 #include "inductor/compiled_program.h"
 #include "inductor/lowering.h"
+#include "inductor/scheduler.h"
 
 #include "capture/warnings.h"
 
@@ -37,14 +38,15 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
   Program program;
   try {
     KILN_CHECK(on_cpu(graph), "inductor: only CPU graphs are generated yet");
-    program = lower(graph);
+    program = schedule(lower(graph), context.graph_name);
   } catch (const Error& e) {
     logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
                                                      context.graph_name, e.what()));
     return interpreted(graph);
   }
-  const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),
-                                       [](const Step& s) { return s.index() == 0; });
+  const bool has_kernels =
+      std::any_of(program.steps.begin(), program.steps.end(),
+                  [](const Step& s) { return std::holds_alternative<LoopNest>(s); });
   std::shared_ptr<const LoadedModule> module;
   if (has_kernels) {
     const std::string source = generate_cpp(program);

@@ -45,13 +45,9 @@ CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedMo
   };
   for (size_t s = 0; s < program_.steps.size(); ++s) {
     const int step = static_cast<int>(s);
-    if (const auto* k = std::get_if<Kernel>(&program_.steps[s])) {
-      kernels_.push_back(reinterpret_cast<KernelFn>(module_->symbol(k->name)));
-      std::function<void(const Expr&)> visit = [&](const Expr& e) {
-        if (e->kind == ExprNode::Kind::Load) read(e->buffer, step);
-        for (const Expr& a : e->args) visit(a);
-      };
-      visit(k->body);
+    if (const auto* nest = std::get_if<LoopNest>(&program_.steps[s])) {
+      kernels_.push_back(reinterpret_cast<KernelFn>(module_->symbol(nest->function)));
+      for (int b : nest->args) read(b, step);
     } else {
       kernels_.push_back(nullptr);
       for (const ExternCall::Input& in : std::get<ExternCall>(program_.steps[s]).inputs) {
@@ -94,12 +90,17 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
     pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
   }
   autograd::NoGradGuard no_grad;
+  std::vector<void*> args;
   for (size_t s = 0; s < program_.steps.size(); ++s) {
-    if (const auto* k = std::get_if<Kernel>(&program_.steps[s])) {
-      const size_t out = static_cast<size_t>(k->output);
-      buffers[out] = allocate(program_.buffers[out]);
-      pointers[out] = storage_base(buffers[out]);
-      kernels_[s](pointers.data());
+    if (const auto* nest = std::get_if<LoopNest>(&program_.steps[s])) {
+      for (const Kernel& k : nest->parts) {
+        const size_t out = static_cast<size_t>(k.output);
+        buffers[out] = allocate(program_.buffers[out]);
+        pointers[out] = storage_base(buffers[out]);
+      }
+      args.clear();
+      for (int b : nest->args) args.push_back(pointers[static_cast<size_t>(b)]);
+      kernels_[s](args.data());
     } else {
       const ExternCall& e = std::get<ExternCall>(program_.steps[s]);
       ops::Stack args = e.args;

@@ -1,5 +1,8 @@
 #include "inductor/loop_ir.h"
 
+#include <map>
+#include <set>
+
 namespace kiln::inductor {
 
 namespace {
@@ -52,6 +55,38 @@ Expr cast(Expr value, DType dtype) {
   ExprNode n = node(ExprNode::Kind::Cast, dtype);
   n.args = {std::move(value)};
   return make(std::move(n));
+}
+
+}  // namespace kiln::inductor
+
+namespace kiln::inductor {
+
+Expr rewrite(const Expr& e, const std::function<Index(const Index&)>& index,
+             const std::function<int(int)>& buffer) {
+  std::map<const ExprNode*, Expr> done;
+  std::function<Expr(const Expr&)> visit = [&](const Expr& x) -> Expr {
+    if (auto it = done.find(x.get()); it != done.end()) return it->second;
+    ExprNode n = *x;
+    if (n.kind == ExprNode::Kind::Load || n.kind == ExprNode::Kind::IndexAsValue) {
+      n.index = index(n.index);
+    }
+    if (n.kind == ExprNode::Kind::Load) n.buffer = buffer(n.buffer);
+    for (Expr& a : n.args) a = visit(a);
+    Expr out = std::make_shared<const ExprNode>(std::move(n));
+    done[x.get()] = out;
+    return out;
+  };
+  return visit(e);
+}
+
+void for_each_load(const Expr& e, const std::function<void(const ExprNode&)>& f) {
+  std::set<const ExprNode*> seen;
+  std::function<void(const Expr&)> visit = [&](const Expr& x) {
+    if (!seen.insert(x.get()).second) return;
+    if (x->kind == ExprNode::Kind::Load) f(*x);
+    for (const Expr& a : x->args) visit(a);
+  };
+  visit(e);
 }
 
 }  // namespace kiln::inductor

@@ -2,8 +2,11 @@
 // The loop-level IR (DESIGN.md §5): what a lowered graph is before code generation.
 //   Expr:    a scalar computation at one point of a loop nest: loads from buffers at index
 //            expressions, constants, the loop index itself, and pointwise ops.
-//   Kernel:  Pointwise (out[idx] = body(idx) over `ranges`) or Reduction (out[idx] = reduce over
-//            `reduction_ranges` of body(idx, ridx)): one loop nest each.
+//   Kernel:  Pointwise (out[store(idx)] = body(idx) over `ranges`) or Reduction (out[store(idx)] =
+//            reduce over `reduction_ranges` of body(idx, ridx)).
+//   LoopNest: kernels sharing their outermost loops (the scheduler's fusion): per iteration of
+//            the shared loops, each kernel runs its own inner loops in turn; one generated
+//            function.
 //   Extern:  a registry op run by its eager kernel on buffers (GEMM, convolution, random draws,
 //            indexing, everything without a loop lowering yet).
 //   Program: buffers and steps in order; what the code generator and the runtime read.
@@ -12,6 +15,7 @@
 #include <kiln/core/dtype.h>
 #include <kiln/ops/registry.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +54,13 @@ Expr index_value(Index index);
 Expr call(std::string op, std::vector<Expr> args, DType dtype);
 Expr cast(Expr value, DType dtype);
 
+// The expression with every index rewritten by `index` and every load's buffer by `buffer`
+// (shared subexpressions stay shared).
+Expr rewrite(const Expr& e, const std::function<Index(const Index&)>& index,
+             const std::function<int(int)>& buffer);
+// Calls `f` with each load's buffer.
+void for_each_load(const Expr& e, const std::function<void(const ExprNode&)>& f);
+
 struct Buffer {
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
@@ -63,12 +74,21 @@ struct Buffer {
 
 struct Kernel {
   enum class Kind { Pointwise, Reduction } kind = Kind::Pointwise;
-  std::string name;
-  std::vector<int64_t> ranges;            // output loop: variables 0 .. ranges.size()-1
-  std::vector<int64_t> reduction_ranges;  // reduction loop: variables after the output ones
+  std::vector<int64_t> ranges;            // output loops: variables 0 .. ranges.size()-1
+  std::vector<int64_t> reduction_ranges;  // reduction loops: variables after the output ones
   std::string reduction;                  // "sum", "prod", "max", "min"
   Expr body;
-  int output = -1;  // a contiguous buffer of `ranges`' sizes
+  int output = -1;
+  Index store;  // where in `output` (over the output loop variables)
+};
+
+// Kernels run together: `outer` are the shared outermost loops (variables 0 .. outer.size()-1 of
+// every part, whose leading ranges equal them); each part then runs its remaining loops.
+struct LoopNest {
+  std::vector<int64_t> outer;
+  std::vector<Kernel> parts;
+  std::string function;   // the generated function's name (identical nests share one)
+  std::vector<int> args;  // the buffers the function takes, in order
 };
 
 // An op the runtime calls with tensors made from buffers (as strided views where a view was
@@ -86,7 +106,7 @@ struct ExternCall {
   std::vector<int> outputs;  // one buffer per op output (-1: undefined output)
 };
 
-using Step = std::variant<Kernel, ExternCall>;
+using Step = std::variant<LoopNest, ExternCall>;
 
 // A graph output: a view (sizes, strides, offset) of a buffer.
 struct OutputView {

@@ -210,13 +210,20 @@ class Lowering {
     const int buffer = new_buffer(std::move(b));
     Kernel k;
     k.kind = Kernel::Kind::Pointwise;
-    k.name = fmt::format("kernel{}", kernels_++);
     k.ranges = s.sizes;
     k.body = s.load(vars(s.sizes.size()));
     k.output = buffer;
-    program_.steps.emplace_back(std::move(k));
+    k.store = strided_offset(vars(s.sizes.size()), s.strides, s.offset);
+    emit(std::move(k));
     s.buffer = buffer;
     s.load = nullptr;
+  }
+
+  // A kernel as a loop nest of its own (the scheduler fuses nests).
+  void emit(Kernel k) {
+    LoopNest nest;
+    nest.parts.push_back(std::move(k));
+    program_.steps.emplace_back(std::move(nest));
   }
 
   using NodeLowering = void (Lowering::*)(const graph::Node&);
@@ -443,13 +450,14 @@ class Lowering {
     const int buffer = new_buffer(std::move(b));
     Kernel k;
     k.kind = Kernel::Kind::Reduction;
-    k.name = fmt::format("kernel{}", kernels_++);
     k.ranges = out_sizes;
     k.reduction_ranges = reduction_ranges;
     k.reduction = kind;
     k.body = transform(cast(load_value(in, full), body_dtype), vars(out_sizes.size()));
     k.output = buffer;
-    program_.steps.emplace_back(std::move(k));
+    k.store = strided_offset(vars(out_sizes.size()), ints(out_meta.strides),
+                             out_meta.storage_offset.raw());
+    emit(std::move(k));
     new_storage(out_meta, nullptr, buffer, {&n, output});
     return buffer;
   }
@@ -526,7 +534,6 @@ class Lowering {
   std::vector<Storage> storages_;
   std::map<ValueKey, Lowered> lowered_;
   std::map<ValueKey, int> value_reads_;
-  int kernels_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,205 @@
+#include "inductor/scheduler.h"
+
+#include <kiln/capture/logs.h>
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+namespace kiln::inductor {
+
+namespace {
+
+// A nest with fewer iterations of its shared loops than this keeps its kernels apart: fusing
+// would leave threads idle.
+constexpr int64_t kMinSharedIterations = 16;
+
+Index rename_vars(const Index& e, const std::vector<Index>& to) {
+  switch (e->kind) {
+    case IndexNode::Kind::Const:
+      return e;
+    case IndexNode::Kind::Var:
+      return to.at(static_cast<size_t>(e->value));
+    case IndexNode::Kind::Add:
+      return rename_vars(e->a, to) + rename_vars(e->b, to);
+    case IndexNode::Kind::Mul:
+      return rename_vars(e->a, to) * rename_vars(e->b, to);
+    case IndexNode::Kind::FloorDiv:
+      return floordiv(rename_vars(e->a, to), rename_vars(e->b, to));
+    case IndexNode::Kind::Mod:
+      return mod(rename_vars(e->a, to), rename_vars(e->b, to));
+  }
+  return e;
+}
+
+// The kernel with loops of one iteration dropped and its parallel loops first; `parallel` is
+// their number.
+Kernel normalize(const Kernel& k, size_t* parallel) {
+  const size_t n = k.ranges.size(), r = k.reduction_ranges.size();
+  std::vector<size_t> kept_outputs;
+  for (size_t d = 0; d < n; ++d) {
+    if (k.ranges[d] != 1) kept_outputs.push_back(d);
+  }
+  // A pointwise kernel's innermost loop is its vector loop, not a parallel one.
+  *parallel = k.kind == Kernel::Kind::Pointwise && !kept_outputs.empty() ? kept_outputs.size() - 1
+                                                                         : kept_outputs.size();
+  std::vector<Index> to(n + r, constant(0));
+  Kernel out = k;
+  out.ranges.clear();
+  out.reduction_ranges.clear();
+  int64_t next = 0;
+  for (size_t d : kept_outputs) {
+    to[d] = var(next++);
+    out.ranges.push_back(k.ranges[d]);
+  }
+  for (size_t d = 0; d < r; ++d) {
+    if (k.reduction_ranges[d] == 1) continue;
+    to[n + d] = var(next++);
+    out.reduction_ranges.push_back(k.reduction_ranges[d]);
+  }
+  const auto index = [&to](const Index& e) { return rename_vars(e, to); };
+  out.body = rewrite(k.body, index, [](int b) { return b; });
+  out.store = index(k.store);
+  return out;
+}
+
+int64_t loop_size(const Kernel& k, int64_t v) {
+  const auto u = static_cast<size_t>(v);
+  if (u < k.ranges.size()) return k.ranges[u];
+  if (u < k.ranges.size() + k.reduction_ranges.size())
+    return k.reduction_ranges[u - k.ranges.size()];
+  return -1;
+}
+
+void collect_vars(const Index& e, std::vector<int64_t>& out) {
+  if (e->kind == IndexNode::Kind::Var) out.push_back(e->value);
+  if (e->a) collect_vars(e->a, out);
+  if (e->b) collect_vars(e->b, out);
+}
+
+std::string index_text(const Index& e) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < 256; ++i) v.push_back(fmt::format("v{}", i));
+    return v;
+  }();
+  return to_cpp(e, names);
+}
+
+// Why `reader` cannot join a nest (sharing `shared` loops) holding `writer`, or "" when it can:
+// each of its reads of writer's output must be of the element written in the same iteration.
+std::string conflict(const Kernel& reader, const Kernel& writer, size_t shared) {
+  std::string why;
+  const std::string store = index_text(writer.store);
+  std::vector<int64_t> store_vars;
+  collect_vars(writer.store, store_vars);
+  for_each_load(reader.body, [&](const ExprNode& load) {
+    if (load.buffer != writer.output || !why.empty()) return;
+    if (index_text(load.index) != store) {
+      why = fmt::format("reads buf{} at {} where it was written at {}", load.buffer,
+                        index_text(load.index), store);
+      return;
+    }
+    for (int64_t v : store_vars) {
+      if (static_cast<size_t>(v) >= shared && loop_size(reader, v) != loop_size(writer, v)) {
+        why = fmt::format("reads buf{} over a loop of {} where it was written over {}", load.buffer,
+                          loop_size(reader, v), loop_size(writer, v));
+      }
+    }
+  });
+  return why;
+}
+
+class Scheduler {
+ public:
+  explicit Scheduler(std::string graph_name) : graph_name_(std::move(graph_name)) {}
+
+  Program run(Program program) {
+    std::vector<Step> steps;
+    for (Step& step : program.steps) {
+      if (auto* nest = std::get_if<LoopNest>(&step)) {
+        for (const Kernel& k : nest->parts) add(k, steps);
+      } else {
+        flush(steps);
+        steps.push_back(std::move(step));
+      }
+    }
+    flush(steps);
+    program.steps = std::move(steps);
+    if (!unfused_.empty()) {
+      logs::log(logs::Channel::perf_hints,
+                fmt::format("inductor: {}: kernels not fused with the loop nest before them:\n{}",
+                            graph_name_, unfused_));
+    }
+    return program;
+  }
+
+ private:
+  void add(const Kernel& raw, std::vector<Step>& steps) {
+    size_t parallel = 0;
+    Kernel k = normalize(raw, &parallel);
+    if (current_) {
+      size_t shared = 0;
+      const std::string why = fusion_blocker(k, parallel, &shared);
+      if (why.empty()) {
+        current_->outer.resize(shared);
+        current_->parts.push_back(std::move(k));
+        return;
+      }
+      if (why != kIndependent) unfused_ += fmt::format("  buf{}: {}\n", k.output, why);
+      flush(steps);
+    }
+    LoopNest nest;
+    nest.outer.assign(k.ranges.begin(), k.ranges.begin() + static_cast<std::ptrdiff_t>(parallel));
+    nest.parts.push_back(std::move(k));
+    current_ = std::move(nest);
+  }
+
+  static constexpr const char* kIndependent = "independent";
+
+  // Why `k` (with `parallel` leading parallel loops) cannot join the current nest, or "" with the
+  // number of loops they would share.
+  std::string fusion_blocker(const Kernel& k, size_t parallel, size_t* shared_loops) const {
+    size_t shared = 0;
+    while (shared < current_->outer.size() && shared < parallel &&
+           current_->outer[shared] == k.ranges[shared]) {
+      ++shared;
+    }
+    const int64_t iterations = std::accumulate(
+        current_->outer.begin(), current_->outer.begin() + static_cast<std::ptrdiff_t>(shared),
+        int64_t{1}, std::multiplies<>());
+    if (shared == 0 || iterations < kMinSharedIterations) {
+      bool reads = false;
+      for (const Kernel& w : current_->parts) {
+        for_each_load(k.body, [&](const ExprNode& l) { reads = reads || l.buffer == w.output; });
+      }
+      // Unrelated kernels over different loops are not a missed fusion.
+      return reads ? fmt::format("its loops [{}] share too few iterations with [{}]",
+                                 fmt::join(k.ranges, ", "), fmt::join(current_->outer, ", "))
+                   : kIndependent;
+    }
+    for (const Kernel& w : current_->parts) {
+      std::string why = conflict(k, w, shared);
+      if (!why.empty()) return why;
+    }
+    *shared_loops = shared;
+    return "";
+  }
+
+  void flush(std::vector<Step>& steps) {
+    if (current_) steps.emplace_back(std::move(*current_));
+    current_.reset();
+  }
+
+  std::string graph_name_;
+  std::optional<LoopNest> current_;
+  std::string unfused_;
+};
+
+}  // namespace
+
+Program schedule(Program program, const std::string& graph_name) {
+  return Scheduler(graph_name).run(std::move(program));
+}
+
+}  // namespace kiln::inductor
