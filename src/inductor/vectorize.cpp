@@ -94,6 +94,9 @@ class VectorBodyWriter {
     Value v = make(*e);
     if (failed_) return v;
     if (v.name.empty()) return fail();
+    // Equal subexpressions built as separate nodes (two loads of one element) are written once.
+    if (auto it = by_text_.find(v.name); it != by_text_.end()) return values_[e.get()] = it->second;
+    const std::string rhs = v.name;
     const std::string type = v.is_mask ? types_.mask : types_.vec;
     const std::string name = fmt::format("v{}", count_++);
     std::string& out = v.invariant ? hoisted_ : lines_;
@@ -101,6 +104,7 @@ class VectorBodyWriter {
                        name, v.name);
     v.name = name;
     values_[e.get()] = v;
+    by_text_[rhs] = v;
     return v;
   }
 
@@ -254,6 +258,7 @@ class VectorBodyWriter {
   LaneTypes types_;
   std::string hoist_indent_, body_indent_;
   std::map<const ExprNode*, Value> values_;
+  std::map<std::string, Value> by_text_;  // by right-hand side
   std::string hoisted_, lines_;
   int count_ = 0;
   bool failed_ = false;

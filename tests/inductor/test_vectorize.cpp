@@ -444,5 +444,340 @@ TEST(Vectorize, WidthsFollowTheInstructionSet) {
   EXPECT_TRUE(f == 4 || f == 8 || f == 16) << f;
 }
 
+// --- the loop writer ---------------------------------------------------------------------------
+
+constexpr DType F32 = DType::Float32, F64 = DType::Float64, Bool = DType::Bool;
+constexpr int64_t kRowStride = 128, kRows = 3;
+
+// Loop variables: i0 the rows, i1 the inner loop over [0, n).
+InnerLoop inner_loop() { return {{"i0", "i1"}, 1, "0", "n", "    "}; }
+Index element() { return var(0) * kRowStride + var(1); }
+Expr x_of(DType d = F32) { return load(0, element(), d); }
+Expr row_value() { return load(1, var(0), F32); }  // invariant along i1
+Expr flag() { return load(2, element(), Bool); }
+Expr number(double v, DType d = F32) { return constant_of(v, d); }
+Expr op(const std::string& name, std::vector<Expr> args, DType d = F32) {
+  return call(name, std::move(args), d);
+}
+
+// The caller's scalar tail: `statement` per element, counting the elements it covers.
+ScalarTail tail_of(const std::string& statement) {
+  return [statement](const std::string& begin) {
+    return fmt::format(
+        "    for (int64_t i1 = {}; i1 < n; ++i1) {{\n      {}\n      ++*tail;\n    }}\n", begin,
+        statement);
+  };
+}
+
+// f(b0, b1, b2, b3, rows, n, tail): rows of the pointwise loop.
+std::string pointwise_harness(const std::string& name, const std::string& t,
+                              const std::string& out_t, const std::string& loop) {
+  return fmt::format(
+      "extern \"C\" void {0}(const {1}* __restrict b0, [[maybe_unused]] const float* __restrict "
+      "b1, [[maybe_unused]] const bool* "
+      "__restrict b2, {2}* __restrict b3, int64_t rows, int64_t n, int64_t* tail) {{\n"
+      "  for (int64_t i0 = 0; i0 < rows; ++i0) {{\n{3}  }}\n}}\n",
+      name, t, out_t, loop);
+}
+
+// f(b0, out, rows, n, tail): one reduction per row into out[row].
+std::string reduction_harness(const std::string& name, const std::string& t,
+                              const std::string& acc_t, const std::string& init,
+                              const std::string& loop) {
+  return fmt::format(
+      "extern \"C\" void {0}(const {1}* __restrict b0, {2}* out, int64_t rows, int64_t n, "
+      "int64_t* tail) {{\n  for (int64_t i0 = 0; i0 < rows; ++i0) {{\n    {2} acc = {3};\n{4}"
+      "    out[i0] = acc;\n  }}\n}}\n",
+      name, t, acc_t, init, loop);
+}
+
+std::string store_loop(const Expr& body, DType out, const std::string& statement) {
+  auto text = vectorized_store_loop(inner_loop(), body, 3, out, element(), tail_of(statement));
+  EXPECT_TRUE(text.has_value());
+  return text.value_or("");
+}
+std::string reduction_loop(const Expr& body, const std::string& reduction, const std::string& acc_t,
+                           const std::string& statement) {
+  auto text =
+      vectorized_reduction_loop(inner_loop(), body, reduction, "acc", acc_t, tail_of(statement));
+  EXPECT_TRUE(text.has_value());
+  return text.value_or("");
+}
+
+// The bodies under test, by harness function name.
+Expr where_exp_body() {  // x > 0 ? exp(x) * y + 2 : maximum(x, y)
+  const Expr x = x_of();
+  return op("where", {op("gt", {x, number(0)}, Bool),
+                      op("add", {op("mul", {op("exp", {x}), row_value()}), number(2)}),
+                      op("maximum", {x, row_value()})});
+}
+Expr logical_body() {  // x < y || (c && !(x > 1))
+  const Expr x = x_of();
+  return op("bitwise_or",
+            {op("lt", {x, row_value()}, Bool),
+             op("bitwise_and", {flag(), op("bitwise_not", {op("gt", {x, number(1)}, Bool)}, Bool)},
+                Bool)},
+            Bool);
+}
+Expr casts_body() {  // (float(c) + float(bool(x))) * sqrt(|x|) + round(x)
+  const Expr x = x_of();
+  return op("add", {op("mul", {op("add", {cast(flag(), F32), cast(cast(x, Bool), F32)}),
+                               op("sqrt", {op("abs", {x})})}),
+                    op("round", {x})});
+}
+Expr double_body() {  // pow(x, 2) + div_floor(x, 3) + 3 (an integer constant)
+  const Expr x = x_of(F64);
+  return op(
+      "add",
+      {op("add", {op("pow", {x, number(2, F64)}, F64), op("div_floor", {x, number(3, F64)}, F64)},
+          F64),
+       cast(integer_constant(3, DType::Int64), F64)},
+      F64);
+}
+
+std::string writer_test_source() {
+  const std::string at = "i0 * 128L + i1";
+  std::string s;
+  s += pointwise_harness(
+      "kiln_w_where_exp", "float", "float",
+      store_loop(where_exp_body(), F32,
+                 fmt::format("const float x = b0[{0}]; b3[{0}] = x > 0.f ? expf(x) * b1[i0] + 2.f "
+                             ": kiln_maximum<float>(x, b1[i0]);",
+                             at)));
+  s += pointwise_harness(
+      "kiln_w_logical", "float", "bool",
+      store_loop(logical_body(), Bool,
+                 fmt::format("const float x = b0[{0}]; b3[{0}] = (x < b1[i0]) || (b2[{0}] && !(x > "
+                             "1.f));",
+                             at)));
+  s += pointwise_harness(
+      "kiln_w_casts", "float", "float",
+      store_loop(
+          casts_body(), F32,
+          fmt::format("const float x = b0[{0}]; b3[{0}] = (float(b2[{0}]) + float(x != 0.f)) * "
+                      "std::sqrt(std::abs(x)) + std::nearbyint(x);",
+                      at)));
+  s += pointwise_harness(
+      "kiln_w_double", "double", "double",
+      store_loop(
+          double_body(), F64,
+          fmt::format("const double x = b0[{0}]; b3[{0}] = pow(x, 2.0) + std::floor(x / 3.0) + "
+                      "3.0;",
+                      at)));
+  s += reduction_harness(
+      "kiln_w_sum", "float", "double", "0.0",
+      reduction_loop(op("mul", {x_of(), x_of()}), "sum", "double",
+                     fmt::format("acc += static_cast<double>(b0[{0}] * b0[{0}]);", at)));
+  s +=
+      reduction_harness("kiln_w_max", "float", "float", "-std::numeric_limits<float>::infinity()",
+                        reduction_loop(x_of(), "max", "float",
+                                       fmt::format("acc = kiln_maximum<float>(acc, b0[{}]);", at)));
+  s += reduction_harness(
+      "kiln_w_min", "float", "float", "std::numeric_limits<float>::infinity()",
+      reduction_loop(op("neg", {x_of()}), "min", "float",
+                     fmt::format("acc = kiln_minimum<float>(acc, -b0[{}]);", at)));
+  s += reduction_harness(
+      "kiln_w_prod", "double", "double", "1.0",
+      reduction_loop(
+          op("add", {op("mul", {x_of(F64), number(0.01, F64)}, F64), number(1, F64)}, F64), "prod",
+          "double", fmt::format("acc *= b0[{}] * 0.01 + 1.0;", at)));
+  s += "extern \"C\" int kiln_w_width_float() { return kiln_vec_width_float; }\n";
+  s += "extern \"C\" int kiln_w_width_double() { return kiln_vec_width_double; }\n";
+  return s;
+}
+
+// Row-major inputs of kRows rows, with a NaN, an infinity and signed zeros among random values.
+struct WriterInputs {
+  std::vector<float> x, y;
+  std::vector<double> xd;
+  std::unique_ptr<bool[]> c;
+};
+
+WriterInputs writer_inputs() {
+  WriterInputs in;
+  const size_t size = kRows * kRowStride;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uniform(-3, 3);
+  for (size_t i = 0; i < size; ++i) in.x.push_back(uniform(rng));
+  in.x[kRowStride + 3] = std::numeric_limits<float>::quiet_NaN();
+  in.x[2 * kRowStride + 7] = -std::numeric_limits<float>::infinity();
+  in.x[2] = -0.0f;
+  in.x[20] = 0.0f;
+  in.x[21] = 2.5f;
+  for (float v : in.x) in.xd.push_back(static_cast<double>(v) * 1.5);
+  for (int64_t r = 0; r < kRows; ++r) in.y.push_back(uniform(rng));
+  in.c = std::make_unique<bool[]>(size);
+  for (size_t i = 0; i < size; ++i) in.c[i] = rng() % 3 == 0;
+  return in;
+}
+
+bool near(double got, double want, double tolerance) {
+  if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
+  if (std::isinf(got) || std::isinf(want)) return got == want;
+  return std::abs(got - want) <= tolerance * (1 + std::abs(want));
+}
+
+// Runs the written loops of writer_test_source() for several lengths.
+void check_written_loops(const LoadedModule& module) {
+  const WriterInputs in = writer_inputs();
+  const int64_t wf = function<int (*)()>(module, "kiln_w_width_float")();
+  const int64_t wd = function<int (*)()>(module, "kiln_w_width_double")();
+  using FloatPointwise =
+      void (*)(const float*, const float*, const bool*, void*, int64_t, int64_t, int64_t*);
+  using DoublePointwise =
+      void (*)(const double*, const float*, const bool*, double*, int64_t, int64_t, int64_t*);
+  for (int64_t n : {0, 1, 5, 16, 37, 100}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const size_t size = kRows * kRowStride;
+    auto each = [&](auto check) {
+      for (int64_t r = 0; r < kRows; ++r) {
+        for (int64_t j = 0; j < n; ++j)
+          check(static_cast<size_t>(r), static_cast<size_t>(r * kRowStride + j));
+      }
+    };
+    {
+      std::vector<float> out(size);
+      int64_t tail = 0;
+      function<FloatPointwise>(module, "kiln_w_where_exp")(in.x.data(), in.y.data(), in.c.get(),
+                                                           out.data(), kRows, n, &tail);
+      EXPECT_EQ(tail, kRows * (n % wf));
+      each([&](size_t r, size_t i) {
+        const double x = in.x[i], y = in.y[r];
+        const double want = x > 0 ? std::exp(x) * y + 2 : kiln_maximum(x, y);
+        EXPECT_TRUE(near(out[i], want, 1e-5))
+            << "where_exp " << i << ": " << out[i] << " vs " << want;
+      });
+    }
+    {
+      std::unique_ptr<bool[]> out = std::make_unique<bool[]>(size);
+      int64_t tail = 0;
+      function<FloatPointwise>(module, "kiln_w_logical")(in.x.data(), in.y.data(), in.c.get(),
+                                                         out.get(), kRows, n, &tail);
+      EXPECT_EQ(tail, kRows * (n % wf));
+      each([&](size_t r, size_t i) {
+        const bool want = in.x[i] < in.y[r] || (in.c[i] && !(in.x[i] > 1));
+        unsigned char byte = 0;
+        std::memcpy(&byte, &out[i], 1);
+        EXPECT_EQ(byte, want ? 1 : 0) << "logical " << i;
+      });
+    }
+    {
+      std::vector<float> out(size);
+      int64_t tail = 0;
+      function<FloatPointwise>(module, "kiln_w_casts")(in.x.data(), in.y.data(), in.c.get(),
+                                                       out.data(), kRows, n, &tail);
+      EXPECT_EQ(tail, kRows * (n % wf));
+      each([&](size_t, size_t i) {
+        const double x = in.x[i];
+        const double want =
+            (double(in.c[i]) + double(x != 0)) * std::sqrt(std::abs(x)) + std::nearbyint(x);
+        EXPECT_TRUE(near(out[i], want, 1e-6)) << "casts " << i << ": " << out[i] << " vs " << want;
+      });
+    }
+    {
+      std::vector<double> out(size);
+      int64_t tail = 0;
+      function<DoublePointwise>(module, "kiln_w_double")(in.xd.data(), in.y.data(), in.c.get(),
+                                                         out.data(), kRows, n, &tail);
+      EXPECT_EQ(tail, kRows * (n % wd));
+      each([&](size_t, size_t i) {
+        const double x = in.xd[i];
+        const double want = x * x + std::floor(x / 3) + 3;
+        EXPECT_TRUE(near(out[i], want, 1e-14))
+            << "double " << i << ": " << out[i] << " vs " << want;
+      });
+    }
+    // Reductions, one per row; float lanes accumulate in float.
+    auto reduce = [&](const char* name, auto* out, const auto* x, int64_t width) {
+      int64_t tail = 0;
+      function<void (*)(decltype(x), decltype(out), int64_t, int64_t, int64_t*)>(module, name)(
+          x, out, kRows, n, &tail);
+      EXPECT_EQ(tail, kRows * (n % width)) << name;
+    };
+    double sum[kRows], prod[kRows];
+    float max[kRows], min[kRows];
+    reduce("kiln_w_sum", sum, in.x.data(), wf);
+    reduce("kiln_w_max", max, in.x.data(), wf);
+    reduce("kiln_w_min", min, in.x.data(), wf);
+    reduce("kiln_w_prod", prod, in.xd.data(), wd);
+    for (int64_t r = 0; r < kRows; ++r) {
+      double s = 0, p = 1;
+      float hi = -std::numeric_limits<float>::infinity(),
+            lo = std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t i = static_cast<size_t>(r * kRowStride + j);
+        s += double(in.x[i]) * in.x[i];
+        p *= in.xd[i] * 0.01 + 1;
+        hi = kiln_maximum(hi, in.x[i]);
+        lo = kiln_minimum(lo, -in.x[i]);
+      }
+      EXPECT_TRUE(near(sum[r], s, 1e-6)) << "sum row " << r << ": " << sum[r] << " vs " << s;
+      EXPECT_TRUE(near(prod[r], p, 1e-14)) << "prod row " << r << ": " << prod[r] << " vs " << p;
+      EXPECT_TRUE(identical(max[r], hi) || (max[r] == 0 && hi == 0)) << "max row " << r;
+      EXPECT_TRUE(identical(min[r], lo) || (min[r] == 0 && lo == 0)) << "min row " << r;
+    }
+  }
+}
+
+TEST(Vectorize, WrittenLoopsComputeTheirBodiesAndLeaveTheRemainderToTheTail) {
+  for (const std::string& cxx : compilers()) {
+    SCOPED_TRACE(cxx);
+    check_written_loops(*compile(writer_test_source(), cxx));
+  }
+}
+
+TEST(Vectorize, WrittenLoopsLoadContiguouslyAndHoistInvariants) {
+  const std::string text = store_loop(where_exp_body(), F32, "");
+  EXPECT_NE(text.find("VecF::load(&b0[((i0 * 128L) + i1)])"), std::string::npos) << text;
+  EXPECT_NE(text.find("vec_exp("), std::string::npos) << text;
+  EXPECT_NE(text.find("vec_maximum("), std::string::npos) << text;
+  EXPECT_NE(text.find(".store(&b3[((i0 * 128L) + i1)])"), std::string::npos) << text;
+  // The row value is loaded once per row, ahead of the vector loop; the loop steps by the width.
+  const size_t broadcast = text.find("VecF::broadcast(b1[i0])");
+  const size_t loop = text.find("for (int64_t i1 = ");
+  ASSERT_NE(broadcast, std::string::npos) << text;
+  EXPECT_LT(broadcast, loop) << text;
+  EXPECT_NE(text.find("i1 += kiln_vec_width_float"), std::string::npos) << text;
+  EXPECT_NE(store_loop(double_body(), F64, "").find("VecD::load("), std::string::npos);
+  const std::string sum = reduction_loop(x_of(), "sum", "double", "");
+  EXPECT_NE(sum.find("acc = acc + reduce_add<double>(acc_vec);"), std::string::npos) << sum;
+}
+
+TEST(Vectorize, WhatCannotBeVectorizedIsDeclined) {
+  const ScalarTail tail = tail_of("");
+  const InnerLoop loop = inner_loop();
+  auto store = [&](const Expr& body, DType out = F32, Index at = element()) {
+    return vectorized_store_loop(loop, body, 3, out, at, tail);
+  };
+  // Strided, gathered (floordiv, modulo) and variable-strided loads.
+  EXPECT_EQ(store(load(0, var(0) * kRowStride + var(1) * 2, F32)), std::nullopt);
+  EXPECT_EQ(store(load(0, floordiv(var(1), constant(2)), F32)), std::nullopt);
+  EXPECT_EQ(store(load(0, mod(var(1), constant(4)), F32)), std::nullopt);
+  EXPECT_EQ(store(load(0, var(1) * var(0), F32)), std::nullopt);
+  // A load invariant along i1 but read under a modulo of another variable still vectorizes.
+  EXPECT_NE(store(op("add", {x_of(), load(1, mod(var(0), constant(2)), F32)})), std::nullopt);
+  // Integer bodies, index values, mixed float widths, unknown ops.
+  EXPECT_EQ(store(load(0, element(), DType::Int64), DType::Int64), std::nullopt);
+  EXPECT_EQ(store(cast(load(0, element(), DType::Int32), F32)), std::nullopt);
+  EXPECT_EQ(store(cast(index_value(var(1)), F32)), std::nullopt);
+  EXPECT_EQ(store(x_of(), F64), std::nullopt);
+  EXPECT_EQ(store(op("add", {cast(x_of(), F64), x_of(F64)}, F64), F64), std::nullopt);
+  EXPECT_EQ(store(op("sigmoid", {x_of()})), std::nullopt);
+  EXPECT_EQ(store(op("bitwise_and", {x_of(), x_of()})), std::nullopt);
+  // Stores that are not contiguous along i1.
+  EXPECT_EQ(store(x_of(), F32, var(0)), std::nullopt);
+  EXPECT_EQ(store(x_of(), F32, var(1) * 2), std::nullopt);
+  // Reductions of bools or integers, into integer accumulators, of unknown kinds.
+  auto reduction = [&](const Expr& body, const std::string& kind, const std::string& acc_t) {
+    return vectorized_reduction_loop(loop, body, kind, "acc", acc_t, tail);
+  };
+  EXPECT_EQ(reduction(flag(), "sum", "double"), std::nullopt);
+  EXPECT_EQ(reduction(load(0, element(), DType::Int64), "sum", "int64_t"), std::nullopt);
+  EXPECT_EQ(reduction(x_of(), "sum", "int64_t"), std::nullopt);
+  EXPECT_EQ(reduction(x_of(), "argmax", "float"), std::nullopt);
+  EXPECT_EQ(reduction(load(0, var(1) * 2, F32), "max", "float"), std::nullopt);
+  EXPECT_NE(reduction(x_of(), "max", "float"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace kiln::inductor
