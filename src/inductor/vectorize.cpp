@@ -34,7 +34,11 @@ std::optional<DType> lane_dtype(const Expr& body, std::optional<DType> also) {
     const ExprNode* e = stack.back();
     stack.pop_back();
     if (e->dtype == DType::Float32 || e->dtype == DType::Float64) floats.insert(e->dtype);
-    for (const Expr& a : e->args) stack.push_back(a.get());
+    for (const Expr& a : e->args) {
+      // A constant converted to the lane type is converted once, whatever its own type.
+      if (e->kind == ExprNode::Kind::Cast && a->kind == ExprNode::Kind::Constant) continue;
+      stack.push_back(a.get());
+    }
   }
   if (floats.size() > 1) return std::nullopt;
   if (floats.empty()) return DType::Float32;
@@ -48,7 +52,7 @@ std::optional<std::string> scalar_literal(const ExprNode& e) {
   const bool floating = e.dtype == DType::Float32 || e.dtype == DType::Float64;
   const char* t = e.dtype == DType::Float32 ? "float" : "double";
   if (e.dtype == DType::Bool) {
-    const bool v = e.is_integer_constant ? e.integer != 0 : e.number != 0;
+    const bool v = e.is_integer_constant ? e.integer != 0 : static_cast<int64_t>(e.number) != 0;
     return v ? "true" : "false";
   }
   if (!floating) {

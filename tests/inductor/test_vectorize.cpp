@@ -519,11 +519,12 @@ Expr logical_body() {  // x < y || (c && !(x > 1))
                 Bool)},
             Bool);
 }
-Expr casts_body() {  // (float(c) + float(bool(x))) * sqrt(|x|) + round(x)
+// (float(c) + float(bool(x))) * sqrt(|x|) + (round(x) + float(0.25 as a float64 constant))
+Expr casts_body() {
   const Expr x = x_of();
   return op("add", {op("mul", {op("add", {cast(flag(), F32), cast(cast(x, Bool), F32)}),
                                op("sqrt", {op("abs", {x})})}),
-                    op("round", {x})});
+                    op("add", {op("round", {x}), cast(number(0.25, F64), F32)})});
 }
 Expr double_body() {  // pow(x, 2) + div_floor(x, 3) + 3 (an integer constant)
   const Expr x = x_of(F64);
@@ -555,7 +556,7 @@ std::string writer_test_source() {
       store_loop(
           casts_body(), F32,
           fmt::format("const float x = b0[{0}]; b3[{0}] = (float(b2[{0}]) + float(x != 0.f)) * "
-                      "std::sqrt(std::abs(x)) + std::nearbyint(x);",
+                      "std::sqrt(std::abs(x)) + (std::nearbyint(x) + 0.25f);",
                       at)));
   s += pointwise_harness(
       "kiln_w_double", "double", "double",
@@ -670,7 +671,7 @@ void check_written_loops(const LoadedModule& module) {
       each([&](size_t, size_t i) {
         const double x = in.x[i];
         const double want =
-            (double(in.c[i]) + double(x != 0)) * std::sqrt(std::abs(x)) + std::nearbyint(x);
+            (double(in.c[i]) + double(x != 0)) * std::sqrt(std::abs(x)) + std::nearbyint(x) + 0.25;
         EXPECT_TRUE(near(out[i], want, 1e-6)) << "casts " << i << ": " << out[i] << " vs " << want;
       });
     }
