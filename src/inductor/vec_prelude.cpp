@@ -233,6 +233,21 @@ template <typename T, int N> Vec<T, N> vec_div_floor(Vec<T, N> a, Vec<T, N> b) {
   return vec_floor(a / b);
 }
 
+// The low and high halves of a float vector as doubles: one register each (float sums
+// accumulated in double lanes).
+template <int N> Vec<double, N / 2> kiln_widen_half(Vec<float, N> a, int half) {
+  typedef float floats __attribute__((vector_size(N / 2 * sizeof(float))));
+  floats h;
+  __builtin_memcpy(&h, reinterpret_cast<const char*>(&a.v) + half * sizeof(floats), sizeof(h));
+  return {__builtin_convertvector(h, typename Vec<double, N / 2>::native)};
+}
+template <int N> Vec<double, N / 2> vec_widen_low(Vec<float, N> a) {
+  return kiln_widen_half(a, 0);
+}
+template <int N> Vec<double, N / 2> vec_widen_high(Vec<float, N> a) {
+  return kiln_widen_half(a, 1);
+}
+
 // Horizontal reductions: the lanes combined as a tree (halves pairwise), sums and products in A
 // (double for float sums, which keeps the combination exact-ish and cheap).
 template <typename A, typename T, int N> A reduce_add(Vec<T, N> a) {

@@ -11,8 +11,9 @@
 //   store_bools (0/1 bytes); + - * / unary -, == != < <= > >= (to a Mask), & | ^ ~ on masks;
 //   vec_where, vec_maximum/vec_minimum (NaN-propagating as the scalar kiln_maximum/kiln_minimum),
 //   vec_abs, vec_sqrt, vec_rsqrt (1/sqrt), vec_floor/ceil/trunc/round (nearbyint), vec_div_trunc,
-//   vec_div_floor, vec_<f> for the libm functions below through SLEEF's 1-ulp GNU vector ABI
-//   (libsleefgnuabi), reduce_add<A>/reduce_mul<A> (tree, lanes combined in A), reduce_max/min.
+//   vec_div_floor, vec_widen_low/high (a float vector's halves as double vectors), vec_<f> for the
+//   libm functions below through SLEEF's 1-ulp GNU vector ABI (libsleefgnuabi),
+//   reduce_add<A>/reduce_mul<A> (tree, lanes combined in A), reduce_max/min.
 #include <string>
 #include <vector>
 

@@ -352,7 +352,19 @@ std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, cons
   const std::string& scalar = w.types().scalar;
   const std::string vacc = acc + "_vec";
   LoopParts parts;
-  if (reduction == "sum" || reduction == "prod") {
+  const bool wide = loop.wide_float_accumulation && *lane == DType::Float32 && acc_type == "double";
+  if ((reduction == "sum" || reduction == "prod") && wide) {
+    // Two double vectors: the low and the high half of each float vector.
+    const bool sum = reduction == "sum";
+    const char* sign = sum ? "+" : "*";
+    parts.before = fmt::format("VecD {0}_low = VecD::broadcast(double({1})), {0}_high = {0}_low;",
+                               vacc, sum ? 0 : 1);
+    parts.step = fmt::format(
+        "{0}_low = {0}_low {1} vec_widen_low({2}); {0}_high = {0}_high {1} vec_widen_high({2});",
+        vacc, sign, value.name);
+    parts.after = fmt::format("{0} = {0} {1} reduce_{2}<double>({3}_low {1} {3}_high);", acc, sign,
+                              sum ? "add" : "mul", vacc);
+  } else if (reduction == "sum" || reduction == "prod") {
     const bool sum = reduction == "sum";
     parts.before =
         fmt::format("{} {} = {}::broadcast({}({}));", vec, vacc, vec, scalar, sum ? 0 : 1);

@@ -1,7 +1,9 @@
 #pragma once
 // Explicitly vectorized innermost loops for the C++ code generator (DESIGN.md §5): the loop body
 // written with vec_prelude()'s Vec/Mask types, stepping kiln_vec_width_float (or _double) lanes,
-// followed by the caller's scalar loop for the remainder.
+// followed by the caller's scalar loop for the remainder. The text is one block at loop.indent:
+// the vector loop (its hoisted values and its bound <var>_vec_end declared inside), then the
+// scalar tail verbatim.
 //
 // A body vectorizes when all its values are float32 (or all float64), except bool values made by
 // comparisons or loaded from bool buffers and used by where, logical ops or a bool store; every
@@ -23,6 +25,10 @@ struct InnerLoop {
   int64_t var = 0;                 // the innermost loop's variable number
   std::string begin, end;          // C++ expressions: the loop runs var over [begin, end)
   std::string indent;              // indentation of the loop statement
+  // Reductions of float32 bodies into a "double" accumulator: true accumulates sums and products
+  // in double lanes (two vectors per float vector; the precision of the scalar loop, which adds
+  // each value to a double), false in float lanes (faster, rounding errors grow with the length).
+  bool wide_float_accumulation = false;
 };
 
 // Writes the scalar loop of the same body over var in [tail_begin, end) (tail_begin is a C++
@@ -38,8 +44,9 @@ std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Ex
 // A reduction's innermost loop: combines body over var in [begin, end) into the scalar variable
 // `acc` of C++ type acc_type ("double" for float/double sums and products, else the element
 // type); `reduction` is "sum", "prod", "max" or "min" (NaN-propagating). Lanes accumulate in the
-// body's type, are combined as a tree in acc_type and folded into acc; the scalar tail then
-// continues accumulating into acc. nullopt when the body cannot be vectorized.
+// body's type (see InnerLoop::wide_float_accumulation), are combined as a tree in acc_type and
+// folded into acc; the scalar tail then continues accumulating into acc. nullopt when the body
+// cannot be vectorized.
 std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, const Expr& body,
                                                      const std::string& reduction,
                                                      const std::string& acc,

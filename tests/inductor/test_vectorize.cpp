@@ -497,9 +497,10 @@ std::string store_loop(const Expr& body, DType out, const std::string& statement
   return text.value_or("");
 }
 std::string reduction_loop(const Expr& body, const std::string& reduction, const std::string& acc_t,
-                           const std::string& statement) {
-  auto text =
-      vectorized_reduction_loop(inner_loop(), body, reduction, "acc", acc_t, tail_of(statement));
+                           const std::string& statement, bool wide = false) {
+  InnerLoop loop = inner_loop();
+  loop.wide_float_accumulation = wide;
+  auto text = vectorized_reduction_loop(loop, body, reduction, "acc", acc_t, tail_of(statement));
   EXPECT_TRUE(text.has_value());
   return text.value_or("");
 }
@@ -569,6 +570,15 @@ std::string writer_test_source() {
       "kiln_w_sum", "float", "double", "0.0",
       reduction_loop(op("mul", {x_of(), x_of()}), "sum", "double",
                      fmt::format("acc += static_cast<double>(b0[{0}] * b0[{0}]);", at)));
+  s += reduction_harness(
+      "kiln_w_sum_wide", "float", "double", "0.0",
+      reduction_loop(op("mul", {x_of(), x_of()}), "sum", "double",
+                     fmt::format("acc += static_cast<double>(b0[{0}] * b0[{0}]);", at), true));
+  // (A division, not a multiplication: g++ fuses multiply-adds, even across statements.)
+  s += reduction_harness(
+      "kiln_w_prod_wide", "float", "double", "1.0",
+      reduction_loop(op("add", {op("div", {x_of(), number(100)}), number(1)}), "prod", "double",
+                     fmt::format("acc *= static_cast<double>(b0[{0}] / 100.f + 1.f);", at), true));
   s +=
       reduction_harness("kiln_w_max", "float", "float", "-std::numeric_limits<float>::infinity()",
                         reduction_loop(x_of(), "max", "float",
@@ -695,25 +705,34 @@ void check_written_loops(const LoadedModule& module) {
           x, out, kRows, n, &tail);
       EXPECT_EQ(tail, kRows * (n % width)) << name;
     };
-    double sum[kRows], prod[kRows];
+    double sum[kRows], prod[kRows], sum_wide[kRows], prod_wide[kRows];
     float max[kRows], min[kRows];
     reduce("kiln_w_sum", sum, in.x.data(), wf);
     reduce("kiln_w_max", max, in.x.data(), wf);
     reduce("kiln_w_min", min, in.x.data(), wf);
     reduce("kiln_w_prod", prod, in.xd.data(), wd);
+    reduce("kiln_w_sum_wide", sum_wide, in.x.data(), wf);
+    reduce("kiln_w_prod_wide", prod_wide, in.x.data(), wf);
     for (int64_t r = 0; r < kRows; ++r) {
-      double s = 0, p = 1;
+      double s = 0, p = 1, s_wide = 0, p_wide = 1;
       float hi = -std::numeric_limits<float>::infinity(),
             lo = std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < n; ++j) {
         const size_t i = static_cast<size_t>(r * kRowStride + j);
         s += double(in.x[i]) * in.x[i];
         p *= in.xd[i] * 0.01 + 1;
+        // Float values accumulated in double, as the scalar loop does.
+        s_wide += double(in.x[i] * in.x[i]);
+        p_wide *= double(in.x[i] / 100.f + 1.f);
         hi = kiln_maximum(hi, in.x[i]);
         lo = kiln_minimum(lo, -in.x[i]);
       }
       EXPECT_TRUE(near(sum[r], s, 1e-6)) << "sum row " << r << ": " << sum[r] << " vs " << s;
       EXPECT_TRUE(near(prod[r], p, 1e-14)) << "prod row " << r << ": " << prod[r] << " vs " << p;
+      EXPECT_TRUE(near(sum_wide[r], s_wide, 1e-13))
+          << "wide sum row " << r << ": " << sum_wide[r] - s_wide;
+      EXPECT_TRUE(near(prod_wide[r], p_wide, 1e-13))
+          << "wide prod row " << r << ": " << prod_wide[r] - p_wide;
       EXPECT_TRUE(identical(max[r], hi) || (max[r] == 0 && hi == 0)) << "max row " << r;
       EXPECT_TRUE(identical(min[r], lo) || (min[r] == 0 && lo == 0)) << "min row " << r;
     }
@@ -742,6 +761,11 @@ TEST(Vectorize, WrittenLoopsLoadContiguouslyAndHoistInvariants) {
   EXPECT_NE(store_loop(double_body(), F64, "").find("VecD::load("), std::string::npos);
   const std::string sum = reduction_loop(x_of(), "sum", "double", "");
   EXPECT_NE(sum.find("acc = acc + reduce_add<double>(acc_vec);"), std::string::npos) << sum;
+  const std::string wide = reduction_loop(x_of(), "sum", "double", "", true);
+  EXPECT_NE(wide.find("vec_widen_high(v0)"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("acc = acc + reduce_add<double>(acc_vec_low + acc_vec_high);"),
+            std::string::npos)
+      << wide;
 }
 
 TEST(Vectorize, WhatCannotBeVectorizedIsDeclined) {
