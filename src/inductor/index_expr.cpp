@@ -89,6 +89,54 @@ bool uses_var(const Index& e, int64_t number) {
   return uses_var(e->a, number) || uses_var(e->b, number);
 }
 
+std::optional<int64_t> linear_coefficient(const Index& e, int64_t var) {
+  switch (e->kind) {
+    case Kind::Const:
+      return 0;
+    case Kind::Var:
+      return e->value == var ? 1 : 0;
+    case Kind::Add: {
+      const auto a = linear_coefficient(e->a, var), b = linear_coefficient(e->b, var);
+      if (!a || !b) return std::nullopt;
+      return *a + *b;
+    }
+    case Kind::Mul: {
+      const auto a = linear_coefficient(e->a, var), b = linear_coefficient(e->b, var);
+      if (!a || !b) return std::nullopt;
+      if (*a == 0 && *b == 0) return 0;
+      // Affine only when the other factor is a constant (i * j has no constant coefficient).
+      int64_t factor = 0;
+      if (*a != 0 && is_constant(e->b, &factor)) return *a * factor;
+      if (*b != 0 && is_constant(e->a, &factor)) return *b * factor;
+      return std::nullopt;
+    }
+    case Kind::FloorDiv:
+    case Kind::Mod:
+      if (uses_var(e, var)) return std::nullopt;
+      return 0;
+  }
+  return std::nullopt;
+}
+
+Index substitute(const Index& e, int64_t var, const Index& value) {
+  if (!uses_var(e, var)) return e;
+  switch (e->kind) {
+    case Kind::Const:
+      return e;
+    case Kind::Var:
+      return e->value == var ? value : e;
+    case Kind::Add:
+      return substitute(e->a, var, value) + substitute(e->b, var, value);
+    case Kind::Mul:
+      return substitute(e->a, var, value) * substitute(e->b, var, value);
+    case Kind::FloorDiv:
+      return floordiv(substitute(e->a, var, value), substitute(e->b, var, value));
+    case Kind::Mod:
+      return mod(substitute(e->a, var, value), substitute(e->b, var, value));
+  }
+  return e;
+}
+
 std::string to_cpp(const Index& e, const std::vector<std::string>& names) {
   switch (e->kind) {
     case Kind::Const:

@@ -4,6 +4,7 @@
 // ("i0*1024 + i1", not "((i0*1024 + i1)/1)%4096").
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ bool is_constant(const Index& e, int64_t* value = nullptr);
 std::string to_cpp(const Index& e, const std::vector<std::string>& names);
 // Whether the expression reads variable `number`.
 bool uses_var(const Index& e, int64_t number);
+
+// The coefficient of variable `var` when `e` is affine in it (var occurs only under + and * by
+// constants, never under FloorDiv or Mod, nor multiplied by a non-constant); 0 when var does not
+// occur; nullopt otherwise. The vectorizer reads a load's stride along the inner loop from it.
+std::optional<int64_t> linear_coefficient(const Index& e, int64_t var);
+// `e` with variable `var` replaced by `value`, rebuilt with the simplifying operators.
+Index substitute(const Index& e, int64_t var, const Index& value);
 
 // The linear offset of a multi-index in a strided layout: offset + sum idx[d] * strides[d].
 Index strided_offset(const std::vector<Index>& idx, const std::vector<int64_t>& strides,

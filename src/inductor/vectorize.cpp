@@ -1,0 +1,387 @@
+#include "inductor/vectorize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "inductor/vec_prelude.h"
+
+namespace kiln::inductor {
+
+namespace {
+
+// The prelude's names for vectors of one lane type.
+struct LaneTypes {
+  std::string vec, mask, width, scalar;
+};
+
+LaneTypes lane_types(DType lane) {
+  if (lane == DType::Float64) return {"VecD", "MaskD", "kiln_vec_width_double", "double"};
+  return {"VecF", "MaskF", "kiln_vec_width_float", "float"};
+}
+
+// The floating-point type all vectors of the body share: Float32 or Float64 as the body's values
+// (and `also`) are; Float32 when there are none (a body of bools only); nullopt when both occur.
+std::optional<DType> lane_dtype(const Expr& body, std::optional<DType> also) {
+  std::set<DType> floats;
+  if (also && is_floating_point(*also)) floats.insert(*also);
+  std::vector<const ExprNode*> stack = {body.get()};
+  while (!stack.empty()) {
+    const ExprNode* e = stack.back();
+    stack.pop_back();
+    if (e->dtype == DType::Float32 || e->dtype == DType::Float64) floats.insert(e->dtype);
+    for (const Expr& a : e->args) {
+      // A constant converted to the lane type is converted once, whatever its own type.
+      if (e->kind == ExprNode::Kind::Cast && a->kind == ExprNode::Kind::Constant) continue;
+      stack.push_back(a.get());
+    }
+  }
+  if (floats.size() > 1) return std::nullopt;
+  if (floats.empty()) return DType::Float32;
+  const DType d = *floats.begin();
+  if (d != DType::Float32 && d != DType::Float64) return std::nullopt;  // float16, bfloat16
+  return d;
+}
+
+// A constant as a scalar C++ literal of its dtype (as the scalar code generator writes it).
+std::optional<std::string> scalar_literal(const ExprNode& e) {
+  const bool floating = e.dtype == DType::Float32 || e.dtype == DType::Float64;
+  const char* t = e.dtype == DType::Float32 ? "float" : "double";
+  if (e.dtype == DType::Bool) {
+    const bool v = e.is_integer_constant ? e.integer != 0 : static_cast<int64_t>(e.number) != 0;
+    return v ? "true" : "false";
+  }
+  if (!floating) {
+    // Integer constants only occur here under a cast to the lane type.
+    const int64_t v = e.is_integer_constant ? e.integer : static_cast<int64_t>(e.number);
+    if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807LL - 1)";
+    return fmt::format("{}LL", v);
+  }
+  if (e.is_integer_constant) return fmt::format("{}({}LL)", t, e.integer);
+  if (std::isnan(e.number)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", t);
+  if (std::isinf(e.number)) {
+    return fmt::format("{}std::numeric_limits<{}>::infinity()", e.number < 0 ? "-" : "", t);
+  }
+  return fmt::format("{}({:.17g})", t, e.number);
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Writes the vector statements of a body: one per expression node (shared nodes once). Values
+// that do not depend on the inner variable (constants, invariant loads and what is computed from
+// them) go to `hoisted`, ahead of the loop. Any value without a vector form sets `failed`.
+class VectorBodyWriter {
+ public:
+  VectorBodyWriter(const InnerLoop& loop, DType lane, std::string hoist_indent,
+                   std::string body_indent)
+      : loop_(loop),
+        lane_(lane),
+        types_(lane_types(lane)),
+        hoist_indent_(std::move(hoist_indent)),
+        body_indent_(std::move(body_indent)) {}
+
+  struct Value {
+    std::string name;
+    bool is_mask = false;
+    bool invariant = false;
+  };
+
+  // The value of `e`; check failed() afterwards.
+  Value emit(const Expr& e) {
+    if (auto it = values_.find(e.get()); it != values_.end()) return it->second;
+    Value v = make(*e);
+    if (failed_) return v;
+    if (v.name.empty()) return fail();
+    // Equal subexpressions built as separate nodes (two loads of one element) are written once.
+    if (auto it = by_text_.find(v.name); it != by_text_.end()) return values_[e.get()] = it->second;
+    const std::string rhs = v.name;
+    const std::string type = v.is_mask ? types_.mask : types_.vec;
+    const std::string name = fmt::format("v{}", count_++);
+    std::string& out = v.invariant ? hoisted_ : lines_;
+    out += fmt::format("{}const {} {} = {};\n", v.invariant ? hoist_indent_ : body_indent_, type,
+                       name, v.name);
+    v.name = name;
+    values_[e.get()] = v;
+    by_text_[rhs] = v;
+    return v;
+  }
+
+  bool failed() const { return failed_; }
+  const std::string& hoisted() const { return hoisted_; }
+  const std::string& lines() const { return lines_; }
+  const LaneTypes& types() const { return types_; }
+
+  // The address of lane 0 of a contiguous access, "" when the index is not contiguous.
+  std::string contiguous_address(int buffer, const Index& index) const {
+    if (linear_coefficient(index, loop_.var) != 1) return "";
+    return fmt::format("&b{}[{}]", buffer, to_cpp(index, loop_.names));
+  }
+
+ private:
+  Value fail() {
+    failed_ = true;
+    return {};
+  }
+  bool is_lane(DType d) const { return d == lane_; }
+  static bool is_bool(DType d) { return d == DType::Bool; }
+
+  Value make(const ExprNode& e) {
+    if (!is_lane(e.dtype) && !is_bool(e.dtype)) return fail();
+    switch (e.kind) {
+      case ExprNode::Kind::Load:
+        return load(e);
+      case ExprNode::Kind::Constant: {
+        const auto literal = scalar_literal(e);
+        if (!literal) return fail();
+        return {
+            fmt::format("{}::broadcast({})", is_bool(e.dtype) ? types_.mask : types_.vec, *literal),
+            is_bool(e.dtype), true};
+      }
+      case ExprNode::Kind::IndexAsValue:
+        return fail();
+      case ExprNode::Kind::Cast:
+        return cast(e);
+      case ExprNode::Kind::Call:
+        return call(e);
+    }
+    return fail();
+  }
+
+  Value load(const ExprNode& e) {
+    const auto coefficient = linear_coefficient(e.index, loop_.var);
+    if (!coefficient || (*coefficient != 0 && *coefficient != 1)) return fail();
+    const bool mask = is_bool(e.dtype);
+    const std::string& type = mask ? types_.mask : types_.vec;
+    const std::string at = to_cpp(e.index, loop_.names);
+    if (*coefficient == 0)
+      return {fmt::format("{}::broadcast(b{}[{}])", type, e.buffer, at), mask, true};
+    return {fmt::format("{}::{}(&b{}[{}])", type, mask ? "load_bools" : "load", e.buffer, at), mask,
+            false};
+  }
+
+  Value cast(const ExprNode& e) {
+    const ExprNode& from = *e.args[0];
+    // A constant of another type (an integer) converted once, as the scalar code does.
+    if (from.kind == ExprNode::Kind::Constant && is_lane(e.dtype)) {
+      const auto literal = scalar_literal(from);
+      if (!literal) return fail();
+      return {
+          fmt::format("{}::broadcast(static_cast<{}>({}))", types_.vec, types_.scalar, *literal),
+          false, true};
+    }
+    if (!is_lane(from.dtype) && !is_bool(from.dtype)) return fail();
+    const Value a = emit(e.args[0]);
+    if (failed_) return a;
+    if (a.is_mask == is_bool(e.dtype)) return {a.name, a.is_mask, a.invariant};
+    if (a.is_mask)
+      return {fmt::format("{}::from_mask({})", types_.vec, a.name), false, a.invariant};
+    // To bool: nonzero (NaN included) is true.
+    return {fmt::format("({} != {}::broadcast(0))", a.name, types_.vec), true, a.invariant};
+  }
+
+  Value call(const ExprNode& e) {
+    std::vector<Value> a;
+    bool invariant = true;
+    for (const Expr& arg : e.args) {
+      a.push_back(emit(arg));
+      if (failed_) return {};
+      invariant = invariant && a.back().invariant;
+    }
+    const std::string& op = e.op;
+    const bool out_mask = is_bool(e.dtype);
+    // The kinds of the arguments and the result an op needs: all lanes, or all masks.
+    auto all_args = [&](bool masks) {
+      return std::all_of(a.begin(), a.end(), [&](const Value& v) { return v.is_mask == masks; });
+    };
+    auto result = [&](std::string text, bool mask) -> Value {
+      if (mask != out_mask) return fail();
+      return {std::move(text), mask, invariant};
+    };
+    static const std::map<std::string, std::string> arithmetic = {
+        {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
+    static const std::map<std::string, std::string> comparisons = {
+        {"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"}, {"ge", ">="}};
+    static const std::map<std::string, std::string> logical = {{"bitwise_and", "&"},
+                                                               {"bitwise_or", "|"},
+                                                               {"bitwise_xor", "^"},
+                                                               {"add", "|"},
+                                                               {"mul", "&"}};
+    static const std::map<std::string, std::string> functions = {
+        {"maximum", "vec_maximum"},     {"minimum", "vec_minimum"}, {"div_trunc", "vec_div_trunc"},
+        {"div_floor", "vec_div_floor"}, {"abs", "vec_abs"},         {"sqrt", "vec_sqrt"},
+        {"rsqrt", "vec_rsqrt"},         {"floor", "vec_floor"},     {"ceil", "vec_ceil"},
+        {"trunc", "vec_trunc"},         {"round", "vec_round"}};
+
+    if (a.size() == 2 && all_args(false)) {
+      if (auto it = arithmetic.find(op); it != arithmetic.end()) {
+        return result(fmt::format("({} {} {})", a[0].name, it->second, a[1].name), false);
+      }
+      if (auto it = comparisons.find(op); it != comparisons.end()) {
+        return result(fmt::format("({} {} {})", a[0].name, it->second, a[1].name), true);
+      }
+    }
+    if (all_args(true) && !a.empty()) {
+      if (a.size() == 2) {
+        if (auto it = logical.find(op); it != logical.end()) {
+          return result(fmt::format("({} {} {})", a[0].name, it->second, a[1].name), true);
+        }
+        if (op == "ne") return result(fmt::format("({} ^ {})", a[0].name, a[1].name), true);
+        if (op == "eq") return result(fmt::format("(~({} ^ {}))", a[0].name, a[1].name), true);
+      }
+      if (a.size() == 1 && op == "bitwise_not")
+        return result(fmt::format("(~{})", a[0].name), true);
+    }
+    if (op == "where" && a.size() == 3 && a[0].is_mask && a[1].is_mask == a[2].is_mask) {
+      return result(fmt::format("vec_where({}, {}, {})", a[0].name, a[1].name, a[2].name),
+                    a[1].is_mask);
+    }
+    if (a.empty() || !all_args(false)) return fail();
+    if (op == "neg" && a.size() == 1) return result(fmt::format("(-{})", a[0].name), false);
+    std::string args_text;
+    for (size_t i = 0; i < a.size(); ++i) args_text += (i ? ", " : "") + a[i].name;
+    if (auto it = functions.find(op); it != functions.end()) {
+      const size_t arity = op == "maximum" || op == "minimum" || op.rfind("div_", 0) == 0 ? 2 : 1;
+      if (a.size() != arity) return fail();
+      return result(fmt::format("{}({})", it->second, args_text), false);
+    }
+    if ((a.size() == 1 && contains(vec_unary_math(), op)) ||
+        (a.size() == 2 && contains(vec_binary_math(), op))) {
+      return result(fmt::format("vec_{}({})", op, args_text), false);
+    }
+    return fail();
+  }
+
+  const InnerLoop& loop_;
+  DType lane_;
+  LaneTypes types_;
+  std::string hoist_indent_, body_indent_;
+  std::map<const ExprNode*, Value> values_;
+  std::map<std::string, Value> by_text_;  // by right-hand side
+  std::string hoisted_, lines_;
+  int count_ = 0;
+  bool failed_ = false;
+};
+
+// The loop around a written body:
+//   {
+//     const int64_t <v>_vec_begin = begin, <v>_vec_end = begin + (end - begin) / W * W;
+//     if (<v>_vec_begin < <v>_vec_end) {
+//       hoisted values; `before`
+//       for (int64_t <v> = <v>_vec_begin; <v> < <v>_vec_end; <v> += W) { body; `step` }
+//       `after`
+//     }
+//     scalar tail from <v>_vec_end
+//   }
+// The hoisted loads run only when the vector loop does (an empty range reads nothing).
+struct LoopParts {
+  std::string before, step, after;  // lines without indentation
+};
+
+std::string loop_text(const InnerLoop& loop, const VectorBodyWriter& w, const LoopParts& parts,
+                      const ScalarTail& scalar_tail) {
+  const std::string& in = loop.indent;
+  const std::string& v = loop.names.at(static_cast<size_t>(loop.var));
+  const std::string& width = w.types().width;
+  const std::string begin = v + "_vec_begin", end = v + "_vec_end";
+  std::string s = in + "{\n";
+  s += fmt::format("{}  const int64_t {} = {};\n", in, begin, loop.begin);
+  s += fmt::format("{}  const int64_t {} = {} + ({} - {}) / {} * {};\n", in, end, begin, loop.end,
+                   begin, width, width);
+  s += fmt::format("{}  if ({} < {}) {{\n", in, begin, end);
+  s += w.hoisted();
+  if (!parts.before.empty()) s += fmt::format("{}    {}\n", in, parts.before);
+  s += fmt::format("{0}    for (int64_t {1} = {2}; {1} < {3}; {1} += {4}) {{\n", in, v, begin, end,
+                   width);
+  s += w.lines();
+  s += fmt::format("{}      {}\n", in, parts.step);
+  s += in + "    }\n";
+  if (!parts.after.empty()) s += fmt::format("{}    {}\n", in, parts.after);
+  s += in + "  }\n";
+  s += scalar_tail(end);
+  s += in + "}\n";
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Expr& body,
+                                                 int out_buffer, DType out_dtype,
+                                                 const Index& store,
+                                                 const ScalarTail& scalar_tail) {
+  const auto lane = lane_dtype(body, out_dtype);
+  if (!lane) return std::nullopt;
+  if (out_dtype != *lane && out_dtype != DType::Bool) return std::nullopt;
+  VectorBodyWriter w(loop, *lane, loop.indent + "    ", loop.indent + "      ");
+  const std::string address = w.contiguous_address(out_buffer, store);
+  if (address.empty()) return std::nullopt;
+  const VectorBodyWriter::Value value = w.emit(body);
+  if (w.failed()) return std::nullopt;
+  std::string step;
+  if (out_dtype == DType::Bool) {
+    const std::string mask =
+        value.is_mask ? value.name
+                      : fmt::format("({} != {}::broadcast(0))", value.name, w.types().vec);
+    step = fmt::format("{}.store_bools({});", mask, address);
+  } else {
+    const std::string vec =
+        value.is_mask ? fmt::format("{}::from_mask({})", w.types().vec, value.name) : value.name;
+    step = fmt::format("{}.store({});", vec, address);
+  }
+  return loop_text(loop, w, {"", step, ""}, scalar_tail);
+}
+
+std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, const Expr& body,
+                                                     const std::string& reduction,
+                                                     const std::string& acc,
+                                                     const std::string& acc_type,
+                                                     const ScalarTail& scalar_tail) {
+  if (body->dtype != DType::Float32 && body->dtype != DType::Float64) return std::nullopt;
+  if (acc_type != "float" && acc_type != "double") return std::nullopt;
+  const auto lane = lane_dtype(body, std::nullopt);
+  if (!lane) return std::nullopt;
+  VectorBodyWriter w(loop, *lane, loop.indent + "    ", loop.indent + "      ");
+  const VectorBodyWriter::Value value = w.emit(body);
+  if (w.failed() || value.is_mask) return std::nullopt;
+  const std::string& vec = w.types().vec;
+  const std::string& scalar = w.types().scalar;
+  const std::string vacc = acc + "_vec";
+  LoopParts parts;
+  const bool wide = loop.wide_float_accumulation && *lane == DType::Float32 && acc_type == "double";
+  if ((reduction == "sum" || reduction == "prod") && wide) {
+    // Two double vectors: the low and the high half of each float vector.
+    const bool sum = reduction == "sum";
+    const char* sign = sum ? "+" : "*";
+    parts.before = fmt::format("VecD {0}_low = VecD::broadcast(double({1})), {0}_high = {0}_low;",
+                               vacc, sum ? 0 : 1);
+    parts.step = fmt::format(
+        "{0}_low = {0}_low {1} vec_widen_low({2}); {0}_high = {0}_high {1} vec_widen_high({2});",
+        vacc, sign, value.name);
+    parts.after = fmt::format("{0} = {0} {1} reduce_{2}<double>({3}_low {1} {3}_high);", acc, sign,
+                              sum ? "add" : "mul", vacc);
+  } else if (reduction == "sum" || reduction == "prod") {
+    const bool sum = reduction == "sum";
+    parts.before =
+        fmt::format("{} {} = {}::broadcast({}({}));", vec, vacc, vec, scalar, sum ? 0 : 1);
+    parts.step = fmt::format("{0} = {0} {1} {2};", vacc, sum ? "+" : "*", value.name);
+    parts.after = fmt::format("{0} = {0} {1} reduce_{2}<{3}>({4});", acc, sum ? "+" : "*",
+                              sum ? "add" : "mul", acc_type, vacc);
+  } else if (reduction == "max" || reduction == "min") {
+    parts.before = fmt::format("{} {} = {}::broadcast({}std::numeric_limits<{}>::infinity());", vec,
+                               vacc, vec, reduction == "max" ? "-" : "", scalar);
+    parts.step = fmt::format("{0} = vec_{1}imum({0}, {2});", vacc, reduction, value.name);
+    parts.after =
+        fmt::format("{0} = kiln_vec_scalar_{1}imum<{2}>({0}, static_cast<{2}>(reduce_{1}({3})));",
+                    acc, reduction, acc_type, vacc);
+  } else {
+    return std::nullopt;
+  }
+  return loop_text(loop, w, parts, scalar_tail);
+}
+
+}  // namespace kiln::inductor
