@@ -1,6 +1,8 @@
 #include "inductor/codegen_cpp.h"
 
 #include "inductor/accumulator.h"
+#include "inductor/vec_prelude.h"
+#include "inductor/vectorize.h"
 
 #include <kiln/core/error.h>
 
@@ -397,14 +399,30 @@ class NestWriter {
       const std::string v = w.emit(k.body);
       return s + w.lines() + store(k, v, indent);
     }
-    const std::string outer_indent = indent;
-    BodyWriter hoisted(names_, outer_indent);
-    std::string loop = indent + "#pragma omp simd\n";
-    loop += open(loops.back(), indent);
-    BodyWriter w(names_, indent, &hoisted, static_cast<int64_t>(loops.back().var));
-    const std::string v = w.emit(k.body);
-    loop += w.lines() + store(k, v, indent) + close(indent);
-    s += hoisted.lines() + loop;
+    const LoopText& inner = loops.back();
+    // The scalar loop from `begin` (the vector loop's tail, or the whole loop).
+    const auto scalar = [&](const std::string& begin) {
+      std::string loop_indent = indent;
+      BodyWriter hoisted(names_, loop_indent);
+      std::string loop = loop_indent + "#pragma omp simd\n";
+      loop += open({inner.var, begin, inner.end, inner.trip}, loop_indent);
+      BodyWriter w(names_, loop_indent, &hoisted, static_cast<int64_t>(inner.var));
+      const std::string v = w.emit(k.body);
+      loop += w.lines() + store(k, v, loop_indent) + close(loop_indent);
+      return hoisted.lines() + loop;
+    };
+    const InnerLoop vector_loop{.names = names_,
+                                .var = static_cast<int64_t>(inner.var),
+                                .begin = inner.begin,
+                                .end = inner.end,
+                                .indent = indent,
+                                .wide_float_accumulation = false};
+    const DType out = dtype_of_output_.at(k.output);
+    if (auto v = vectorized_store_loop(vector_loop, k.body, k.output, out, k.store, scalar)) {
+      s += *v;
+    } else {
+      s += scalar(inner.begin);
+    }
     for (size_t j = loops.size() - 1; j-- > 0;) s += close(indent);
     return s;
   }
@@ -434,15 +452,31 @@ class NestWriter {
       inner.end = fmt::format("std::min<int64_t>({}, blk + {})", inner.end, kChunk);
       inner.begin = "blk";
     }
-    BodyWriter hoisted(names_, indent);
-    std::string loop = fmt::format("{}#pragma omp simd{}\n", indent, acc.inner_clauses());
-    loop += open(inner, indent);
-    BodyWriter w(names_, indent, &hoisted, static_cast<int64_t>(inner.var));
-    const std::string v = w.emit(k.body);
-    loop += w.lines();
-    loop += indent + acc.combine(v) + "\n";
-    loop += close(indent);
-    s += hoisted.lines() + acc.open_block(indent) + loop + acc.close_block(indent);
+    const auto scalar = [&](const std::string& begin) {
+      std::string loop_indent = indent;
+      BodyWriter hoisted(names_, loop_indent);
+      std::string loop =
+          fmt::format("{}#pragma omp simd{}\n", loop_indent, acc.inner_clauses());
+      loop += open({inner.var, begin, inner.end, inner.trip}, loop_indent);
+      BodyWriter w(names_, loop_indent, &hoisted, static_cast<int64_t>(inner.var));
+      const std::string v = w.emit(k.body);
+      loop += w.lines() + loop_indent + acc.combine(v) + "\n" + close(loop_indent);
+      return hoisted.lines() + loop;
+    };
+    const InnerLoop vector_loop{.names = names_,
+                                .var = static_cast<int64_t>(inner.var),
+                                .begin = inner.begin,
+                                .end = inner.end,
+                                .indent = indent,
+                                .wide_float_accumulation = false};
+    s += acc.open_block(indent);
+    if (auto v = vectorized_reduction_loop(vector_loop, k.body, k.reduction, "acc", acc.type(),
+                                           scalar)) {
+      s += *v;
+    } else {
+      s += scalar(inner.begin);
+    }
+    s += acc.close_block(indent);
     if (blocks) s += close(indent);
     for (size_t j = loops.size() - 1; j-- > 0;) s += close(indent);
     return s;
@@ -479,7 +513,7 @@ std::vector<std::string> compile_arguments() {
 }
 
 std::string generate_cpp(Program& program) {
-  std::string source = std::string(kPrelude) + math_declarations();
+  std::string source = std::string(kPrelude) + math_declarations() + vec_prelude();
   // Nests with the same text (the same layer repeated) share one function.
   std::map<std::string, std::string> function_of_body;
   for (Step& step : program.steps) {

@@ -41,13 +41,14 @@ std::vector<std::string> compilers() {
   return out;
 }
 
-// A translation unit as the code generator writes one: its scalar prelude, the vector prelude,
-// then `code`.
+// A translation unit as the code generator writes one: its preludes (scalar and vector), then
+// `code`.
 std::shared_ptr<const LoadedModule> compile(const std::string& code, const std::string& cxx) {
   CompilerConfig config = CompilerConfig::from_environment();
   config.cxx = cxx;
   for (const char* flag : {"-Wall", "-Wextra", "-Werror"}) config.flags.push_back(flag);
-  return load_or_compile(generate_cpp(Program{}) + vec_prelude() + code, config,
+  Program empty;
+  return load_or_compile(generate_cpp(empty) + code, config,
                          compile_arguments(), "vectorize test");
 }
 
