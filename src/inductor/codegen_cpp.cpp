@@ -271,9 +271,15 @@ class NestWriter {
       for_each_load(k.body, [&](const ExprNode& l) { reads[l.buffer] = l.dtype; });
       written.insert(k.output);
     }
+    std::set<int> nest_local;
+    for (const LoopNest::LocalBuffer& l : nest_.locals) nest_local.insert(l.buffer);
     std::map<int, int> local;
-    for (const auto& [b, dtype] : reads) local.emplace(b, 0);
-    for (int b : written) local.emplace(b, 0);
+    for (const auto& [b, dtype] : reads) {
+      if (!nest_local.count(b)) local.emplace(b, 0);
+    }
+    for (int b : written) {
+      if (!nest_local.count(b)) local.emplace(b, 0);
+    }
     for (auto& [b, position] : local) {
       position = static_cast<int>(args.size());
       args.push_back(b);
@@ -284,6 +290,15 @@ class NestWriter {
           written.count(b) ? program_.buffers[static_cast<size_t>(b)].dtype : reads.at(b);
       s += fmt::format("  {0}{1}* __restrict b{2} = static_cast<{0}{1}*>(args[{2}]);\n",
                        written.count(b) ? "" : "const ", c_type(dtype), position);
+    }
+    // Local buffers: numbered after the arguments, declared inside the shared loops.
+    std::vector<std::string> local_declarations;
+    for (const LoopNest::LocalBuffer& l : nest_.locals) {
+      const int position = static_cast<int>(local.size());
+      local.emplace(l.buffer, position);
+      local_declarations.push_back(fmt::format(
+          "alignas(64) {} b{}[{}];\n",
+          c_type(program_.buffers[static_cast<size_t>(l.buffer)].dtype), position, l.elements));
     }
     const auto rename = [&local](int b) { return local.at(b); };
     const auto same = [](const Index& e) { return e; };
@@ -313,6 +328,7 @@ class NestWriter {
                        nest_.outer[i]);
       indent += "  ";
     }
+    for (const std::string& d : local_declarations) s += indent + d;
     // Each kernel in a block of its own (its temporaries and accumulator).
     for (const Kernel& k : parts) {
       s += indent + "{\n" + part(k, p, indent + "  ") + indent + "}\n";
@@ -455,8 +471,7 @@ class NestWriter {
     const auto scalar = [&](const std::string& begin) {
       std::string loop_indent = indent;
       BodyWriter hoisted(names_, loop_indent);
-      std::string loop =
-          fmt::format("{}#pragma omp simd{}\n", loop_indent, acc.inner_clauses());
+      std::string loop = fmt::format("{}#pragma omp simd{}\n", loop_indent, acc.inner_clauses());
       loop += open({inner.var, begin, inner.end, inner.trip}, loop_indent);
       BodyWriter w(names_, loop_indent, &hoisted, static_cast<int64_t>(inner.var));
       const std::string v = w.emit(k.body);

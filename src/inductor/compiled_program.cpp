@@ -95,6 +95,7 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
     if (const auto* nest = std::get_if<LoopNest>(&program_.steps[s])) {
       for (const Kernel& k : nest->parts) {
         const size_t out = static_cast<size_t>(k.output);
+        if (program_.buffers[out].role == Buffer::Role::Local) continue;
         buffers[out] = allocate(program_.buffers[out]);
         pointers[out] = storage_base(buffers[out]);
       }

@@ -63,10 +63,16 @@ namespace kiln::inductor {
 
 Expr rewrite(const Expr& e, const std::function<Index(const Index&)>& index,
              const std::function<int(int)>& buffer) {
+  return rewrite(e, index, buffer, -1, nullptr);
+}
+
+Expr rewrite(const Expr& e, const std::function<Index(const Index&)>& index,
+             const std::function<int(int)>& buffer, int loads_of, const Index& at) {
   std::map<const ExprNode*, Expr> done;
   std::function<Expr(const Expr&)> visit = [&](const Expr& x) -> Expr {
     if (auto it = done.find(x.get()); it != done.end()) return it->second;
     ExprNode n = *x;
+    if (n.kind == ExprNode::Kind::Load && n.buffer == loads_of) n.index = at;
     if (n.kind == ExprNode::Kind::Load || n.kind == ExprNode::Kind::IndexAsValue) {
       n.index = index(n.index);
     }

@@ -58,6 +58,10 @@ Expr cast(Expr value, DType dtype);
 // (shared subexpressions stay shared).
 Expr rewrite(const Expr& e, const std::function<Index(const Index&)>& index,
              const std::function<int(int)>& buffer);
+// The expression with the loads of `buffer` reading at `at` instead (rewritten before `index`
+// and `buffer` apply to them).
+Expr rewrite(const Expr& e, const std::function<Index(const Index&)>& index,
+             const std::function<int(int)>& buffer, int loads_of, const Index& at);
 // Calls `f` with each load's buffer.
 void for_each_load(const Expr& e, const std::function<void(const ExprNode&)>& f);
 
@@ -66,7 +70,9 @@ struct Buffer {
   std::vector<int64_t> strides;
   int64_t offset = 0;
   DType dtype = DType::Float32;
-  enum class Role { Input, Intermediate } role = Role::Intermediate;
+  // Local: written and read inside one loop nest only; an array per thread of the nest, never
+  // allocated by the runtime.
+  enum class Role { Input, Intermediate, Local } role = Role::Intermediate;
   int input = -1;  // Role::Input: the graph input's position
   // Intermediate buffers of kernels are contiguous; extern outputs keep the kernel's layout.
   std::string name;
@@ -89,6 +95,13 @@ struct LoopNest {
   std::vector<Kernel> parts;
   std::string function;   // the generated function's name (identical nests share one)
   std::vector<int> args;  // the buffers the function takes, in order
+  // Buffers local to the nest (Role::Local): each iteration of the shared loops has its own,
+  // indexed by the writing kernel's own loops.
+  struct LocalBuffer {
+    int buffer = -1;
+    int64_t elements = 0;
+  };
+  std::vector<LocalBuffer> locals;
 };
 
 // An op the runtime calls with tensors made from buffers (as strided views where a view was

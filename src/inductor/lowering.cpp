@@ -294,15 +294,22 @@ class Lowering {
     if (s.reads > kRealizeReads || (s.reads > 1 && body_size(s) > kInlineOps)) realize(id);
   }
 
-  // Ops in a lazy storage's body (shared subexpressions once).
+  // The cost of a lazy storage's body in simple ops (shared subexpressions once): a
+  // transcendental function counts as kInlineOps, so that one read twice is computed once.
   static size_t body_size(const Storage& s) {
+    static const std::set<std::string> expensive = {
+        "exp",   "exp2",  "expm1", "log",  "log2", "log10", "log1p", "sin",
+        "cos",   "tan",   "asin",  "acos", "atan", "sinh",  "cosh",  "tanh",
+        "asinh", "acosh", "atanh", "erf",  "erfc", "pow",   "atan2"};
     std::set<const ExprNode*> seen;
+    size_t cost = 0;
     std::function<void(const Expr&)> visit = [&](const Expr& e) {
       if (e->kind == ExprNode::Kind::Constant || !seen.insert(e.get()).second) return;
+      cost += e->kind == ExprNode::Kind::Call && expensive.count(e->op) ? kInlineOps : 1;
       for (const Expr& a : e->args) visit(a);
     };
     visit(s.load(vars(s.sizes.size())));
-    return seen.size();
+    return cost;
   }
   static constexpr int kRealizeReads = 4;
   static constexpr size_t kInlineOps = 8;

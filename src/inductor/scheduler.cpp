@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <numeric>
+#include <set>
 
 namespace kiln::inductor {
 
@@ -110,6 +112,58 @@ std::string conflict(const Kernel& reader, const Kernel& writer, size_t shared) 
   return why;
 }
 
+// Largest local buffer (elements per iteration of the shared loops): 64 KiB of float32 on each
+// thread's stack.
+constexpr int64_t kMaxLocalElements = 16384;
+
+Expr replace_loads(const Expr& e, int buffer, const Index& index) {
+  return rewrite(
+      e, [](const Index& i) { return i; }, [](int b) { return b; }, buffer, index);
+}
+
+// Buffers written by a kernel of a nest and read only by later kernels of the same nest become
+// local to it (an array per thread, indexed by the writer's own loops): they never reach memory.
+void localize(Program& program) {
+  std::map<int, std::set<size_t>> readers;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    if (const auto* nest = std::get_if<LoopNest>(&program.steps[i])) {
+      for (const Kernel& k : nest->parts) {
+        for_each_load(k.body, [&](const ExprNode& l) { readers[l.buffer].insert(i); });
+      }
+    } else {
+      for (const ExternCall::Input& in : std::get<ExternCall>(program.steps[i]).inputs) {
+        readers[in.buffer].insert(i);
+      }
+    }
+  }
+  std::set<int> outputs;
+  for (const OutputView& o : program.outputs) outputs.insert(o.buffer);
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    auto* nest = std::get_if<LoopNest>(&program.steps[i]);
+    if (nest == nullptr || nest->outer.empty() || nest->parts.size() < 2) continue;
+    const size_t p = nest->outer.size();
+    for (size_t j = 0; j < nest->parts.size(); ++j) {
+      Kernel& writer = nest->parts[j];
+      const int b = writer.output;
+      const auto& r = readers[b];
+      if (outputs.count(b) || r.empty() || *r.begin() != i || *r.rbegin() != i) continue;
+      int64_t elements = 1;
+      Index local = constant(0);
+      for (size_t d = writer.ranges.size(); d-- > p;) {
+        local = local + var(static_cast<int64_t>(d)) * constant(elements);
+        elements *= writer.ranges[d];
+      }
+      if (elements > kMaxLocalElements) continue;
+      for (size_t k = j + 1; k < nest->parts.size(); ++k) {
+        nest->parts[k].body = replace_loads(nest->parts[k].body, b, local);
+      }
+      writer.store = local;
+      program.buffers[static_cast<size_t>(b)].role = Buffer::Role::Local;
+      nest->locals.push_back({b, elements});
+    }
+  }
+}
+
 class Scheduler {
  public:
   explicit Scheduler(std::string graph_name) : graph_name_(std::move(graph_name)) {}
@@ -126,6 +180,7 @@ class Scheduler {
     }
     flush(steps);
     program.steps = std::move(steps);
+    localize(program);
     if (!unfused_.empty()) {
       logs::log(logs::Channel::perf_hints,
                 fmt::format("inductor: {}: kernels not fused with the loop nest before them:\n{}",

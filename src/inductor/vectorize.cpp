@@ -24,9 +24,75 @@ LaneTypes lane_types(DType lane) {
   return {"VecF", "MaskF", "kiln_vec_width_float", "float"};
 }
 
+// Whether an expression does not read loop variable `var` (computed once, before the loop).
+bool invariant(const ExprNode& e, int64_t var) {
+  if ((e.kind == ExprNode::Kind::Load || e.kind == ExprNode::Kind::IndexAsValue) &&
+      uses_var(e.index, var)) {
+    return false;
+  }
+  return std::all_of(e.args.begin(), e.args.end(),
+                     [var](const Expr& a) { return invariant(*a, var); });
+}
+
+const char* scalar_type(DType d) {
+  switch (d) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "uint8_t";
+    case DType::Int8:
+      return "int8_t";
+    case DType::Int16:
+      return "int16_t";
+    case DType::Int32:
+      return "int32_t";
+    case DType::Int64:
+      return "int64_t";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    default:
+      return nullptr;
+  }
+}
+
+// Scalar C++ for an invariant value made of loads, constants, casts and arithmetic (a scalar
+// argument of another dtype converted to the lane type); nullopt for anything else.
+std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& loop) {
+  const char* t = scalar_type(e.dtype);
+  if (t == nullptr) return std::nullopt;
+  switch (e.kind) {
+    case ExprNode::Kind::Load:
+      return fmt::format("b{}[{}]", e.buffer, to_cpp(e.index, loop.names));
+    case ExprNode::Kind::Constant:
+      if (!std::isfinite(e.number) && !e.is_integer_constant) return std::nullopt;
+      return e.is_integer_constant ? fmt::format("{}({}LL)", t, e.integer)
+                                   : fmt::format("{}({:.17g})", t, e.number);
+    case ExprNode::Kind::Cast: {
+      const auto a = invariant_scalar(*e.args[0], loop);
+      if (!a) return std::nullopt;
+      return fmt::format("static_cast<{}>({})", t, *a);
+    }
+    case ExprNode::Kind::Call: {
+      static const std::map<std::string, std::string> infix = {
+          {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
+      auto it = infix.find(e.op);
+      if (it == infix.end() || e.args.size() != 2 || e.dtype == DType::Bool) return std::nullopt;
+      const auto a = invariant_scalar(*e.args[0], loop), b = invariant_scalar(*e.args[1], loop);
+      if (!a || !b) return std::nullopt;
+      return fmt::format("static_cast<{}>({} {} {})", t, *a, it->second, *b);
+    }
+    case ExprNode::Kind::IndexAsValue:
+      break;
+  }
+  return std::nullopt;
+}
+
 // The floating-point type all vectors of the body share: Float32 or Float64 as the body's values
 // (and `also`) are; Float32 when there are none (a body of bools only); nullopt when both occur.
-std::optional<DType> lane_dtype(const Expr& body, std::optional<DType> also) {
+// An invariant value converted to the lane type is converted once, whatever its own type.
+std::optional<DType> lane_dtype(const Expr& body, std::optional<DType> also, int64_t var) {
   std::set<DType> floats;
   if (also && is_floating_point(*also)) floats.insert(*also);
   std::vector<const ExprNode*> stack = {body.get()};
@@ -36,7 +102,10 @@ std::optional<DType> lane_dtype(const Expr& body, std::optional<DType> also) {
     if (e->dtype == DType::Float32 || e->dtype == DType::Float64) floats.insert(e->dtype);
     for (const Expr& a : e->args) {
       // A constant converted to the lane type is converted once, whatever its own type.
-      if (e->kind == ExprNode::Kind::Cast && a->kind == ExprNode::Kind::Constant) continue;
+      if (e->kind == ExprNode::Kind::Cast &&
+          (a->kind == ExprNode::Kind::Constant || invariant(*a, var))) {
+        continue;
+      }
       stack.push_back(a.get());
     }
   }
@@ -174,6 +243,13 @@ class VectorBodyWriter {
       return {
           fmt::format("{}::broadcast(static_cast<{}>({}))", types_.vec, types_.scalar, *literal),
           false, true};
+    }
+    // An invariant value of another type (a wrapped scalar argument), converted once.
+    if (is_lane(e.dtype) && !is_lane(from.dtype) && invariant(from, loop_.var)) {
+      const auto scalar = invariant_scalar(from, loop_);
+      if (!scalar) return fail();
+      return {fmt::format("{}::broadcast(static_cast<{}>({}))", types_.vec, types_.scalar, *scalar),
+              false, true};
     }
     if (!is_lane(from.dtype) && !is_bool(from.dtype)) return fail();
     const Value a = emit(e.args[0]);
@@ -314,7 +390,7 @@ std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Ex
                                                  int out_buffer, DType out_dtype,
                                                  const Index& store,
                                                  const ScalarTail& scalar_tail) {
-  const auto lane = lane_dtype(body, out_dtype);
+  const auto lane = lane_dtype(body, out_dtype, loop.var);
   if (!lane) return std::nullopt;
   if (out_dtype != *lane && out_dtype != DType::Bool) return std::nullopt;
   VectorBodyWriter w(loop, *lane, loop.indent + "    ", loop.indent + "      ");
@@ -343,7 +419,7 @@ std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, cons
                                                      const ScalarTail& scalar_tail) {
   if (body->dtype != DType::Float32 && body->dtype != DType::Float64) return std::nullopt;
   if (acc_type != "float" && acc_type != "double") return std::nullopt;
-  const auto lane = lane_dtype(body, std::nullopt);
+  const auto lane = lane_dtype(body, std::nullopt, loop.var);
   if (!lane) return std::nullopt;
   VectorBodyWriter w(loop, *lane, loop.indent + "    ", loop.indent + "      ");
   const VectorBodyWriter::Value value = w.emit(body);

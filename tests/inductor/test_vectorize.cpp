@@ -1,8 +1,9 @@
 // The vector type of generated kernels (vec_prelude) and the vector loop writer (vectorize):
 // the prelude compiles warning-free with g++ and clang++; every vector op matches the scalar
 // semantics over NaN, infinities, signed zeros, out-of-domain and huge inputs and partial chunks
-// (exactly, or within 2 ulp for SLEEF's functions); written loops compute their bodies, hand the
-// remainder to the scalar tail, and decline what they cannot vectorize.
+// (exactly, or within 2 ulp for SLEEF's functions, 4 for float32's 3.5-ulp variants); written loops
+// compute their bodies, hand the remainder to the scalar tail, and decline what they cannot
+// vectorize.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -48,8 +49,7 @@ std::shared_ptr<const LoadedModule> compile(const std::string& code, const std::
   config.cxx = cxx;
   for (const char* flag : {"-Wall", "-Wextra", "-Werror"}) config.flags.push_back(flag);
   Program empty;
-  return load_or_compile(generate_cpp(empty) + code, config,
-                         compile_arguments(), "vectorize test");
+  return load_or_compile(generate_cpp(empty) + code, config, compile_arguments(), "vectorize test");
 }
 
 template <typename F>
@@ -390,7 +390,9 @@ void check_ops(const LoadedModule& module, const std::string& tag, const std::st
       const T want = static_cast<T>(exact);
       // SLEEF's pow overflows within an ulp of the largest value (pow(max, 1) is inf).
       const bool at_overflow = name == "pow" && std::abs(exact) > std::numeric_limits<T>::max() / 2;
-      if (!close_enough(out[i], want, 2) && !(at_overflow && std::isinf(out[i]))) {
+      // float32 calls SLEEF's 3.5-ulp variants where they exist (4 ulp after rounding).
+      const int64_t allowed = std::is_same_v<T, float> ? 4 : 2;
+      if (!close_enough(out[i], want, allowed) && !(at_overflow && std::isinf(out[i]))) {
         ++failures;
         ADD_FAILURE() << cxx << " " << tag << " " << name << "(" << in.x[i] << ", " << in.y[i]
                       << ") = " << out[i] << ", want " << want << " (" << ulps(out[i], want)
