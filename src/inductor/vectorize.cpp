@@ -384,6 +384,59 @@ std::string loop_text(const InnerLoop& loop, const VectorBodyWriter& w, const Lo
   return s;
 }
 
+// A reduction's loop with kUnroll independent vector accumulators (a single one makes each
+// iteration wait for the previous add's latency): the body is written once per accumulator in a
+// block of its own that binds the loop variable, then the remaining whole vectors go to the first
+// accumulator, the accumulators are combined, and the scalar tail follows.
+//   `init`: the accumulators' initial value; `fold(a, b)`: a expression combining two vectors;
+//   `after`: the statement folding <acc>_vec into the scalar accumulator.
+constexpr int kUnroll = 4;
+
+std::string unrolled_reduction_text(
+    const InnerLoop& loop, const VectorBodyWriter& w, const std::string& vacc,
+    const std::string& value, const std::string& init,
+    const std::function<std::string(const std::string&, const std::string&)>& fold,
+    const std::string& after, const ScalarTail& scalar_tail) {
+  const std::string& in = loop.indent;
+  const std::string& v = loop.names.at(static_cast<size_t>(loop.var));
+  const std::string& width = w.types().width;
+  const std::string& vec = w.types().vec;
+  const std::string begin = v + "_vec_begin", end = v + "_vec_end", unrolled = v + "_unrolled_end";
+  std::string s = in + "{\n";
+  s += fmt::format("{}  const int64_t {} = {};\n", in, begin, loop.begin);
+  s += fmt::format("{}  const int64_t {} = {} + ({} - {}) / {} * {};\n", in, end, begin, loop.end,
+                   begin, width, width);
+  s += fmt::format("{}  if ({} < {}) {{\n", in, begin, end);
+  s += w.hoisted();
+  for (int k = 0; k < kUnroll; ++k) {
+    s += fmt::format("{}    {} {}{} = {};\n", in, vec, vacc, k, init);
+  }
+  s += fmt::format("{}    const int64_t {} = {} + ({} - {}) / ({} * {}) * ({} * {});\n", in,
+                   unrolled, begin, end, begin, kUnroll, width, kUnroll, width);
+  s +=
+      fmt::format("{0}    for (int64_t {1}_base = {2}; {1}_base < {3}; {1}_base += {4} * {5}) {{\n",
+                  in, v, begin, unrolled, kUnroll, width);
+  for (int k = 0; k < kUnroll; ++k) {
+    s += fmt::format("{}      {{\n{}        const int64_t {} = {}_base + {} * {};\n", in, in, v, v,
+                     k, width);
+    s += w.lines();
+    s += fmt::format("{}        {}{} = {};\n{}      }}\n", in, vacc, k,
+                     fold(vacc + std::to_string(k), value), in);
+  }
+  s += in + "    }\n";
+  s += fmt::format("{0}    for (int64_t {1} = {2}; {1} < {3}; {1} += {4}) {{\n", in, v, unrolled,
+                   end, width);
+  s += w.lines();
+  s += fmt::format("{}      {}0 = {};\n{}    }}\n", in, vacc, fold(vacc + "0", value), in);
+  s += fmt::format("{}    const {} {} = {};\n", in, vec, vacc,
+                   fold(fold(vacc + "0", vacc + "1"), fold(vacc + "2", vacc + "3")));
+  s += fmt::format("{}    {}\n", in, after);
+  s += in + "  }\n";
+  s += scalar_tail(end);
+  s += in + "}\n";
+  return s;
+}
+
 }  // namespace
 
 std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Expr& body,
@@ -442,18 +495,23 @@ std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, cons
                               sum ? "add" : "mul", vacc);
   } else if (reduction == "sum" || reduction == "prod") {
     const bool sum = reduction == "sum";
-    parts.before =
-        fmt::format("{} {} = {}::broadcast({}({}));", vec, vacc, vec, scalar, sum ? 0 : 1);
-    parts.step = fmt::format("{0} = {0} {1} {2};", vacc, sum ? "+" : "*", value.name);
-    parts.after = fmt::format("{0} = {0} {1} reduce_{2}<{3}>({4});", acc, sum ? "+" : "*",
-                              sum ? "add" : "mul", acc_type, vacc);
+    const std::string init = fmt::format("{}::broadcast({}({}))", vec, scalar, sum ? 0 : 1);
+    const auto fold = [sum](const std::string& a, const std::string& b) {
+      return fmt::format("({} {} {})", a, sum ? "+" : "*", b);
+    };
+    const std::string after = fmt::format("{0} = {0} {1} reduce_{2}<{3}>({4});", acc,
+                                          sum ? "+" : "*", sum ? "add" : "mul", acc_type, vacc);
+    return unrolled_reduction_text(loop, w, vacc, value.name, init, fold, after, scalar_tail);
   } else if (reduction == "max" || reduction == "min") {
-    parts.before = fmt::format("{} {} = {}::broadcast({}std::numeric_limits<{}>::infinity());", vec,
-                               vacc, vec, reduction == "max" ? "-" : "", scalar);
-    parts.step = fmt::format("{0} = vec_{1}imum({0}, {2});", vacc, reduction, value.name);
-    parts.after =
+    const std::string init = fmt::format("{}::broadcast({}std::numeric_limits<{}>::infinity())",
+                                         vec, reduction == "max" ? "-" : "", scalar);
+    const auto fold = [&reduction](const std::string& a, const std::string& b) {
+      return fmt::format("vec_{}imum({}, {})", reduction, a, b);
+    };
+    const std::string after =
         fmt::format("{0} = kiln_vec_scalar_{1}imum<{2}>({0}, static_cast<{2}>(reduce_{1}({3})));",
                     acc, reduction, acc_type, vacc);
+    return unrolled_reduction_text(loop, w, vacc, value.name, init, fold, after, scalar_tail);
   } else {
     return std::nullopt;
   }
