@@ -66,7 +66,14 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
       return interpreted(graph);
     }
   }
-  auto compiled = std::make_shared<const CompiledProgram>(std::move(program), std::move(module));
+  // reduce-overhead: the planned arena is kept across calls (no allocation for intermediates).
+  auto compiled = std::make_shared<const CompiledProgram>(std::move(program), std::move(module),
+                                                          context.mode == "reduce-overhead");
+  const MemoryPlan& plan = compiled->memory_plan();
+  logs::log(logs::Channel::fusion,
+            fmt::format("inductor: {}: intermediates in an arena of {} bytes ({} without reuse{})",
+                        context.graph_name, plan.arena_bytes, plan.total_bytes,
+                        context.mode == "reduce-overhead" ? ", kept across calls" : ""));
   return [compiled](std::span<const Tensor> inputs) { return compiled->run(inputs); };
 }
 

@@ -36,8 +36,13 @@ bool same_layout(const Tensor& t, const Buffer& b) {
 
 }  // namespace
 
-CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module)
-    : program_(std::move(program)), module_(std::move(module)) {
+CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module,
+                                 bool keep_arena)
+    : program_(std::move(program)),
+      module_(std::move(module)),
+      plan_(plan_memory(program_)),
+      keep_arena_(keep_arena) {
+  extern_reads_.assign(program_.buffers.size(), false);
   // Last reader of each intermediate buffer; outputs are never released.
   std::vector<int> last(program_.buffers.size(), -1);
   auto read = [&](int buffer, int step) {
@@ -52,6 +57,7 @@ CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedMo
       kernels_.push_back(nullptr);
       for (const ExternCall::Input& in : std::get<ExternCall>(program_.steps[s]).inputs) {
         read(in.buffer, step);
+        extern_reads_[static_cast<size_t>(in.buffer)] = true;
       }
     }
   }
@@ -67,6 +73,29 @@ CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedMo
 }
 
 std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
+  if (plan_.arena_bytes == 0) return run_with(inputs, Tensor());
+  // One allocation per call, or none: the kept arena, unless another call holds it.
+  const auto fresh = [this] { return empty({plan_.arena_bytes + 64}, kUInt8); };
+  if (keep_arena_) {
+    std::unique_lock lock(arena_mutex_, std::try_to_lock);
+    if (lock.owns_lock()) {
+      if (!arena_.defined()) arena_ = fresh();
+      std::vector<Tensor> outputs = run_with(inputs, arena_);
+      // An output aliasing the arena (an extern call returning a view of its input) would be
+      // overwritten by the next call: it gets its own memory.
+      const auto* begin = static_cast<const char*>(arena_.data_ptr());
+      for (Tensor& o : outputs) {
+        const auto* p = static_cast<const char*>(o.defined() ? o.data_ptr() : nullptr);
+        if (p != nullptr && p >= begin && p < begin + arena_.numel()) o = o.clone();
+      }
+      return outputs;
+    }
+  }
+  return run_with(inputs, fresh());
+}
+
+std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs,
+                                              const Tensor& arena) const {
   KILN_CHECK(inputs.size() == program_.num_inputs, "inductor: the graph takes {} inputs, got {}",
              program_.num_inputs, inputs.size());
   std::vector<Tensor> buffers(program_.buffers.size());
@@ -89,13 +118,30 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
     buffers[b] = t;
     pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
   }
+  // Planned buffers: places in the arena (64-byte aligned), as flat tensors sharing its memory
+  // for the extern calls that read them.
+  char* base = nullptr;
+  if (arena.defined()) {
+    const auto address = reinterpret_cast<uintptr_t>(arena.data_ptr());
+    base = static_cast<char*>(arena.data_ptr()) + (64 - address % 64) % 64;
+  }
+  for (size_t b = 0; b < program_.buffers.size(); ++b) {
+    if (plan_.offset[b] < 0) continue;
+    const Buffer& buf = program_.buffers[b];
+    void* at = base + plan_.offset[b];
+    const int64_t elements = storage_bytes(buf) / static_cast<int64_t>(itemsize(buf.dtype));
+    pointers[b] = at;
+    if (!extern_reads_[b]) continue;
+    buffers[b] = from_blob(at, {std::max<int64_t>(elements, 1)}, {1}, buf.dtype,
+                           [arena](void*) { (void)arena; });
+  }
   autograd::NoGradGuard no_grad;
   std::vector<void*> args;
   for (size_t s = 0; s < program_.steps.size(); ++s) {
     if (const auto* nest = std::get_if<LoopNest>(&program_.steps[s])) {
       for (const Kernel& k : nest->parts) {
         const size_t out = static_cast<size_t>(k.output);
-        if (program_.buffers[out].role == Buffer::Role::Local) continue;
+        if (program_.buffers[out].role == Buffer::Role::Local || plan_.offset[out] >= 0) continue;
         buffers[out] = allocate(program_.buffers[out]);
         pointers[out] = storage_base(buffers[out]);
       }
