@@ -15,6 +15,7 @@ namespace kiln::testing {
 // order they were compiled.
 struct RecordedGraphs {
   std::vector<graph::Graph> graphs;
+  std::vector<std::vector<Tensor>> examples;  // each graph's example inputs
 };
 
 // The inductor backend (aot with every op as prims, then the inductor), recording each graph
@@ -24,6 +25,7 @@ inline Backend recording_inductor(std::shared_ptr<RecordedGraphs> record) {
     return [record, inner](const graph::Graph& g, std::span<const Tensor> examples,
                            const BackendContext& context) {
       record->graphs.push_back(g.clone());
+      record->examples.emplace_back(examples.begin(), examples.end());
       return inner(g, examples, context);
     };
   };

@@ -1,0 +1,190 @@
+// Inference freezing: batch norm folded into the preceding convolution, constant folding over
+// parameters and buffers (checked on the frozen graphs), compiled against eager, parameters
+// changed between calls (in place, copy_ of new weights), and freezing turned off.
+#include "capture/capture_test_util.h"
+#include "inductor/freezing.h"
+#include "inductor/freezing_test_util.h"
+
+#include <kiln/kiln.h>
+
+#include <gtest/gtest.h>
+
+namespace kiln {
+namespace {
+
+using testing::all_close;
+using testing::count_ops;
+using testing::LogCapture;
+using testing::RecordedGraphs;
+
+CompileOptions recording(const std::shared_ptr<RecordedGraphs>& record,
+                         std::map<std::string, std::string> options = {}) {
+  return {.backend = testing::recording_inductor(record), .options = std::move(options)};
+}
+
+// Conv (no bias) + BatchNorm2d + ReLU in eval mode, with running statistics away from 0 and 1.
+std::shared_ptr<nn::Sequential> conv_bn_relu(DType dtype) {
+  auto conv = std::make_shared<nn::Conv2d>(3, 6, std::vector<int64_t>{3}, std::vector<int64_t>{1},
+                                           std::vector<int64_t>{1}, std::vector<int64_t>{1}, 1,
+                                           /*bias=*/false);
+  auto bn = std::make_shared<nn::BatchNorm2d>(6);
+  auto block = std::make_shared<nn::Sequential>(conv, bn, std::make_shared<nn::ReLU>());
+  block->to(dtype);
+  autograd::NoGradGuard no_grad;
+  bn->running_mean.copy_(randn({6}).to(dtype) * 0.3);
+  bn->running_var.copy_(rand({6}).to(dtype) + 0.5);
+  bn->weight.copy_(randn({6}).to(dtype));
+  bn->bias.copy_(randn({6}).to(dtype));
+  block->eval();
+  return block;
+}
+
+TEST(InductorFreezing, ConvBatchNormReluFoldsIntoOneConvolution) {
+  manual_seed(1);
+  auto block = conv_bn_relu(kFloat64);
+  auto record = std::make_shared<RecordedGraphs>();
+  auto compiled = compile(block, recording(record));
+  const Tensor x = randn({2, 3, 8, 8}).to(kFloat64);
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+
+  ASSERT_EQ(record->graphs.size(), 1u);
+  const graph::Graph& inference = record->graphs[0];
+  EXPECT_EQ(count_ops(inference, "rsqrt"), 1u) << inference.str();
+  const inductor::ConstantSplit frozen = inductor::freeze(inference);
+  // Main graph: the convolution with the folded weight and bias, then the ReLU; batch norm's
+  // arithmetic went to the constant graph, which returns the folded weight and bias.
+  EXPECT_EQ(count_ops(frozen.main, "convolution"), 1u) << frozen.main.str();
+  EXPECT_EQ(count_ops(frozen.main, "mul"), 0u) << frozen.main.str();
+  EXPECT_EQ(count_ops(frozen.main, "add"), 0u) << frozen.main.str();
+  EXPECT_EQ(count_ops(frozen.main, "rsqrt"), 0u) << frozen.main.str();
+  EXPECT_EQ(frozen.num_folded(), 2u) << frozen.constants.str();
+  EXPECT_EQ(count_ops(frozen.constants, "rsqrt"), 1u) << frozen.constants.str();
+  EXPECT_EQ(count_ops(frozen.constants, "convolution"), 0u) << frozen.constants.str();
+  // The constant graph reads the conv weight, the four batch-norm tensors and eps (a captured
+  // constant).
+  EXPECT_EQ(frozen.constant_inputs.size(), 6u);
+}
+
+TEST(InductorFreezing, ParametersChangedAfterTheFirstCallGiveTheNewResult) {
+  manual_seed(2);
+  auto block = conv_bn_relu(kFloat64);
+  auto compiled = compile(block, {.backend = std::string("inductor")});
+  const Tensor x = randn({2, 3, 8, 8}).to(kFloat64);
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  auto conv = std::dynamic_pointer_cast<nn::Conv2d>(block->children().at(0));
+  auto bn = std::dynamic_pointer_cast<nn::BatchNorm2d>(block->children().at(1));
+  ASSERT_TRUE(conv && bn);
+  conv->weight.add_(1);  // in place
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  conv->weight.copy_(randn(conv->weight.sizes()).to(kFloat64));  // new weights loaded
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  bn->running_var.mul_(3);            // a buffer
+  bn->weight.select(0, 2).fill_(-2);  // written through a view
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  // Unchanged parameters: the same result again.
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+}
+
+TEST(InductorFreezing, TheConstantGraphRunsAgainOnlyWhenAParameterChanged) {
+  manual_seed(3);
+  auto block = conv_bn_relu(kFloat32);
+  auto record = std::make_shared<RecordedGraphs>();
+  auto compiled = compile(block, recording(record));
+  const Tensor x = randn({1, 3, 6, 6});
+  autograd::NoGradGuard no_grad;
+  (*compiled)(x);
+  ASSERT_EQ(record->graphs.size(), 1u);
+  // The same frozen runtime, driven directly with the module's tensors.
+  inductor::FrozenGraph frozen(inductor::freeze(record->graphs[0]));
+  // The inputs aot passed: x, then the module's own parameter and buffer tensors.
+  std::vector<Tensor> inputs = record->examples.at(0);
+  const std::vector<Tensor> first = frozen.folded(inputs);
+  frozen.folded(inputs);
+  EXPECT_EQ(frozen.constant_runs(), 1u);
+  block->parameters().at(0).add_(0.5);
+  const std::vector<Tensor> second = frozen.folded(inputs);
+  EXPECT_EQ(frozen.constant_runs(), 2u);
+  EXPECT_FALSE(all_close(first.at(0), second.at(0)));
+  // Another tensor in a parameter's place (same values) counts as a change too.
+  inputs[1] = inputs[1].clone();
+  frozen.folded(inputs);
+  EXPECT_EQ(frozen.constant_runs(), 3u);
+}
+
+TEST(InductorFreezing, FreezingOffCompilesTheGraphAsItIs) {
+  manual_seed(4);
+  auto block = conv_bn_relu(kFloat32);
+  const Tensor x = randn({2, 3, 8, 8});
+  autograd::NoGradGuard no_grad;
+  {
+    LogCapture logs("aot_graphs");
+    auto compiled = compile(block, {.backend = std::string("inductor")});
+    EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-5, 1e-5));
+    EXPECT_EQ(logs.count("frozen "), 1u) << logs.all();
+  }
+  {
+    LogCapture logs("aot_graphs");
+    auto compiled =
+        compile(block, {.backend = std::string("inductor"), .options = {{"freezing", "false"}}});
+    EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-5, 1e-5));
+    EXPECT_EQ(logs.count("frozen "), 0u) << logs.all();
+    EXPECT_EQ(logs.count("rsqrt"), 1u) << logs.all();
+  }
+}
+
+TEST(InductorFreezing, BatchNormInTrainingModeWithoutGradStillUpdatesItsStatistics) {
+  manual_seed(5);
+  auto eager = std::make_shared<nn::BatchNorm2d>(3);
+  auto bn = std::make_shared<nn::BatchNorm2d>(3);
+  auto compiled = compile(bn, {.backend = std::string("inductor")});
+  autograd::NoGradGuard no_grad;
+  for (int step = 0; step < 3; ++step) {
+    const Tensor x = randn({4, 3, 5, 5}) * (step + 1.0) + 0.5;
+    EXPECT_TRUE(all_close((*compiled)(x), eager->forward(x), 1e-5, 1e-6)) << step;
+    EXPECT_TRUE(all_close(bn->running_mean, eager->running_mean, 1e-5, 1e-7)) << step;
+    EXPECT_TRUE(all_close(bn->running_var, eager->running_var, 1e-5, 1e-7)) << step;
+  }
+}
+
+TEST(InductorFreezing, LinearAndBatchNorm1dInference) {
+  manual_seed(6);
+  auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(8, 5),
+                                                std::make_shared<nn::BatchNorm1d>(5),
+                                                std::make_shared<nn::Linear>(5, 3));
+  model->eval();
+  auto compiled = compile(model, {.backend = std::string("inductor")});
+  const Tensor x = randn({4, 8});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close((*compiled)(x), model->forward(x), 1e-5, 1e-6));
+  model->parameters().back().add_(1);
+  EXPECT_TRUE(all_close((*compiled)(x), model->forward(x), 1e-5, 1e-6));
+}
+
+TEST(InductorFreezing, ResNet18EvalInferenceMatchesEager) {
+  LogCapture logs("perf_hints");
+  manual_seed(7);
+  auto model = models::resnet18(10);
+  model->eval();
+  auto record = std::make_shared<RecordedGraphs>();
+  auto compiled = compile(model, recording(record));
+  const Tensor x = randn({2, 3, 64, 64});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close((*compiled)(x), model->forward(x), 1e-4, 1e-4));
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+  ASSERT_EQ(record->graphs.size(), 1u);
+  const inductor::ConstantSplit frozen = inductor::freeze(record->graphs[0]);
+  // Every batch norm folded into its convolution: no per-channel arithmetic left but the
+  // residual adds and the ReLUs.
+  EXPECT_EQ(count_ops(frozen.main, "convolution"), 20u);
+  EXPECT_EQ(count_ops(frozen.main, "rsqrt"), 0u) << frozen.main.str();
+  for (const auto& n : frozen.main.nodes()) {
+    if (n->kind != graph::NodeKind::Op || n->op->full_name() != "convolution") continue;
+    EXPECT_EQ(n->uses.size(), 3u) << n->name << " has no folded bias";
+  }
+  EXPECT_EQ(count_ops(frozen.constants, "rsqrt"), 20u);
+}
+
+}  // namespace
+}  // namespace kiln
