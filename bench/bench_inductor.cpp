@@ -1,12 +1,17 @@
 // BENCHMARKS.md's op workloads (CPU shapes) through the inductor beside kiln eager, inference,
 // 2 threads: pointwise (y = sin(x)*cos(x) + exp(-x*x)*0.5 + tanh(x), 2^22 float32), softmax over
-// the last dim of (2048, 4096), layer_norm with weight and bias over (2048, 4096). Named
-// "<workload>/<eager|inductor>" (real time, ms); the kernels are compiled (or loaded from the code
-// cache) before timing.
+// the last dim of (2048, 4096), layer_norm with weight and bias over (2048, 4096); a
+// Linear(1024, 1024) layer at batch 64 (the bias fused into the GEMM as an extern epilogue, or
+// not: "inductor_unfused"); resnet18 eval inference at batch 8, 224x224 (frozen, or not:
+// "inductor_unfrozen"). Named "<workload>/<variant>" (real time, ms); the kernels are compiled
+// (or loaded from the code cache) before timing.
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
 #include <functional>
+#include <map>
+#include <memory>
+#include <string>
 
 namespace {
 
@@ -60,6 +65,40 @@ void layernorm_inductor(benchmark::State& s) {
   run(s, [&] { return f(x, w, b); });
 }
 
+void linear_eager(benchmark::State& s) {
+  auto layer = std::make_shared<kiln::nn::Linear>(1024, 1024);
+  const Tensor x = kiln::randn({64, 1024});
+  run(s, [&] { return layer->forward(x); });
+}
+void linear_compiled(benchmark::State& s, std::map<std::string, std::string> options) {
+  auto layer = std::make_shared<kiln::nn::Linear>(1024, 1024);
+  auto f = kiln::compile(layer, {.backend = std::string("inductor"), .options = options});
+  const Tensor x = kiln::randn({64, 1024});
+  run(s, [&] { return (*f)(x); });
+}
+void linear_inductor(benchmark::State& s) { linear_compiled(s, {}); }
+void linear_inductor_unfused(benchmark::State& s) {
+  linear_compiled(s, {{"extern_epilogues", "false"}, {"freezing", "false"}});
+}
+
+void resnet18_eager(benchmark::State& s) {
+  auto model = kiln::models::resnet18();
+  model->eval();
+  const Tensor x = kiln::randn({8, 3, 224, 224});
+  run(s, [&] { return model->forward(x); });
+}
+void resnet18_compiled(benchmark::State& s, std::map<std::string, std::string> options) {
+  auto model = kiln::models::resnet18();
+  model->eval();
+  auto f = kiln::compile(model, {.backend = std::string("inductor"), .options = options});
+  const Tensor x = kiln::randn({8, 3, 224, 224});
+  run(s, [&] { return (*f)(x); });
+}
+void resnet18_inductor(benchmark::State& s) { resnet18_compiled(s, {}); }
+void resnet18_inductor_unfrozen(benchmark::State& s) {
+  resnet18_compiled(s, {{"freezing", "false"}});
+}
+
 }  // namespace
 
 BENCHMARK(pointwise_eager)->Name("pointwise/eager")->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -72,6 +111,21 @@ BENCHMARK(softmax_inductor)->Name("softmax/inductor")->Unit(benchmark::kMillisec
 BENCHMARK(layernorm_eager)->Name("layernorm/eager")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(layernorm_inductor)
     ->Name("layernorm/inductor")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(linear_eager)->Name("linear/eager")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(linear_inductor)->Name("linear/inductor")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(linear_inductor_unfused)
+    ->Name("linear/inductor_unfused")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(resnet18_eager)->Name("resnet18/eager")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(resnet18_inductor)
+    ->Name("resnet18/inductor")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(resnet18_inductor_unfrozen)
+    ->Name("resnet18/inductor_unfrozen")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_MAIN();
