@@ -42,8 +42,14 @@ std::unordered_set<const graph::Node*> kept_in_main(
                               kept.count(n->uses.at(0).value.node) != 0;
     if (n->kind == graph::NodeKind::Input || view_of_kept) kept.insert(n.get());
   }
+  // A returned value, and the views it is made of down to the value they view: the main graph
+  // computes them anew on each call, so the caller never gets a view of a kept folded value.
   for (const graph::Value& v : graph.outputs()) {
-    if (constant.count(v.node) != 0) kept.insert(v.node);
+    const graph::Node* n = v.node;
+    while (constant.count(n) != 0 && kept.insert(n).second && n->kind == graph::NodeKind::Op &&
+           n->op->kind == ops::OpKind::View) {
+      n = n->uses.at(0).value.node;
+    }
   }
   return kept;
 }

@@ -113,6 +113,26 @@ TEST(InductorFreezing, TheConstantGraphRunsAgainOnlyWhenAParameterChanged) {
   EXPECT_EQ(frozen.constant_runs(), 3u);
 }
 
+TEST(InductorFreezing, CapturedTensorsFoldAndReturnedValuesAreNewOnEachCall) {
+  LogCapture logs("aot_graphs");
+  manual_seed(8);
+  Tensor w = randn({2, 3});
+  auto f =
+      compile([&w](const Tensor& x) { return std::make_tuple(x * w.exp(), w.sin().view({-1})); },
+              {.backend = std::string("inductor")});
+  const Tensor x = randn({2, 3});
+  autograd::NoGradGuard no_grad;
+  auto [y, e] = f(x);
+  EXPECT_TRUE(all_close(y, x * w.exp()));
+  EXPECT_TRUE(all_close(e, w.sin().view({-1})));
+  e.fill_(0);  // the caller's tensor, not a kept folded value
+  w.add_(1);   // a captured tensor changed in place
+  auto [y2, e2] = f(x);
+  EXPECT_TRUE(all_close(y2, x * w.exp()));
+  EXPECT_TRUE(all_close(e2, w.sin().view({-1})));
+  EXPECT_EQ(logs.count("frozen "), 1u) << logs.all();  // exp(w) for the product was folded
+}
+
 TEST(InductorFreezing, FreezingOffCompilesTheGraphAsItIs) {
   manual_seed(4);
   auto block = conv_bn_relu(kFloat32);
