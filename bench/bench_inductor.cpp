@@ -3,7 +3,7 @@
 // the last dim of (2048, 4096), layer_norm with weight and bias over (2048, 4096); a
 // Linear(1024, 1024) layer at batch 64 (the bias fused into the GEMM as an extern epilogue, or
 // not: "inductor_unfused"); resnet18 eval inference at batch 8, 224x224 (frozen, or not:
-// "inductor_unfrozen"). Named "<workload>/<variant>" (real time, ms); the kernels are compiled
+// "inductor_unfrozen"; "_cl": the input in channels-last). Named "<workload>/<variant>" (real time, ms); the kernels are compiled
 // (or loaded from the code cache) before timing.
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
@@ -95,6 +95,27 @@ void resnet18_compiled(benchmark::State& s, std::map<std::string, std::string> o
   run(s, [&] { return (*f)(x); });
 }
 void resnet18_inductor(benchmark::State& s) { resnet18_compiled(s, {}); }
+void resnet18_eager_cl(benchmark::State& s) {
+  auto model = kiln::models::resnet18();
+  model->eval();
+  const Tensor x = kiln::randn({8, 3, 224, 224}).contiguous(kiln::MemoryFormat::ChannelsLast);
+  run(s, [&] { return model->forward(x); });
+}
+void resnet18_inductor_cl(benchmark::State& s) {
+  auto model = kiln::models::resnet18();
+  model->eval();
+  auto f = kiln::compile(model, {.backend = std::string("inductor")});
+  const Tensor x = kiln::randn({8, 3, 224, 224}).contiguous(kiln::MemoryFormat::ChannelsLast);
+  run(s, [&] { return (*f)(x); });
+}
+BENCHMARK(resnet18_eager_cl)
+    ->Name("resnet18/eager_cl")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(resnet18_inductor_cl)
+    ->Name("resnet18/inductor_cl")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 void resnet18_inductor_unfrozen(benchmark::State& s) {
   resnet18_compiled(s, {{"freezing", "false"}});
 }

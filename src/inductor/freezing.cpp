@@ -48,6 +48,7 @@ bool FrozenGraph::Watched::same(const Tensor& t) const {
 }
 
 void FrozenGraph::compile(std::span<const Tensor> example_inputs, const BackendContext& context) {
+  name_ = context.graph_name;
   std::vector<Tensor> examples(example_inputs.begin(), example_inputs.end());
   const std::vector<Tensor> values = folded(example_inputs);
   examples.insert(examples.end(), values.begin(), values.end());
@@ -57,9 +58,14 @@ void FrozenGraph::compile(std::span<const Tensor> example_inputs, const BackendC
 std::vector<Tensor> FrozenGraph::folded(std::span<const Tensor> inputs) {
   std::lock_guard lock(mutex_);
   const std::vector<size_t>& read = split_.constant_inputs;
-  bool fresh = watched_.size() == read.size();
-  for (size_t k = 0; fresh && k < read.size(); ++k) fresh = watched_[k].same(inputs[read[k]]);
-  if (fresh) return folded_;
+  if (watched_.size() == read.size()) {
+    size_t changed = 0;
+    while (changed < read.size() && watched_[changed].same(inputs[read[changed]])) ++changed;
+    if (changed == read.size()) return folded_;
+    logs::log(logs::Channel::perf_hints,
+              fmt::format("freezing: the constant graph of {} runs again: input {} ({}) changed",
+                          name_, read[changed], split_.constants.inputs()[changed]->label));
+  }
 
   std::vector<Tensor> constant_inputs;
   watched_.clear();

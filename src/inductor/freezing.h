@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace kiln::inductor {
@@ -29,7 +30,7 @@ class FrozenGraph {
   // (and kept for the first call).
   void compile(std::span<const Tensor> example_inputs, const BackendContext& context);
   std::vector<Tensor> operator()(std::span<const Tensor> inputs);
-  // The folded values for `inputs`, computed again when stale.
+  // The folded values for `inputs`, computed again when stale (said on perf_hints).
   std::vector<Tensor> folded(std::span<const Tensor> inputs);
   // How many times the constant graph ran (for tests).
   size_t constant_runs() const;
@@ -44,6 +45,7 @@ class FrozenGraph {
   };
   ConstantSplit split_;
   CompiledGraph main_;
+  std::string name_;  // the graph's, for logs
   mutable std::mutex mutex_;
   std::vector<Watched> watched_;
   std::vector<Tensor> folded_;
