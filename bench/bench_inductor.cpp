@@ -3,8 +3,8 @@
 // the last dim of (2048, 4096), layer_norm with weight and bias over (2048, 4096); a
 // Linear(1024, 1024) layer at batch 64 (the bias fused into the GEMM as an extern epilogue, or
 // not: "inductor_unfused"); resnet18 eval inference at batch 8, 224x224 (frozen, or not:
-// "inductor_unfrozen"; "_cl": the input in channels-last). Named "<workload>/<variant>" (real time, ms); the kernels are compiled
-// (or loaded from the code cache) before timing.
+// "inductor_unfrozen"; "_cl": the input in channels-last). Named "<workload>/<variant>" (real
+// time, ms); the kernels are compiled (or loaded from the code cache) before timing.
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
