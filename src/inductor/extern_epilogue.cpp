@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace kiln::inductor {
 
@@ -100,11 +101,9 @@ graph::Value emit_fused(GraphRebuild& rebuild, const graph::Node& add, const Epi
 
 size_t fuse_extern_epilogues(graph::Graph& graph) {
   std::unordered_map<const graph::Node*, Epilogue> fused_at;  // by the add node
-  std::unordered_map<const graph::Node*, bool> fused_products;
+  std::unordered_set<const graph::Node*> fused_products;
   for (const auto& n : graph.nodes()) {
-    if (auto e = match(graph, *n)) {
-      if (fused_products.count(e->product) != 0) continue;
-      fused_products[e->product] = true;
+    if (auto e = match(graph, *n); e && fused_products.insert(e->product).second) {
       fused_at.emplace(n.get(), *e);
     }
   }

@@ -1,6 +1,7 @@
 #include "inductor/freezing.h"
 
 #include "inductor/conv_affine_folding.h"
+#include "inductor/weight_prepacking.h"
 
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/capture/debug_dir.h>
@@ -30,16 +31,17 @@ Tensor with_layout(const Tensor& t, const graph::ValueMeta& meta) {
   return laid_out;
 }
 
-bool freezing_enabled(const BackendContext& context) {
-  auto it = context.options.find("freezing");
-  return it == context.options.end() || it->second != "false";
+bool option_off(const BackendContext& context, const char* name) {
+  auto it = context.options.find(name);
+  return it != context.options.end() && it->second == "false";
 }
 
 }  // namespace
 
-ConstantSplit freeze(const graph::Graph& graph) {
+ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
   graph::Graph g = graph.clone();
   fold_affine_into_convolutions(g);
+  if (options.prepack_weights) prepack_convolution_weights(g);
   return split_constants(g);
 }
 
@@ -104,8 +106,8 @@ size_t FrozenGraph::constant_runs() const {
 CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context) {
-  if (!freezing_enabled(context)) return compile_graph(graph, example_inputs, context);
-  ConstantSplit split = freeze(graph);
+  if (option_off(context, "freezing")) return compile_graph(graph, example_inputs, context);
+  ConstantSplit split = freeze(graph, {.prepack_weights = !option_off(context, "prepack_weights")});
   if (split.num_folded() == 0) return compile_graph(split.main, example_inputs, context);
   if (logs::enabled(logs::Channel::aot_graphs)) {
     logs::log(logs::Channel::aot_graphs,

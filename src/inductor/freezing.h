@@ -17,9 +17,13 @@
 
 namespace kiln::inductor {
 
-// The graph with affine chains folded into convolutions, then split into constant and main
-// graphs.
-ConstantSplit freeze(const graph::Graph& graph);
+struct FreezeOptions {
+  bool prepack_weights = true;  // convolution weights packed into oneDNN's layout once
+};
+
+// The graph with affine chains folded into convolutions and convolution weights pre-packed, then
+// split into constant and main graphs.
+ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options = {});
 
 // Runs a frozen graph: the constant graph (interpreted) when a tensor it reads changed since it
 // last ran, then the compiled main graph on the inputs and the folded values.

@@ -66,29 +66,69 @@ TEST(InductorFreezing, ConvBatchNormReluFoldsIntoOneConvolution) {
   EXPECT_EQ(frozen.constant_inputs.size(), 6u);
 }
 
-TEST(InductorFreezing, ParametersChangedAfterTheFirstCallGiveTheNewResult) {
+// Float64 convolutions run im2col + GEMM; float32 ones oneDNN on the packed weight.
+void check_parameter_changes(DType dtype, double tol) {
   LogCapture logs("perf_hints");
   manual_seed(2);
-  auto block = conv_bn_relu(kFloat64);
+  auto block = conv_bn_relu(dtype);
   auto compiled = compile(block, {.backend = std::string("inductor")});
-  const Tensor x = randn({2, 3, 8, 8}).to(kFloat64);
+  const Tensor x = randn({2, 3, 8, 8}).to(dtype);
   autograd::NoGradGuard no_grad;
-  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), tol, tol));
   auto conv = std::dynamic_pointer_cast<nn::Conv2d>(block->children().at(0));
   auto bn = std::dynamic_pointer_cast<nn::BatchNorm2d>(block->children().at(1));
   ASSERT_TRUE(conv && bn);
   conv->weight.add_(1);  // in place
-  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
-  conv->weight.copy_(randn(conv->weight.sizes()).to(kFloat64));  // new weights loaded
-  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), tol, tol));
+  conv->weight.copy_(randn(conv->weight.sizes()).to(dtype));  // new weights loaded
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), tol, tol));
   bn->running_var.mul_(3);            // a buffer
   bn->weight.select(0, 2).fill_(-2);  // written through a view
-  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), tol, tol));
   // Unchanged parameters: the same result again, without folding again.
-  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
-  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), 1e-10, 1e-10));
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), tol, tol));
+  EXPECT_TRUE(all_close((*compiled)(x), block->forward(x), tol, tol));
   // One rerun per change: add_, copy_, then the two buffer/view writes together.
   EXPECT_EQ(logs.count("runs again"), 3u) << logs.all();
+}
+
+TEST(InductorFreezing, ParametersChangedAfterTheFirstCallGiveTheNewResult) {
+  check_parameter_changes(kFloat64, 1e-10);
+}
+
+TEST(InductorFreezing, ParametersChangedUnderAPackedWeightGiveTheNewResult) {
+  auto record = std::make_shared<RecordedGraphs>();
+  manual_seed(2);
+  auto block = conv_bn_relu(kFloat32);
+  auto compiled = compile(block, recording(record));
+  autograd::NoGradGuard no_grad;
+  (*compiled)(randn({2, 3, 8, 8}));
+  ASSERT_EQ(record->graphs.size(), 1u);
+  const inductor::ConstantSplit frozen = inductor::freeze(record->graphs[0]);
+  EXPECT_EQ(count_ops(frozen.main, "_convolution_packed"), 1u) << frozen.main.str();
+  EXPECT_EQ(count_ops(frozen.constants, "_pack_convolution_weight"), 1u);
+  check_parameter_changes(kFloat32, 1e-5);
+}
+
+TEST(InductorFreezing, APackedWeightGivesTheConvolutionsResultAndAStaleOneIsIgnored) {
+  manual_seed(9);
+  const Tensor x = randn({2, 64, 14, 14}), w = randn({64, 64, 3, 3}) * 0.1, b = randn({64});
+  const auto& pack = ops::OpRegistry::instance().get("_pack_convolution_weight");
+  const auto& packed_conv = ops::OpRegistry::instance().get("_convolution_packed");
+  const std::vector<int64_t> one = {1, 1};
+  Tensor packed = ops::call1(pack, {w, x.sizes().vec(), true, one, one, one, int64_t{1}});
+  ASSERT_GT(packed.numel(), w.numel() * 4) << "oneDNN reads this weight blocked";
+  auto run = [&](const Tensor& p) {
+    return ops::call1(packed_conv, {x, w, p, b, one, one, one, int64_t{1}});
+  };
+  const Tensor want = conv2d(x, w, b, 1, 1);
+  EXPECT_TRUE(all_close(run(packed), want, 1e-5, 1e-5));
+  // A packed copy of other values is used as it is (the freezing runtime keeps it current)...
+  Tensor other = ops::call1(pack, {w * 2, x.sizes().vec(), true, one, one, one, int64_t{1}});
+  EXPECT_FALSE(all_close(run(other), want, 1e-5, 1e-5));
+  // ...but one whose layout header matches no primitive is ignored: the weight is reordered.
+  other.zero_();
+  EXPECT_TRUE(all_close(run(other), want, 1e-5, 1e-5));
 }
 
 TEST(InductorFreezing, TheConstantGraphRunsAgainOnlyWhenAParameterChanged) {
@@ -201,11 +241,20 @@ TEST(InductorFreezing, ResNet18EvalInferenceMatchesEager) {
   const inductor::ConstantSplit frozen = inductor::freeze(record->graphs[0]);
   // Every batch norm folded into its convolution: no per-channel arithmetic left but the
   // residual adds and the ReLUs.
-  EXPECT_EQ(count_ops(frozen.main, "convolution"), 20u);
+  // The 3x3 and 7x7 convolutions read weights packed in the constant graph; the 1x1 ones (read
+  // by oneDNN as they are) stay plain convolutions.
+  EXPECT_EQ(count_ops(frozen.main, "_convolution_packed"), 17u) << frozen.main.str();
+  EXPECT_EQ(count_ops(frozen.main, "convolution"), 3u);
+  EXPECT_EQ(count_ops(frozen.constants, "_pack_convolution_weight"), 17u);
   EXPECT_EQ(count_ops(frozen.main, "rsqrt"), 0u) << frozen.main.str();
   for (const auto& n : frozen.main.nodes()) {
-    if (n->kind != graph::NodeKind::Op || n->op->full_name() != "convolution") continue;
-    EXPECT_EQ(n->uses.size(), 3u) << n->name << " has no folded bias";
+    if (n->kind != graph::NodeKind::Op) continue;
+    const std::string name = n->op->full_name();
+    if (name == "convolution") {
+      EXPECT_EQ(n->uses.size(), 3u) << n->name << " has no bias";
+    } else if (name == "_convolution_packed") {
+      EXPECT_EQ(n->uses.size(), 4u) << n->name << " has no bias";
+    }
   }
   EXPECT_EQ(count_ops(frozen.constants, "rsqrt"), 20u);
 }

@@ -21,7 +21,8 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> e
 // convolutions, and what is computed from parameters, buffers and captured tensors only folded
 // into a constant graph run once and again only when one of those tensors changed (another
 // tensor, or its version counter moved: new weights loaded, a training step), then the rest with
-// compile_graph. Options: "freezing" = "false" compiles the graph as it is.
+// compile_graph. Options: "freezing" = "false" compiles the graph as it is; "prepack_weights" =
+// "false" leaves convolution weights to be reordered into oneDNN's layout on every call.
 CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context);
