@@ -3,8 +3,9 @@
 // the last dim of (2048, 4096), layer_norm with weight and bias over (2048, 4096); a
 // Linear(1024, 1024) layer at batch 64 (the bias fused into the GEMM as an extern epilogue, or
 // not: "inductor_unfused"); resnet18 eval inference at batch 8, 224x224 (frozen, or not:
-// "inductor_unfrozen"; "_cl": the input in channels-last). Named "<workload>/<variant>" (real
-// time, ms); the kernels are compiled (or loaded from the code cache) before timing.
+// "inductor_unfrozen"; frozen without weight pre-packing: "inductor_unpacked"; "_cl": the
+// input in channels-last). Named "<workload>/<variant>" (real time, ms); the kernels are
+// compiled (or loaded from the code cache) before timing.
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
@@ -116,6 +117,9 @@ BENCHMARK(resnet18_inductor_cl)
     ->Name("resnet18/inductor_cl")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+void resnet18_inductor_unpacked(benchmark::State& s) {
+  resnet18_compiled(s, {{"prepack_weights", "false"}});
+}
 void resnet18_inductor_unfrozen(benchmark::State& s) {
   resnet18_compiled(s, {{"freezing", "false"}});
 }
@@ -143,6 +147,10 @@ BENCHMARK(linear_inductor_unfused)
 BENCHMARK(resnet18_eager)->Name("resnet18/eager")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(resnet18_inductor)
     ->Name("resnet18/inductor")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(resnet18_inductor_unpacked)
+    ->Name("resnet18/inductor_unpacked")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(resnet18_inductor_unfrozen)

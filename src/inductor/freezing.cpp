@@ -69,12 +69,14 @@ std::vector<Tensor> FrozenGraph::folded(std::span<const Tensor> inputs) {
                           name_, read[changed], split_.constants.inputs()[changed]->label));
   }
 
+  // What is watched is recorded before the run (a tensor written meanwhile counts as changed) and
+  // kept only once the values are made (a failing run leaves nothing stale behind).
   std::vector<Tensor> constant_inputs;
-  watched_.clear();
+  std::vector<Watched> watched;
   for (size_t i : read) {
     const Tensor& t = inputs[i];
     constant_inputs.push_back(t);
-    watched_.push_back({t.impl_ptr(), t.data_ptr(), t.impl()->version()});
+    watched.push_back({t.impl_ptr(), t.data_ptr(), t.impl()->version()});
   }
   std::vector<Tensor> values;
   {
@@ -87,6 +89,7 @@ std::vector<Tensor> FrozenGraph::folded(std::span<const Tensor> inputs) {
     values[k] = with_layout(values[k], main_inputs[first_folded + k]->outputs[0]);
   }
   folded_ = std::move(values);
+  watched_ = std::move(watched);
   ++constant_runs_;
   return folded_;
 }
