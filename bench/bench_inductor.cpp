@@ -9,6 +9,9 @@
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,14 +27,27 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b) {
   return kiln::layer_norm(x, {x.size(-1)}, w, b, 1e-5);
 }
 
+// CPU seconds this process used so far, all threads.
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
+
+// Besides real time, "cpu_ms": CPU time over all threads per iteration (with
+// OMP_WAIT_POLICY=passive, the work done: a figure that other load on the machine disturbs less).
 void run(benchmark::State& state, const std::function<Tensor()>& step) {
   kiln::set_num_threads(2);
   kiln::autograd::NoGradGuard no_grad;
   step();  // compile / warm up
+  const double cpu_start = process_cpu_seconds();
   for (auto _ : state) {
     Tensor y = step();
     benchmark::DoNotOptimize(y.data_ptr());
   }
+  state.counters["cpu_ms"] = (process_cpu_seconds() - cpu_start) * 1e3 /
+                             static_cast<double>(std::max<int64_t>(state.iterations(), 1));
 }
 
 const kiln::CompileOptions kInductor{.backend = std::string("inductor")};
