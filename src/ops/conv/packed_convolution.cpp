@@ -97,8 +97,7 @@ void packed_convolution_impl(const Stack& args, const std::vector<Tensor>& outs)
   const Tensor& weight = args[1].to_tensor();
   const Tensor& packed = args[2].to_tensor();
   const Tensor bias = args[3].to_optional_tensor();
-  const Stack conv_args =
-      convolution_args(input, weight, args[3], args[4], args[5], args[6], args[7]);
+  Stack conv_args = convolution_args(input, weight, args[3], args[4], args[5], args[6], args[7]);
   // The packed path: float32, dense row-major activations and weight, as the weight was packed.
   const bool packed_path =
       packed.numel() > 0 && input.dtype() == DType::Float32 && weight.dtype() == DType::Float32 &&
@@ -110,9 +109,10 @@ void packed_convolution_impl(const Stack& args, const std::vector<Tensor>& outs)
       return;
     }
   }
+  // Otherwise the convolution op's own kernel (straight to it: this runs below autograd).
   const auto& op = OpRegistry::instance().get("convolution");
   Tensor dst = out;
-  dst.copy_(call1(op, conv_args));
+  dst.copy_(call_kernel(op, conv_args).at(0));
 }
 
 // A weight packed for `input` (as freezing packs it).
