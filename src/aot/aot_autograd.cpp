@@ -34,6 +34,7 @@ class AotFunction {
   AotFunction(const graph::Graph& captured, AotOptions options, BackendContext context)
       : captured_(captured.clone()), options_(std::move(options)), context_(std::move(context)) {
     if (!options_.backward_compiler) options_.backward_compiler = options_.forward_compiler;
+    if (!options_.inference_compiler) options_.inference_compiler = options_.forward_compiler;
     for (const graph::Node* in : captured_.inputs()) {
       any_requires_grad_ = any_requires_grad_ || in->outputs[0].requires_grad;
     }
@@ -92,8 +93,8 @@ class AotFunction {
     if (!training) {
       m.partition.forward = std::move(m.layout.graph);
       log_graph("forward (inference)", m.partition.forward);
-      m.forward = run_backend("aot forward", options_.forward_compiler, m.partition.forward,
-                              forward_examples, named("forward"));
+      m.forward = run_backend("aot inference", options_.inference_compiler, m.partition.forward,
+                              forward_examples, named("inference"));
       return m;
     }
     m.layout.graph = graph::Graph();

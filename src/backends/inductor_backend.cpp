@@ -1,5 +1,6 @@
 // The built-in `inductor` backend: aot (functionalization, joint graph, min-cut partition, every
-// op decomposed into prims), then both halves generated as C++ kernels (src/inductor).
+// op decomposed into prims), then both halves generated as C++ kernels (src/inductor); inference
+// graphs are frozen first.
 #include <kiln/aot/aot.h>
 #include <kiln/backends/backend.h>
 #include <kiln/inductor/inductor.h>
@@ -10,6 +11,8 @@ namespace {
 [[maybe_unused]] const bool inductor_registered = [] {
   register_backend("inductor", aot::aot_autograd({.forward_compiler = inductor::compile_graph,
                                                   .backward_compiler = inductor::compile_graph,
+                                                  .inference_compiler =
+                                                      inductor::compile_inference_graph,
                                                   .partitioner = aot::Partitioner::MinCut,
                                                   .decompose = true}));
   return true;

@@ -113,6 +113,9 @@ constexpr PrimInfo kPrims[] = {
     {"mm", Extern},
     {"bmm", Extern},
     {"convolution", Extern},
+    // Inference freezing's weight pre-packing (src/ops/conv/packed_convolution.cpp).
+    {"_pack_convolution_weight", Extern},
+    {"_convolution_packed", Extern},
 
     {"sort.stable", Extern},
     {"topk", Extern},

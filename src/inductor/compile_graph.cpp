@@ -1,6 +1,7 @@
 #include "inductor/code_cache.h"
 #include "inductor/codegen_cpp.h"
 #include "inductor/compiled_program.h"
+#include "inductor/extern_epilogue.h"
 #include "inductor/lowering.h"
 #include "inductor/scheduler.h"
 
@@ -38,7 +39,14 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
   Program program;
   try {
     KILN_CHECK(on_cpu(graph), "inductor: only CPU graphs are generated yet");
-    program = schedule(lower(graph), context.graph_name);
+    // Adds after extern products go into the extern calls (eager's fused bias) first, unless
+    // options{"extern_epilogues": "false"} (for comparisons).
+    graph::Graph fused = graph.clone();
+    auto epilogues = context.options.find("extern_epilogues");
+    if (epilogues == context.options.end() || epilogues->second != "false") {
+      fuse_extern_epilogues(fused);
+    }
+    program = schedule(lower(fused), context.graph_name);
   } catch (const Error& e) {
     logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
                                                      context.graph_name, e.what()));

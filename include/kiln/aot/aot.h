@@ -22,9 +22,12 @@ enum class Partitioner {
 };
 
 struct AotOptions {
-  // Compiles the forward (and inference) graphs and the backward graphs.
+  // Compiles the forward graphs and the backward graphs.
   Backend forward_compiler = {};
   Backend backward_compiler = {};  // empty: the forward compiler
+  // Compiles inference graphs (no gradient wanted: parameters may be treated as constants until
+  // they change). Empty: the forward compiler.
+  Backend inference_compiler = {};
   Partitioner partitioner = Partitioner::MinCut;
   // Trace every op with a decomposition as its prims (what a code generator lowers).
   bool decompose = false;

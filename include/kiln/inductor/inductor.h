@@ -12,8 +12,19 @@ namespace kiln::inductor {
 // Compiles one graph of prims. A graph it cannot lower (a dtype or device without generated
 // kernels yet) runs with the interpreter, said on the perf_hints channel. Options (from
 // compile()'s `options`): "fallback" = "eager" turns a C++ compiler failure into a warning and
-// interpreted execution instead of a kiln::Error.
+// interpreted execution instead of a kiln::Error; "extern_epilogues" = "false" keeps an add after
+// mm/bmm/convolution a generated kernel instead of fusing it into the extern call.
 CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> example_inputs,
                             const BackendContext& context);
+
+// Compiles an inference graph (no gradient wanted) frozen: batch norms folded into the preceding
+// convolutions, and what is computed from parameters, buffers and captured tensors only folded
+// into a constant graph run once and again only when one of those tensors changed (another
+// tensor, or its version counter moved: new weights loaded, a training step), then the rest with
+// compile_graph. Options: "freezing" = "false" compiles the graph as it is; "prepack_weights" =
+// "false" leaves convolution weights to be reordered into oneDNN's layout on every call.
+CompiledGraph compile_inference_graph(const graph::Graph& graph,
+                                      std::span<const Tensor> example_inputs,
+                                      const BackendContext& context);
 
 }  // namespace kiln::inductor

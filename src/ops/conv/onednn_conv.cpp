@@ -7,6 +7,8 @@
 
 #include "ops/conv/onednn_common.h"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,19 +95,71 @@ struct Buffers {
   std::vector<std::byte> src, weights, dst, scratchpad;
 };
 
+// The plan of a geometry, built and cached on first use; null when oneDNN has no kernel for it.
+std::shared_ptr<const ConvPlan> plan_for(const Tensor& out, const Tensor& input,
+                                         const Tensor& weight, bool has_bias, const ConvParams& p,
+                                         MemoryFormat fmt) {
+  const std::string key = plan_key('f', out, input, weight, has_bias, p, fmt);
+  std::shared_ptr<const ConvPlan> plan = cache().find(key);
+  if (!plan) {
+    plan = make_plan(out, input, weight, has_bias, p, fmt);
+    if (plan) cache().insert(key, plan);
+  }
+  return plan;
+}
+
+// A packed weight starts with the descriptor of its layout, padded so that the weights keep the
+// buffer's 64-byte alignment.
+constexpr size_t kLayoutBytes = sizeof(dnnl_memory_desc_t);
+constexpr size_t kPackedHeader = (kLayoutBytes + 63) / 64 * 64;
+
+bool packed_for(const Tensor& packed, const ConvPlan& plan) {
+  if (!packed.defined() || packed.dtype() != DType::UInt8 || !packed.is_contiguous() ||
+      static_cast<size_t>(packed.numel()) != kPackedHeader + plan.weights_md.get_size()) {
+    return false;
+  }
+  memory::desc layout;
+  std::memcpy(&layout.data, packed.data_ptr(), kLayoutBytes);
+  return layout == plan.weights_md;
+}
+
 }  // namespace
 
 size_t onednn_cache_size() { return cache().size(); }
 
-bool onednn_convolution(const Tensor& out, const Tensor& input, const Tensor& weight,
-                        const Tensor& bias, const ConvParams& p, MemoryFormat fmt) {
-  const std::string key = plan_key('f', out, input, weight, bias.defined(), p, fmt);
-  std::shared_ptr<const ConvPlan> plan = cache().find(key);
-  if (!plan) {
-    plan = make_plan(out, input, weight, bias.defined(), p, fmt);
-    if (!plan) return false;
-    cache().insert(key, plan);
+int64_t onednn_packed_weight_bytes(const Tensor& out, const Tensor& input, const Tensor& weight,
+                                   bool has_bias, const ConvParams& p) {
+  std::shared_ptr<const ConvPlan> plan =
+      plan_for(out, input, weight, has_bias, p, MemoryFormat::Contiguous);
+  if (!plan || !plan->weights_reorder) return 0;
+  return static_cast<int64_t>(kPackedHeader + plan->weights_md.get_size());
+}
+
+void onednn_pack_weight(const Tensor& packed, const Tensor& out, const Tensor& input,
+                        const Tensor& weight, bool has_bias, const ConvParams& p) {
+  KILN_CHECK(packed.dtype() == DType::UInt8 && packed.is_contiguous(),
+             "convolution weight packing: expected a contiguous uint8 buffer");
+  std::byte* bytes = static_cast<std::byte*>(packed.data_ptr());
+  std::memset(bytes, 0, static_cast<size_t>(std::min<int64_t>(packed.numel(), kPackedHeader)));
+  std::shared_ptr<const ConvPlan> plan =
+      plan_for(out, input, weight, has_bias, p, MemoryFormat::Contiguous);
+  if (!plan || !plan->weights_reorder ||
+      static_cast<size_t>(packed.numel()) != kPackedHeader + plan->weights_md.get_size()) {
+    return;  // an all-zero header matches no layout
   }
+  dnnl::stream& s = stream();
+  memory user_weights(plan->user_weights_md, engine(), weight.data_ptr());
+  memory blocked(plan->weights_md, engine(), bytes + kPackedHeader);
+  plan->weights_reorder->execute(s, user_weights, blocked);
+  s.wait();
+  std::memcpy(bytes, &plan->weights_md.data, kLayoutBytes);
+}
+
+bool onednn_convolution(const Tensor& out, const Tensor& input, const Tensor& weight,
+                        const Tensor& bias, const ConvParams& p, MemoryFormat fmt,
+                        const Tensor& packed) {
+  std::shared_ptr<const ConvPlan> plan = plan_for(out, input, weight, bias.defined(), p, fmt);
+  if (!plan) return false;
   thread_local Buffers buffers;
   dnnl::stream& s = stream();
   dnnl::engine& e = engine();
@@ -118,7 +172,10 @@ bool onednn_convolution(const Tensor& out, const Tensor& input, const Tensor& we
     src = memory(plan->src_md, e, sized(buffers.src, plan->src_md.get_size()));
     plan->src_reorder->execute(s, user_src, src);
   }
-  if (plan->weights_reorder) {
+  if (plan->weights_reorder && packed_for(packed, *plan)) {
+    weights =
+        memory(plan->weights_md, e, static_cast<std::byte*>(packed.data_ptr()) + kPackedHeader);
+  } else if (plan->weights_reorder) {
     weights = memory(plan->weights_md, e, sized(buffers.weights, plan->weights_md.get_size()));
     plan->weights_reorder->execute(s, user_weights, weights);
   }

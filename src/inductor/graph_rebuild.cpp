@@ -1,0 +1,98 @@
+#include "inductor/graph_rebuild.h"
+
+#include "graph/meta_twins.h"
+
+#include <kiln/core/error.h>
+#include <kiln/ops/schema.h>
+
+namespace kiln::inductor {
+
+graph::Value GraphRebuild::operator[](graph::Value source) const {
+  auto it = mapped_.find(source.node);
+  KILN_INTERNAL_ASSERT(it != mapped_.end() && source.output >= 0 &&
+                       static_cast<size_t>(source.output) < it->second.size());
+  return it->second[static_cast<size_t>(source.output)];
+}
+
+void GraphRebuild::map(graph::Value source, graph::Value now) {
+  std::vector<graph::Value>& outs = mapped_[source.node];
+  outs.resize(source.node->outputs.size());
+  outs[static_cast<size_t>(source.output)] = now;
+}
+
+graph::Node& GraphRebuild::copy(const graph::Node& source) {
+  graph::Node* made = nullptr;
+  if (source.kind == graph::NodeKind::Input) {
+    made = &graph_.add_input(source.role, source.label, source.outputs[0]);
+  } else {
+    std::vector<graph::TensorUse> uses = source.uses;
+    for (graph::TensorUse& u : uses) u.value = (*this)[u.value];
+    made = &graph_.add_op(*source.op, source.args, std::move(uses), source.outputs, source.loc);
+  }
+  for (size_t i = 0; i < source.outputs.size(); ++i) {
+    map({const_cast<graph::Node*>(&source), static_cast<int>(i)}, made->out(static_cast<int>(i)));
+  }
+  return *made;
+}
+
+graph::Node& GraphRebuild::add_input(graph::InputRole role, std::string label,
+                                     graph::ValueMeta meta) {
+  return graph_.add_input(role, std::move(label), std::move(meta));
+}
+
+graph::Node& GraphRebuild::emit(std::string_view op_name, std::vector<EmitArg> args,
+                                graph::SourceLoc loc) {
+  const ops::OpDef& op = ops::OpRegistry::instance().get(op_name);
+  // Meta tensors stand for the values while the op's meta function runs.
+  std::unordered_map<const TensorImpl*, graph::Value> value_of_twin;
+  ops::Stack stack;
+  Device device = Device::cpu();
+  for (EmitArg& a : args) {
+    if (const auto* v = std::get_if<graph::Value>(&a)) {
+      Tensor twin = graph::tensor_of_meta(v->meta(), kMeta);
+      value_of_twin.emplace(twin.impl(), *v);
+      device = v->meta().device;
+      stack.push_back(ops::IValue(std::move(twin)));
+    } else {
+      stack.push_back(std::move(std::get<ops::IValue>(a)));
+    }
+  }
+  ops::normalize_args(op.schema, stack);
+  ops::Stack meta_args = stack;
+  const std::vector<Tensor> meta_outputs = ops::call_kernel(op, meta_args);
+  std::vector<graph::ValueMeta> metas;
+  for (const Tensor& m : meta_outputs) {
+    graph::ValueMeta vm = graph::ValueMeta::of(m);
+    vm.device = device;
+    vm.requires_grad = false;
+    metas.push_back(std::move(vm));
+  }
+  auto [node_args, uses] =
+      graph::node_arguments(stack, [&](const Tensor& t) { return value_of_twin.at(t.impl()); });
+  return graph_.add_op(op, std::move(node_args), std::move(uses), std::move(metas), loc);
+}
+
+graph::Graph GraphRebuild::finish() && {
+  std::vector<graph::Value> outputs;
+  for (const graph::Value& v : source_.outputs()) outputs.push_back((*this)[v]);
+  graph_.set_outputs(std::move(outputs));
+  return std::move(graph_);
+}
+
+bool is_per_channel(const graph::ValueMeta& meta, const SymDimVector& out_sizes) {
+  const size_t rank = meta.sizes.size();
+  if (rank > out_sizes.size() || out_sizes.size() < 2) return false;
+  const size_t lead = out_sizes.size() - rank;
+  for (size_t d = 0; d < rank; ++d) {
+    const SymInt& s = meta.sizes[d];
+    if (s == SymInt(1)) continue;
+    if (lead + d != 1 || !(s == out_sizes[1])) return false;
+  }
+  return true;
+}
+
+bool is_op(const graph::Node* n, std::string_view full_name) {
+  return n != nullptr && n->kind == graph::NodeKind::Op && n->op->full_name() == full_name;
+}
+
+}  // namespace kiln::inductor

@@ -1,0 +1,54 @@
+#pragma once
+// Rewrites that put new nodes in the middle of a graph build a new graph (a Graph only appends):
+// GraphRebuild copies a source graph's nodes in order, and a rewrite emits nodes of its own in
+// place of some of them.
+#include <kiln/graph/graph.h>
+
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+namespace kiln::inductor {
+
+// An argument of an emitted op: a value of the graph being built, or a constant.
+using EmitArg = std::variant<graph::Value, ops::IValue>;
+
+class GraphRebuild {
+ public:
+  explicit GraphRebuild(const graph::Graph& source) : source_(source) {}
+
+  // The value of the new graph standing for a source value (which must have been copied or
+  // mapped already).
+  graph::Value operator[](graph::Value source) const;
+  // Makes `now` stand for the source value `source` in later copies and in the outputs.
+  void map(graph::Value source, graph::Value now);
+  // Copies an input or op node of the source, its uses mapped; maps its outputs to the copy's.
+  graph::Node& copy(const graph::Node& source);
+  // Appends an input node (not one of the source's).
+  graph::Node& add_input(graph::InputRole role, std::string label, graph::ValueMeta meta);
+  // Appends a node calling `op_name` (a full schema name) with every schema argument given, in
+  // order; its output metadata comes from the op's meta function.
+  graph::Node& emit(std::string_view op_name, std::vector<EmitArg> args, graph::SourceLoc loc = {});
+  // The built graph, returning what the source returns (mapped).
+  graph::Graph finish() &&;
+  graph::Graph& graph() { return graph_; }
+
+ private:
+  const graph::Graph& source_;
+  graph::Graph graph_;
+  std::unordered_map<const graph::Node*, std::vector<graph::Value>> mapped_;
+};
+
+// Whether `meta` broadcasts along channel dimension 1 of a value of `out_sizes` only: every size 1
+// except (right-aligned onto out_sizes) dimension 1's, and of `out_sizes` rank at most.
+bool is_per_channel(const graph::ValueMeta& meta, const SymDimVector& out_sizes);
+
+// The op node producing a value, or null for an input.
+inline const graph::Node* op_node(graph::Value v) {
+  return v.node != nullptr && v.node->kind == graph::NodeKind::Op ? v.node : nullptr;
+}
+// Whether node `n` is a call of the op `full_name`.
+bool is_op(const graph::Node* n, std::string_view full_name);
+
+}  // namespace kiln::inductor

@@ -1,0 +1,88 @@
+#include "inductor/weight_prepacking.h"
+
+#include "inductor/constant_folding.h"
+#include "inductor/graph_rebuild.h"
+
+#include <kiln/core/error.h>
+
+#include <unordered_set>
+
+namespace kiln::inductor {
+
+namespace {
+
+bool row_major(const graph::ValueMeta& m) {
+  return m.strides == contiguous_strides(SymIntList(m.sizes)) && m.storage_offset == SymInt(0);
+}
+
+graph::Value use_of(const graph::Node& n, int arg) {
+  for (const graph::TensorUse& u : n.uses) {
+    if (u.arg == arg) return u.value;
+  }
+  return {};
+}
+
+bool packable(const graph::Node& n, const std::unordered_set<const graph::Node*>& constant) {
+  if (!is_op(&n, "convolution") || n.args.at(6).to_bool()) return false;
+  const graph::Value input = use_of(n, 0), weight = use_of(n, 1);
+  if (!input.defined() || !weight.defined() || constant.count(weight.node) == 0) return false;
+  const graph::ValueMeta& in = input.meta();
+  const graph::ValueMeta& w = weight.meta();
+  if (in.dtype != DType::Float32 || w.dtype != DType::Float32 || !in.device.is_cpu()) return false;
+  if (!row_major(in) || !row_major(w) || !row_major(n.outputs[0])) return false;
+  // A 1x1 kernel is read as it is: nothing to pack.
+  int64_t kernel = 1;
+  for (size_t d = 2; d < w.sizes.size(); ++d) kernel *= w.sizes[d].raw();
+  const graph::Value bias = use_of(n, 2);
+  return kernel > 1 && (!bias.defined() || bias.meta().dtype == DType::Float32);
+}
+
+graph::Value emit_packed(GraphRebuild& rebuild, const graph::Node& conv) {
+  const graph::Value input = rebuild[use_of(conv, 0)];
+  const graph::Value weight = rebuild[use_of(conv, 1)];
+  const graph::Value source_bias = use_of(conv, 2);
+  const std::vector<SymInt> input_size(input.meta().sizes.begin(), input.meta().sizes.end());
+  const ops::IValue& stride = conv.args.at(3);
+  const ops::IValue& padding = conv.args.at(4);
+  const ops::IValue& dilation = conv.args.at(5);
+  const ops::IValue& groups = conv.args.at(8);
+  const graph::Value packed =
+      rebuild
+          .emit("_pack_convolution_weight",
+                {weight, ops::IValue(input_size), ops::IValue(source_bias.defined()), stride,
+                 padding, dilation, groups},
+                conv.loc)
+          .out();
+  const EmitArg bias =
+      source_bias.defined() ? EmitArg(rebuild[source_bias]) : EmitArg(ops::IValue());
+  return rebuild
+      .emit("_convolution_packed", {input, weight, packed, bias, stride, padding, dilation, groups},
+            conv.loc)
+      .out();
+}
+
+}  // namespace
+
+size_t prepack_convolution_weights(graph::Graph& graph) {
+  const std::unordered_set<const graph::Node*> constant = constant_nodes(graph);
+  std::unordered_set<const graph::Node*> convolutions;
+  for (const auto& n : graph.nodes()) {
+    if (packable(*n, constant)) convolutions.insert(n.get());
+  }
+  if (convolutions.empty()) return 0;
+  GraphRebuild rebuild(graph);
+  for (const auto& n : graph.nodes()) {
+    if (convolutions.count(n.get()) == 0) {
+      rebuild.copy(*n);
+      continue;
+    }
+    const graph::Value packed = emit_packed(rebuild, *n);
+    KILN_INTERNAL_ASSERT(packed.meta().sizes == n->outputs[0].sizes &&
+                         packed.meta().strides == n->outputs[0].strides);
+    rebuild.map(n->out(), packed);
+  }
+  graph = std::move(rebuild).finish();
+  return convolutions.size();
+}
+
+}  // namespace kiln::inductor

@@ -1,0 +1,16 @@
+#pragma once
+// Weight pre-packing for inference freezing: kiln's float32 convolutions run through oneDNN, whose
+// direct kernels read the weight in a blocked layout; eager code reorders the weight into it on
+// every call. A convolution with a constant weight becomes _convolution_packed, reading a copy
+// packed by _pack_convolution_weight, a constant node that constant folding then moves into the
+// constant graph (packed once, and again only when the weight changes).
+#include <kiln/graph/graph.h>
+
+namespace kiln::inductor {
+
+// Rewrites the float32 convolutions of row-major activations whose weight is constant (computed
+// from parameters, buffers and captured tensors only) and has a kernel larger than 1x1 (oneDNN
+// reads 1x1 weights as they are). Returns the number rewritten.
+size_t prepack_convolution_weights(graph::Graph& graph);
+
+}  // namespace kiln::inductor
