@@ -1,5 +1,7 @@
 #include "inductor/vec_prelude.h"
 
+#include "inductor/vec_fast_math.h"
+
 #include <fmt/format.h>
 
 #include <set>
@@ -372,14 +374,23 @@ const std::string& vec_prelude() {
           "kiln_vd_native KILN_SLEEF_D2({0})(kiln_vd_native, kiln_vd_native) noexcept;\n", f);
     }
     s += "}\n\nnamespace {\n";
+    s += vec_fast_math();
     // Templates (on an unused parameter) rather than plain functions: no unused-function warnings.
     for (const std::string& f : vec_unary_math()) {
       // Functions that overflow early in SLEEF get a wrapper (kLargeArguments) around sleef_<f>.
       const bool wrapped = f == "asinh" || f == "acosh" || f == "log1p";
+      // float exp, tanh and erf inline (vec_fast_math.h); the rest through SLEEF.
+      const bool inline_float = f == "exp" || f == "tanh" || f == "erf";
+      s +=
+          inline_float
+              ? fmt::format(
+                    "template <int N = 0> VecF vec_{0}(VecF a) {{ return kiln_fast_{0}(a); }}\n", f)
+              : fmt::format(
+                    "template <int N = 0> VecF {1}{0}(VecF a) {{ return {{{2}({0})(a.v)}}; }}\n", f,
+                    wrapped ? "sleef_" : "vec_", float_macro(f));
       s += fmt::format(
-          "template <int N = 0> VecF {1}{0}(VecF a) {{ return {{{2}({0})(a.v)}}; }}\n"
-          "template <int N = 0> VecD {1}{0}(VecD a) {{ return {{KILN_SLEEF_D({0})(a.v)}}; }}\n",
-          f, wrapped ? "sleef_" : "vec_", float_macro(f));
+          "template <int N = 0> VecD {1}{0}(VecD a) {{ return {{KILN_SLEEF_D({0})(a.v)}}; }}\n", f,
+          wrapped ? "sleef_" : "vec_");
     }
     for (const std::string& f : vec_binary_math()) {
       s += fmt::format(

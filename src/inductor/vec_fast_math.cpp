@@ -1,0 +1,79 @@
+#include "inductor/vec_fast_math.h"
+
+namespace kiln::inductor {
+
+const char* vec_fast_math() {
+  return R"(
+typedef int32_t kiln_vi_native __attribute__((vector_size(kiln_vec_width_float * 4)));
+template <int N = 0> inline VecF kiln_fma(VecF a, VecF b, VecF c) { return {a.v * b.v + c.v}; }
+template <int N = 0> inline VecF kiln_c(float x) { return VecF::broadcast(x); }
+// x = n ln 2 + r with n = round(x / ln 2) (ln 2 split in two so that n * hi is exact); returns
+// expm1(r) by its Taylor series to degree 7 and n.
+template <int N = 0> inline VecF kiln_expm1_reduced(VecF x, VecF& n) {
+  const VecF magic = kiln_c(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  n = kiln_fma(x, kiln_c(1.44269504088896341f), magic) - magic;
+  VecF r = kiln_fma(n, kiln_c(-0.693359375f), x);
+  r = kiln_fma(n, kiln_c(2.12194440e-4f), r);
+  VecF p = kiln_c(1.0f / 5040);
+  p = kiln_fma(p, r, kiln_c(1.0f / 720));
+  p = kiln_fma(p, r, kiln_c(1.0f / 120));
+  p = kiln_fma(p, r, kiln_c(1.0f / 24));
+  p = kiln_fma(p, r, kiln_c(1.0f / 6));
+  p = kiln_fma(p, r, kiln_c(0.5f));
+  return kiln_fma(p * r, r, r);
+}
+template <int N = 0> inline kiln_vi_native kiln_to_int(VecF n) { return __builtin_convertvector(n.v, kiln_vi_native); }
+// 2^n for integers n in [-126, 127], built in the exponent bits.
+template <int N = 0> inline VecF kiln_exp2_int(kiln_vi_native n) { return {(kiln_vf_native)((n + 127) << 23)}; }
+// exp(x) = 2^n (1 + expm1(r)); overflows to inf, underflows to 0 (2^n in two factors so that
+// subnormal results stay graded).
+template <int N = 0> inline VecF kiln_fast_exp(VecF x) {
+  x = vec_where(x < kiln_c(-104.0f), kiln_c(-104.0f), x);
+  x = vec_where(x > kiln_c(89.0f), kiln_c(89.0f), x);
+  VecF n;
+  const VecF q = kiln_expm1_reduced(x, n);
+  const kiln_vi_native ni = kiln_to_int(n);
+  const kiln_vi_native half = ni >> 1;
+  const VecF s1 = kiln_exp2_int(half);
+  return kiln_fma(q, s1, s1) * kiln_exp2_int(ni - half);
+}
+// tanh(a) = e / (e + 2) with e = expm1(2a), a = |x| capped where tanh is 1, sign restored.
+template <int N = 0> inline VecF kiln_fast_tanh(VecF x) {
+  const VecF two_a = vec_minimum(vec_abs(x) * kiln_c(2.0f), kiln_c(40.0f));
+  VecF n;
+  const VecF q = kiln_expm1_reduced(two_a, n);
+  const VecF scale = kiln_exp2_int(kiln_to_int(n));
+  const VecF e = kiln_fma(scale, q, scale - kiln_c(1.0f));
+  const VecF t = e / (e + kiln_c(2.0f));
+  return vec_where(x < kiln_c(0.0f), -t, t);
+}
+// erfc(|z|) by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7).
+template <int N = 0> inline VecF kiln_erfc_abs(VecF z) {
+  const VecF az = vec_abs(z);
+  const VecF t = kiln_c(1.0f) / kiln_fma(az, kiln_c(0.3275911f), kiln_c(1.0f));
+  VecF poly = kiln_c(1.061405429f);
+  poly = kiln_fma(poly, t, kiln_c(-1.453152027f));
+  poly = kiln_fma(poly, t, kiln_c(1.421413741f));
+  poly = kiln_fma(poly, t, kiln_c(-0.284496736f));
+  poly = kiln_fma(poly, t, kiln_c(0.254829592f));
+  return poly * t * kiln_fast_exp(-(az * az));
+}
+// erf: its Taylor series through x^13 for |x| < 0.5, else sign(x) (1 - erfc(|x|)).
+template <int N = 0> inline VecF kiln_fast_erf(VecF x) {
+  const VecF x2 = x * x;
+  VecF s = kiln_c(1.0f / 9360);
+  s = kiln_fma(s, x2, kiln_c(-1.0f / 1320));
+  s = kiln_fma(s, x2, kiln_c(1.0f / 216));
+  s = kiln_fma(s, x2, kiln_c(-1.0f / 42));
+  s = kiln_fma(s, x2, kiln_c(1.0f / 10));
+  s = kiln_fma(s, x2, kiln_c(-1.0f / 3));
+  s = kiln_fma(s, x2, kiln_c(1.0f));
+  const VecF small = x * s * kiln_c(1.12837916709551257f);
+  VecF large = kiln_c(1.0f) - kiln_erfc_abs(x);
+  large = vec_where(x < kiln_c(0.0f), -large, large);
+  return vec_where(vec_abs(x) < kiln_c(0.5f), small, large);
+}
+)";
+}
+
+}  // namespace kiln::inductor
