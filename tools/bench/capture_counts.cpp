@@ -26,9 +26,14 @@ CaptureCounter::CaptureCounter() {
       std::fputs(kiln::logs::format_record(c, message).c_str(), stderr);
     }
   });
+  previous_warning_handler_ = kiln::set_warning_handler([this](std::string_view message) {
+    ++counts_.warnings;
+    fmt::print(stderr, "kiln: warning: {}\n", message);
+  });
 }
 
 CaptureCounter::~CaptureCounter() {
+  kiln::set_warning_handler(previous_warning_handler_);
   kiln::logs::set_sink(previous_sink_);
   std::string channels;
   for (Channel c : user_channels_) {

@@ -1,7 +1,8 @@
 #pragma once
 // Counts what capture reports (graphs compiled, graph breaks, recompiles) by listening to its log
-// channels: kiln has no public counters, and the logs say exactly these events. Channels the user
-// enabled with KILN_LOGS still print to stderr.
+// channels, and its warnings: kiln has no public counters, and the logs say exactly these events.
+// Channels the user enabled with KILN_LOGS, and the warnings, still print to stderr.
+#include <kiln/capture/compile.h>
 #include <kiln/capture/logs.h>
 
 #include <cstddef>
@@ -13,6 +14,7 @@ struct CaptureCounts {
   size_t graphs = 0;        // graphs handed to the backend
   size_t graph_breaks = 0;  // logged on every (re-)trace of a function that breaks
   size_t recompiles = 0;    // guard failures that led to a new trace
+  size_t warnings = 0;      // compile warnings (a function falling back to eager)
 };
 
 // Installs itself as the log sink for its lifetime (one at a time).
@@ -31,6 +33,7 @@ class CaptureCounter {
   CaptureCounts counts_;
   std::set<kiln::logs::Channel> user_channels_;
   kiln::logs::Sink previous_sink_;
+  kiln::WarningHandler previous_warning_handler_;
 };
 
 }  // namespace kiln_bench

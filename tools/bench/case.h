@@ -21,6 +21,8 @@ enum class Shapes { full, tiny };
 struct Step {
   std::function<std::vector<Tensor>()> eager;
   std::function<std::vector<Tensor>()> compiled;
+  // What the row should say about how it was built (e.g. an option the compiler refused).
+  std::string note = {};
 };
 
 struct Case {

@@ -30,14 +30,14 @@ std::string cell(const std::optional<size_t>& value) {
 // What the table's last column says beside the figures.
 std::string note(const Result& r) {
   if (r.error) return "error: " + r.error->substr(0, r.error->find('\n'));
-  std::string text;
+  std::string text = r.note.value_or("");
+  const auto add = [&text](const std::string& more) { text += (text.empty() ? "" : "; ") + more; };
   if (r.second_pass_ms) {
-    text = fmt::format("2nd pass {:.4g} ms, {} recompiles", *r.second_pass_ms,
-                       r.recompiles_second_pass.value_or(0));
+    add(fmt::format("2nd pass {:.4g} ms, {} recompiles", *r.second_pass_ms,
+                    r.recompiles_second_pass.value_or(0)));
   }
-  if (r.overhead_us) text = fmt::format("overhead {:.3g} us/call", *r.overhead_us);
-  if (!r.matches())
-    text += fmt::format("{}MISMATCH (tolerance {:.0e})", text.empty() ? "" : "; ", r.tolerance);
+  if (r.overhead_us) add(fmt::format("overhead {:.3g} us/call", *r.overhead_us));
+  if (!r.matches()) add(fmt::format("MISMATCH (tolerance {:.0e})", r.tolerance));
   return text;
 }
 
@@ -87,7 +87,8 @@ void write_json(const std::vector<Result>& results, const Machine& machine,
                     {"overhead_us", or_null(r.overhead_us)},
                     {"tolerance", r.tolerance},
                     {"matches", r.matches()},
-                    {"error", or_null(r.error)}});
+                    {"error", or_null(r.error)},
+                    {"note", or_null(r.note)}});
   }
   nlohmann::json doc = {{"machine",
                          {{"cpu", machine.cpu},

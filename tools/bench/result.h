@@ -22,6 +22,7 @@ struct Result {
   std::optional<double> overhead_us;    // overhead only: compiled minus eager per call
   double tolerance = 0;                 // max_rel_err allowed
   std::optional<std::string> error;     // why the row has no compiled figures
+  std::optional<std::string> note;      // how the row was measured, where it differs
 
   // Whether compiled matched eager (a failed row did not; NaN never does).
   bool matches() const {

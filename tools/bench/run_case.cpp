@@ -62,6 +62,7 @@ void measure(const Case& c, const std::string& mode, const RunOptions& options,
              CaptureCounter& counter, const Progress& progress, Result& r) {
   progress.say("building");
   const Step step = c.build(compile_options(mode, options), options.shapes);
+  if (!step.note.empty()) r.note = step.note;
   const std::vector<Tensor> eager_out = step.eager();
 
   // Everything this row compiles goes to its own cache: empty now (cold), reused by the
@@ -101,6 +102,9 @@ void measure(const Case& c, const std::string& mode, const RunOptions& options,
 
   progress.say("warm compile in a fresh process (filled code cache)...");
   r.compile_s_warm = warm_compile_seconds(c, mode, options, cache.path());
+  if (const size_t warnings = counter.counts().warnings; warnings > 0) {
+    r.note = fmt::format("{}{} compile warnings (stderr)", r.note ? *r.note + "; " : "", warnings);
+  }
 }
 
 }  // namespace
