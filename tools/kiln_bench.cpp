@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -84,10 +85,15 @@ const Case* find_case(const std::vector<Case>& cases, const std::string& workloa
   return nullptr;
 }
 
-// Draws the chart with tools/bench/plot_speedups.py from the JSON.
+// Draws the chart with tools/bench/plot_speedups.py from the JSON. Debian's own python3 first:
+// python3-matplotlib is installed for it, whatever python3 comes first on PATH.
 void plot(const std::string& json_path, const std::string& png_path) {
-  ChildOutput python =
-      run_child({"/usr/bin/env", "python3", KILN_BENCH_PLOT_SCRIPT, json_path, png_path});
+  std::vector<std::string> argv = {"/usr/bin/env", "python3"};
+  if (std::filesystem::exists("/usr/bin/python3")) argv = {"/usr/bin/python3"};
+  for (const std::string& arg : {std::string(KILN_BENCH_PLOT_SCRIPT), json_path, png_path}) {
+    argv.push_back(arg);
+  }
+  ChildOutput python = run_child(argv);
   if (python.exit_status != 0) {
     fmt::print(stderr,
                "kiln_bench: drawing {} failed (status {}); it needs python3 with matplotlib "
@@ -144,18 +150,23 @@ int main(int argc, char** argv) {
   args.workloads = ids;
 
   CLI::App app{"kiln_bench: eager vs compiled kiln on the workloads of BENCHMARKS.md"};
+  // A later value overrides an earlier one (scripts/run.sh passes defaults before the user's).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--workload", args.workloads, "comma-separated workloads (default: all)")
       ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check([&](const std::string& v) {
         return std::find(ids.begin(), ids.end(), v) != ids.end()
                    ? std::string()
                    : fmt::format("unknown workload '{}'; valid: {}", v, fmt::join(ids, ", "));
       });
   app.add_option("--phase", args.phases, "inference,train (default: both where they exist)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--device", args.device, "cpu (cuda: not yet)");
   app.add_option("--mode", args.modes, "comma-separated compile modes (default: default)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--backend", args.backend,
                  "compile backend: inductor (default); eager or aot_eager for diagnosis");
   app.add_option("--threads", args.threads, "kiln's thread count (default 2)")
@@ -174,6 +185,7 @@ int main(int argc, char** argv) {
   app.add_option("--internal-warm-compile", args.internal_warm_compile,
                  "(internal) time the first compiled call of WORKLOAD PHASE and exit")
       ->expected(2)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group("");
   try {
     app.parse(argc, argv);
@@ -187,7 +199,7 @@ int main(int argc, char** argv) {
     }
     check_values("--device", {args.device}, {"cpu"});
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    return app.exit(error) == 0 ? 0 : 2;  // --help succeeds
   }
 
   kiln::set_num_threads(args.threads);

@@ -54,7 +54,10 @@ std::pair<ModulePtr, ModulePtr> twin_models(const ModelRecipe& recipe, Shapes sh
 }
 
 Step inference_step(const ModelRecipe& recipe, const kiln::CompileOptions& options, Shapes shapes) {
-  auto [eager, plain] = twin_models(recipe, shapes);
+  // Plain variables, not structured bindings: lambdas capture them (clang 14 cannot capture
+  // bindings).
+  const std::pair<ModulePtr, ModulePtr> models = twin_models(recipe, shapes);
+  const ModulePtr eager = models.first, plain = models.second;
   eager->eval();
   plain->eval();
   kiln::manual_seed(1);
@@ -85,11 +88,13 @@ std::vector<Tensor> train_step(const OptimizerPtr& optimizer, const Tensor& firs
 
 Step train_step_pair(const ModelRecipe& recipe, const kiln::CompileOptions& options,
                      Shapes shapes) {
-  auto [eager_model, plain_model] = twin_models(recipe, shapes);
+  const std::pair<ModulePtr, ModulePtr> models = twin_models(recipe, shapes);
+  const ModulePtr eager_model = models.first, plain_model = models.second;
   eager_model->train();
   plain_model->train();
   kiln::manual_seed(1);
-  auto [input, target] = recipe.input_and_target(eager_model, shapes);
+  const std::pair<Tensor, Tensor> data = recipe.input_and_target(eager_model, shapes);
+  const Tensor input = data.first, target = data.second;
   auto eager = std::make_shared<WithLoss>(eager_model, recipe.loss);
   auto compiled = kiln::compile(std::make_shared<WithLoss>(plain_model, recipe.loss), options);
   OptimizerPtr eager_opt = recipe.optimizer(eager_model);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <kiln/kiln.h>
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -36,8 +37,13 @@ class Progress {
  public:
   Progress(const Case& c, const std::string& mode, bool quiet)
       : prefix_(fmt::format("[kiln_bench] {} {} ({})", c.workload, c.phase, mode)), quiet_(quiet) {}
+  // Prefixed with the seconds since the run started, so that slow steps stand out.
   void say(std::string_view what) const {
-    if (!quiet_) fmt::print(stderr, "{}: {}\n", prefix_, what);
+    if (quiet_) return;
+    static const auto start = std::chrono::steady_clock::now();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr, "{:7.1f}s {}: {}\n", elapsed, prefix_, what);
   }
 
  private:
