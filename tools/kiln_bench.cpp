@@ -45,6 +45,7 @@ struct Arguments {
   double min_time = 0.5;
   std::string json, plot;
   bool quiet = false;
+  std::vector<std::string> skip;                   // "workload:phase" cases left out
   std::vector<std::string> internal_warm_compile;  // workload, phase
 };
 
@@ -113,6 +114,8 @@ int run_suite(const Arguments& args, const std::vector<Case>& cases) {
     for (const std::string& phase : args.phases) {
       const Case* c = find_case(cases, workload, phase);
       if (c == nullptr) continue;  // e.g. gpt2 has no training phase
+      const std::string id = workload + ":" + phase;
+      if (std::find(args.skip.begin(), args.skip.end(), id) != args.skip.end()) continue;
       for (const std::string& mode : args.modes) {
         results.push_back(run_case(*c, mode, options, counter));
       }
@@ -163,6 +166,9 @@ int main(int argc, char** argv) {
   app.add_option("--phase", args.phases, "inference,train (default: both where they exist)")
       ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--skip", args.skip, "comma-separated WORKLOAD:PHASE cases to leave out")
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--device", args.device, "cpu (cuda: not yet)");
   app.add_option("--mode", args.modes, "comma-separated compile modes (default: default)")
       ->delimiter(',')
@@ -191,6 +197,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     check_values("--mode", args.modes, kModes);
     check_values("--phase", args.phases, kPhases);
+    std::vector<std::string> case_ids;
+    for (const Case& c : cases) case_ids.push_back(c.workload + ":" + c.phase);
+    check_values("--skip", args.skip, case_ids);
     check_values("--backend", {args.backend}, kiln::list_backends());
     if (args.device == "cuda") {
       throw CLI::ValidationError("--device",

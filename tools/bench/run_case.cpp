@@ -15,22 +15,10 @@
 namespace kiln_bench {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
 constexpr std::string_view kWarmPrefix = "warm_compile_s=";
 
 kiln::CompileOptions compile_options(const std::string& mode, const RunOptions& options) {
   return {.mode = mode, .backend = options.backend};
-}
-
-// The allocator's high-water mark during fn() above what was allocated before it: the memory a
-// step needs on top of the weights, inputs and optimizer state that already exist.
-template <typename Fn>
-double peak_mb_of(Fn&& fn) {
-  const size_t before = kiln::cpu_allocator_stats().allocated_bytes;
-  kiln::reset_cpu_allocator_peak();
-  fn();
-  const size_t peak = kiln::cpu_allocator_stats().peak_allocated_bytes;
-  return static_cast<double>(peak > before ? peak - before : 0) / kMiB;
 }
 
 class Progress {
@@ -103,8 +91,8 @@ void measure(const Case& c, const std::string& mode, const RunOptions& options,
   r.speedup = times.eager_ms / times.compiled_ms;
   if (c.workload == "overhead") r.overhead_us = (times.compiled_ms - times.eager_ms) * 1e3;
   if (!c.varies_sizes) r.recompiles = counter.counts().recompiles;
-  r.peak_mb = peak_mb_of(step.compiled);
-  r.eager_peak_mb = peak_mb_of(step.eager);
+  r.peak_mb = times.compiled_peak_mb;
+  r.eager_peak_mb = times.eager_peak_mb;
 
   progress.say("warm compile in a fresh process (filled code cache)...");
   r.compile_s_warm = warm_compile_seconds(c, mode, options, cache.path());

@@ -1,5 +1,7 @@
 #include "timing.h"
 
+#include <kiln/core/allocator.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -11,6 +13,17 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+template <typename Fn>
+double peak_mb_of(Fn&& fn) {
+  const size_t before = kiln::cpu_allocator_stats().allocated_bytes;
+  kiln::reset_cpu_allocator_peak();
+  fn();
+  const size_t peak = kiln::cpu_allocator_stats().peak_allocated_bytes;
+  return static_cast<double>(peak > before ? peak - before : 0) / kMiB;
 }
 
 int batch_size(const TimingOptions& options, double single_s) {
@@ -37,8 +50,19 @@ InterleavedTimes time_interleaved(
   std::vector<double> eager, compiled;
   for (int r = 0; r < std::max(1, options.repeats); ++r) {
     on_repeat(r, times);
-    eager.push_back(ms_per_iteration(step.eager, times.eager_iters));
-    compiled.push_back(ms_per_iteration(step.compiled, times.compiled_iters));
+    const auto eager_batch = [&] {
+      eager.push_back(ms_per_iteration(step.eager, times.eager_iters));
+    };
+    const auto compiled_batch = [&] {
+      compiled.push_back(ms_per_iteration(step.compiled, times.compiled_iters));
+    };
+    if (r == 0) {
+      times.eager_peak_mb = peak_mb_of(eager_batch);
+      times.compiled_peak_mb = peak_mb_of(compiled_batch);
+    } else {
+      eager_batch();
+      compiled_batch();
+    }
   }
   times.eager_ms = median(eager);
   times.compiled_ms = median(compiled);

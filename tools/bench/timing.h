@@ -26,10 +26,15 @@ double seconds_of(Fn&& fn) {
 struct InterleavedTimes {
   double eager_ms = 0, compiled_ms = 0;     // medians per iteration
   int eager_iters = 0, compiled_iters = 0;  // per batch
+  // The allocator's high-water mark during the first batch of each side above what was allocated
+  // before it: the memory a step needs on top of the weights, inputs and optimizer state that
+  // already exist (measured while timing, so that it costs no extra step).
+  double eager_peak_mb = 0, compiled_peak_mb = 0;
 };
 
-// Times both sides of a warmed-up step. `single_eager_s` / `single_compiled_s`: one warm call
-// each, to size the batches. `on_repeat` reports progress before each repeat.
+// Times both sides of a warmed-up step and measures their peak memory. `single_eager_s` /
+// `single_compiled_s`: one warm call each, to size the batches. `on_repeat` reports progress before
+// each repeat.
 InterleavedTimes time_interleaved(
     const Step& step, const TimingOptions& options, double single_eager_s, double single_compiled_s,
     const std::function<void(int repeat, const InterleavedTimes& batches)>& on_repeat);
