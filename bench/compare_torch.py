@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch_models import BUILDERS, TorchModel, bert_config, hf_logits  # noqa: E402
@@ -220,11 +221,13 @@ def fmt_ms(value):
 
 
 def fmt_ratio(value):
-    return "-" if value is None else f"{value:.2f}"
+    return "-" if value is None else f"{value:.3g}"
 
 
 def main():
     ensure_malloc_tunables()
+    # TorchScript's deprecation notices, once per traced model, would bury the progress lines.
+    warnings.filterwarnings("ignore", category=FutureWarning)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kiln-bench", default="build/tools/kiln_bench",
                         help="path of kiln_bench (ninja -C build kiln_bench)")

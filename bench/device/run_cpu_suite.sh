@@ -10,7 +10,7 @@
 #       library it loads (ldd) into build-device/kiln-cpu-bundle.tar.gz
 #   on the device machine (the device tool's run, carrying build-device):
 #     bash bench/device/run_cpu_suite.sh run
-#       unpacks the bundle, points LD_LIBRARY_PATH at it, checks that kiln_bench starts, and runs
+#       unpacks the bundle, checks that kiln_bench starts with the shipped libraries, and runs
 #       the comparison twice (2 threads, all cores); tables and JSON go to $OUT (or
 #       build-device/out). Extra arguments go to compare_torch.py (e.g. --workloads mlp,bert).
 #
@@ -24,17 +24,19 @@ pack() {
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build --target kiln_bench
   local staging="$bundle_dir/staging"
-  rm -rf "$staging" && mkdir -p "$staging/lib"
+  rm -rf "$staging" && mkdir -p "$staging/lib" "$staging/lib-fallback"
   cp build/tools/kiln_bench "$staging/"
-  # glibc's own libraries must be the machine's (they go with its loader); everything else
-  # travels, libstdc++ and libgomp included, in case the machine's are older.
+  # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
+  # the machine's too unless it is older than Debian 12's (lib-fallback, used only then: a
+  # newer one is what the machine's own programs need). Everything else travels.
   ldd build/tools/kiln_bench | awk '/=> \//{print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
+      libstdc++.so* | libgcc_s.so*) cp -L "$lib" "$staging/lib-fallback/" ;;
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
   done
-  strip --strip-unneeded "$staging"/lib/*.so* "$staging/kiln_bench" 2>/dev/null || true
+  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_bench" 2>/dev/null || true
   git rev-parse --short HEAD >"$staging/KILN_COMMIT"
   tar -C "$staging" -czf "$bundle" .
   rm -rf "$staging"
@@ -49,25 +51,27 @@ run() {
   out="${OUT:-$bundle_dir/out}"
   mkdir -p "$out"
   tar -C "$root" -xzf "$bundle"
-  export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if ldd "$root/kiln_bench" | grep -q "not found"; then
-    echo "kiln_bench still misses libraries on this machine:" >&2
-    ldd "$root/kiln_bench" | grep "not found" >&2
+  # Only kiln_bench (and what it starts) sees the shipped libraries, through a wrapper: Python
+  # and PyTorch keep the machine's.
+  local libs="$root/lib"
+  LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --help >/dev/null 2>&1 || libs="$root/lib:$root/lib-fallback"
+  if ! LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --help >/dev/null; then
+    echo "kiln_bench does not start here (missing libraries, or glibc older than 2.36):" >&2
+    LD_LIBRARY_PATH="$libs" ldd "$root/kiln_bench" >&2 || true
     exit 1
   fi
-  "$root/kiln_bench" --help >/dev/null || {
-    echo "kiln_bench does not start here (glibc older than Debian 12's 2.36?)" >&2
-    exit 1
-  }
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
+    "$libs" "$root/kiln_bench" >"$root/kiln_bench.sh"
+  chmod +x "$root/kiln_bench.sh"
   # The inductor compiles generated C++ with the machine's compiler (KILN_CXX, CXX or g++).
   command -v "${KILN_CXX:-${CXX:-g++}}" >/dev/null || echo "warning: no C++ compiler: kiln's inductor rows will fail" >&2
   export KILN_CACHE_DIR="$root/cache"
   local cores
   cores="$(nproc)"
   echo "kiln $(cat "$root/KILN_COMMIT") on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $cores cores"
-  for threads in 2 "$cores"; do
+  for threads in $(printf '%s\n' 2 "$cores" | sort -un); do
     echo "== CPU suite, $threads threads =="
-    python3 bench/compare_torch.py --kiln-bench "$root/kiln_bench" --threads "$threads" \
+    python3 bench/compare_torch.py --kiln-bench "$root/kiln_bench.sh" --threads "$threads" \
       --no-install --json "$out/compare_cpu_t$threads.json" "$@" 2>"$out/compare_cpu_t$threads.log" |
       tee "$out/compare_cpu_t$threads.txt"
   done
