@@ -39,9 +39,8 @@ class Progress {
   bool quiet_;
 };
 
-std::optional<double> warm_compile_seconds(const Case& c, const std::string& mode,
-                                           const RunOptions& options,
-                                           const std::filesystem::path& cache) {
+double warm_compile_seconds(const Case& c, const std::string& mode, const RunOptions& options,
+                            const std::filesystem::path& cache) {
   std::vector<std::string> argv = {self_executable()};
   for (std::string& arg : warm_compile_arguments(c, mode, options)) argv.push_back(arg);
   ChildOutput child = run_child(argv, {{"KILN_CACHE_DIR", cache.string()}});
