@@ -10,6 +10,7 @@
 
 #include "accuracy.h"
 #include "child_process.h"
+#include "scoped_env.h"
 #include "temp_dir.h"
 
 namespace kiln_bench {

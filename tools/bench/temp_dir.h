@@ -18,17 +18,4 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Sets an environment variable for its lifetime, then restores the previous value (or absence).
-class ScopedEnv {
- public:
-  ScopedEnv(std::string name, const std::string& value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_, previous_;
-  bool had_previous_;
-};
-
 }  // namespace kiln_bench
