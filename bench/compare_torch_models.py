@@ -29,56 +29,103 @@ CASES = [("mlp", "inference"), ("mlp", "train"), ("resnet18", "inference"),
          ("resnet18", "train"), ("bert", "inference"), ("bert", "train"), ("gpt2", "inference")]
 
 
-# ---- PyTorch's side of each workload: (model, inference fn, train-step fn or None) ----
+# ---- PyTorch's side of each workload ----
+# Each builder returns a TorchModel: the module (its forward takes `inputs` and returns one
+# tensor), the inputs, and for training the target, loss and optimizer factory; `tiny` gives the
+# tiny shapes of kiln_bench --shapes tiny. bench/compare_torch.py reuses them (eagerly,
+# TorchScript and torch.compile).
 
-def torch_mlp(torch):
+class TorchModel:
+    def __init__(self, model, inputs, target=None, loss=None, optimizer=None):
+        self.model, self.inputs, self.target = model, inputs, target
+        self.loss, self.optimizer = loss, optimizer
+
+    def infer_fn(self, module):
+        """One inference call of `module` (this model, compiled or scripted) on the inputs."""
+        return lambda: module(*self.inputs)
+
+    def train_fn(self, module):
+        """One training step through `module` (sharing this model's parameters): zero_grad,
+        forward, loss, backward, optimizer step; None when the workload has no training phase."""
+        if self.loss is None:
+            return None
+        opt = self.optimizer(self.model.parameters())
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = self.loss(module(*self.inputs), self.target)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+
+def hf_logits(torch, model):
+    """A Hugging Face model as a module of input_ids returning its logits (traceable)."""
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, input_ids):
+            return self.inner(input_ids=input_ids).logits
+    return Logits()
+
+
+def torch_mlp(torch, tiny=False):
     nn = torch.nn
-    model = nn.Sequential(nn.Linear(1024, 1024), nn.GELU(), nn.Linear(1024, 1024), nn.GELU(),
-                          nn.Linear(1024, 1024))
-    x, target = torch.randn(64, 1024), torch.randn(64, 1024)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-
-    def train():
-        opt.zero_grad(set_to_none=True)
-        torch.nn.functional.mse_loss(model(x), target).backward()
-        opt.step()
-    return model, lambda: model(x), train
+    width, batch = (32, 2) if tiny else (1024, 64)
+    model = nn.Sequential(nn.Linear(width, width), nn.GELU(), nn.Linear(width, width), nn.GELU(),
+                          nn.Linear(width, width))
+    x, target = torch.randn(batch, width), torch.randn(batch, width)
+    return TorchModel(model, (x,), target, torch.nn.functional.mse_loss,
+                      lambda params: torch.optim.SGD(params, lr=0.01))
 
 
-def torch_resnet18(torch):
+def torch_resnet18(torch, tiny=False):
     import torchvision
-    model = torchvision.models.resnet18(weights=None)
-    x, labels = torch.randn(8, 3, 224, 224), torch.randint(0, 1000, (8,))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    if tiny:  # kiln_bench's tiny ResNet: one BasicBlock per stage, 10 classes, 2x3x32x32
+        from torchvision.models.resnet import BasicBlock, ResNet
+        model = ResNet(BasicBlock, [1, 1, 1, 1], num_classes=10)
+        x, labels = torch.randn(2, 3, 32, 32), torch.randint(0, 10, (2,))
+    else:
+        model = torchvision.models.resnet18(weights=None)
+        x, labels = torch.randn(8, 3, 224, 224), torch.randint(0, 1000, (8,))
+    return TorchModel(model, (x,), labels, torch.nn.functional.cross_entropy,
+                      lambda params: torch.optim.SGD(params, lr=0.01, momentum=0.9))
 
-    def train():
-        opt.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(model(x), labels).backward()
-        opt.step()
-    return model, lambda: model(x), train
 
-
-def torch_bert(torch):
-    import transformers
+def bert_config(transformers, tiny=False):
     # BERT-base defaults (dropout 0.1); the attention implementation is a config field.
-    config = transformers.BertConfig(num_labels=2, attn_implementation="sdpa")
-    model = transformers.BertForSequenceClassification(config)
-    ids, labels = torch.randint(0, config.vocab_size, (4, 128)), torch.randint(0, 2, (4,))
-    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
-
-    def train():
-        opt.zero_grad(set_to_none=True)
-        # Hugging Face's loss for 2 labels is cross-entropy, as kiln's loss().
-        model(input_ids=ids, labels=labels).loss.backward()
-        opt.step()
-    return model, lambda: model(input_ids=ids).logits, train
+    if tiny:
+        return transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                                       num_attention_heads=2, intermediate_size=64,
+                                       max_position_embeddings=64, num_labels=2,
+                                       attn_implementation="sdpa")
+    return transformers.BertConfig(num_labels=2, attn_implementation="sdpa")
 
 
-def torch_gpt2(torch):
+def torch_bert(torch, tiny=False):
     import transformers
-    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(attn_implementation="sdpa"))
-    ids = torch.randint(0, model.config.vocab_size, (1, 256))
-    return model, lambda: model(input_ids=ids).logits, None
+    config = bert_config(transformers, tiny)
+    model = transformers.BertForSequenceClassification(config)
+    batch, seq = (1, 8) if tiny else (4, 128)
+    ids, labels = torch.randint(0, config.vocab_size, (batch, seq)), torch.randint(0, 2, (batch,))
+    # Hugging Face's loss for 2 labels is cross-entropy, as kiln's loss().
+    return TorchModel(hf_logits(torch, model), (ids,), labels, torch.nn.functional.cross_entropy,
+                      lambda params: torch.optim.AdamW(params, lr=2e-5))
+
+
+def torch_gpt2(torch, tiny=False):
+    import transformers
+    if tiny:
+        config = transformers.GPT2Config(vocab_size=100, n_positions=64, n_embd=32, n_layer=2,
+                                         n_head=2, attn_implementation="sdpa")
+    else:
+        config = transformers.GPT2Config(attn_implementation="sdpa")
+    model = transformers.GPT2LMHeadModel(config)
+    ids = torch.randint(0, config.vocab_size, (1, 8 if tiny else 256))
+    return TorchModel(hf_logits(torch, model), (ids,))
 
 
 BUILDERS = {"mlp": torch_mlp, "resnet18": torch_resnet18, "bert": torch_bert, "gpt2": torch_gpt2}
@@ -89,17 +136,22 @@ def torch_case_fn(torch, models, workload, phase):
     if workload not in models:
         torch.manual_seed(0)
         models[workload] = BUILDERS[workload](torch)
-    model, infer, train = models[workload]
+    m = models[workload]
     if phase == "inference":
+        infer = m.infer_fn(m.model)
+
         def run():
-            model.eval()
+            m.model.eval()
             with torch.inference_mode():
                 infer()
         return run
-    model.train()
+    # One optimizer per workload for the whole run (its state persists, as before).
+    if (workload, "train") not in models:
+        models[(workload, "train")] = m.train_fn(m.model)
+    train = models[(workload, "train")]
 
     def run_train():
-        model.train()
+        m.model.train()
         train()
     return run_train
 

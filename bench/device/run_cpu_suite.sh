@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# kiln vs PyTorch on the CPU of the lent GPU machine (16 cores): bench/compare_torch.py with
+# 2 threads and with all cores. That machine has PyTorch (torch.compile) as plain python3 and a
+# C++ compiler, but not Debian's runtime libraries kiln links (oneDNN, OpenBLAS, SLEEF, fmt), and
+# no network. So it runs in two steps:
+#
+#   here (Debian 12, where kiln builds):
+#     bash bench/device/run_cpu_suite.sh pack
+#       builds kiln_bench (Release) and packs it with libkiln.so and every non-glibc shared
+#       library it loads (ldd) into build-device/kiln-cpu-bundle.tar.gz
+#   on the device machine (the device tool's run, carrying build-device):
+#     bash bench/device/run_cpu_suite.sh run
+#       unpacks the bundle, checks that kiln_bench starts with the shipped libraries, and runs
+#       the comparison twice (2 threads, all cores); tables and JSON go to $OUT (or
+#       build-device/out). Extra arguments go to compare_torch.py (e.g. --workloads mlp,bert).
+#
+# The GPU suite joins once the CUDA issue lands.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bundle_dir=build-device
+bundle="$bundle_dir/kiln-cpu-bundle.tar.gz"
+
+pack() {
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build --target kiln_bench
+  local staging="$bundle_dir/staging"
+  rm -rf "$staging" && mkdir -p "$staging/lib" "$staging/lib-fallback"
+  cp build/tools/kiln_bench "$staging/"
+  # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
+  # the machine's too unless it is older than Debian 12's (lib-fallback, used only then: a
+  # newer one is what the machine's own programs need). Everything else travels.
+  ldd build/tools/kiln_bench | awk '/=> \//{print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
+      libstdc++.so* | libgcc_s.so*) cp -L "$lib" "$staging/lib-fallback/" ;;
+      *) cp -L "$lib" "$staging/lib/" ;;
+    esac
+  done
+  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_bench" 2>/dev/null || true
+  git rev-parse --short HEAD >"$staging/KILN_COMMIT"
+  tar -C "$staging" -czf "$bundle" .
+  rm -rf "$staging"
+  echo "packed $bundle ($(du -h "$bundle" | cut -f1)); on the device machine: carry $bundle_dir and run"
+  echo "  bash bench/device/run_cpu_suite.sh run"
+}
+
+run() {
+  [[ -f "$bundle" ]] || { echo "no $bundle: run 'bash bench/device/run_cpu_suite.sh pack' first" >&2; exit 2; }
+  local root out
+  root="$(mktemp -d /tmp/kiln-cpu-suite-XXXXXX)"
+  out="${OUT:-$bundle_dir/out}"
+  mkdir -p "$out"
+  tar -C "$root" -xzf "$bundle"
+  # Only kiln_bench (and what it starts) sees the shipped libraries, through a wrapper: Python
+  # and PyTorch keep the machine's.
+  local libs="$root/lib"
+  LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --help >/dev/null 2>&1 || libs="$root/lib:$root/lib-fallback"
+  if ! LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --help >/dev/null; then
+    echo "kiln_bench does not start here (missing libraries, or glibc older than 2.36):" >&2
+    LD_LIBRARY_PATH="$libs" ldd "$root/kiln_bench" >&2 || true
+    exit 1
+  fi
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' \
+    "$libs" "$root/kiln_bench" >"$root/kiln_bench.sh"
+  chmod +x "$root/kiln_bench.sh"
+  # The inductor compiles generated C++ with the machine's compiler (KILN_CXX, CXX or g++).
+  command -v "${KILN_CXX:-${CXX:-g++}}" >/dev/null || echo "warning: no C++ compiler: kiln's inductor rows will fail" >&2
+  export KILN_CACHE_DIR="$root/cache"
+  local cores
+  cores="$(nproc)"
+  echo "kiln $(cat "$root/KILN_COMMIT") on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $cores cores"
+  for threads in $(printf '%s\n' 2 "$cores" | sort -un); do
+    echo "== CPU suite, $threads threads =="
+    python3 bench/compare_torch.py --kiln-bench "$root/kiln_bench.sh" --threads "$threads" \
+      --no-install --json "$out/compare_cpu_t$threads.json" "$@" 2>"$out/compare_cpu_t$threads.log" |
+      tee "$out/compare_cpu_t$threads.txt"
+  done
+  rm -rf "$root"
+}
+
+case "${1:-}" in
+  pack) shift; pack "$@" ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: bash bench/device/run_cpu_suite.sh pack|run [compare_torch.py arguments]" >&2; exit 2 ;;
+esac

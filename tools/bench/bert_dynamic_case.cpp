@@ -1,0 +1,75 @@
+// bert-dynamic: BERT inference over several sequence lengths in turn. One step is a pass over all
+// lengths; the compiled side is compiled with dynamic sizes, so that a new length should reuse
+// the compiled graph instead of recompiling (the row reports the recompiles of the first pass and
+// the time of the second). Where compile() refuses dynamic=true, the default is measured and the
+// row says so.
+#include <kiln/kiln.h>
+
+#include <memory>
+#include <vector>
+
+#include "bert_config.h"
+#include "case.h"
+
+namespace kiln_bench {
+namespace {
+
+std::vector<int64_t> sequence_lengths(Shapes shapes) {
+  if (shapes == Shapes::tiny) return {4, 8, 12};
+  return {16, 40, 64, 100, 128, 200, 256, 384, 512};
+}
+
+// One input per length (batch 2 at full shapes).
+std::vector<Tensor> inputs(Shapes shapes) {
+  const int64_t batch = shapes == Shapes::full ? 2 : 1;
+  std::vector<Tensor> ids;
+  kiln::manual_seed(1);
+  for (int64_t length : sequence_lengths(shapes)) {
+    ids.push_back(kiln::randint(0, bert_config(shapes).vocab_size, {batch, length}, kiln::kInt64));
+  }
+  return ids;
+}
+
+template <typename Forward>
+std::vector<Tensor> one_pass(const std::vector<Tensor>& ids, Forward&& forward) {
+  kiln::autograd::NoGradGuard no_grad;
+  std::vector<Tensor> logits;
+  for (const Tensor& batch : ids) logits.push_back(forward(batch));
+  return logits;
+}
+
+}  // namespace
+
+Case bert_dynamic_case() {
+  return {
+      "bert-dynamic", "inference", 1e-3, true,
+      [](const kiln::CompileOptions& options, Shapes shapes) -> Step {
+        kiln::manual_seed(0);
+        auto eager = kiln::models::bert_for_sequence_classification(bert_config(shapes));
+        kiln::manual_seed(0);
+        auto plain = kiln::models::bert_for_sequence_classification(bert_config(shapes));
+        eager->eval();
+        plain->eval();
+        kiln::CompileOptions dynamic = options;
+        dynamic.dynamic = true;
+        std::string note;
+        std::shared_ptr<kiln::CompiledModule<kiln::models::BertForSequenceClassification>> compiled;
+        try {
+          compiled = kiln::compile(plain, dynamic);
+        } catch (const kiln::Error&) {
+          // Report what happens with the default (static sizes, a recompile per length).
+          note = "dynamic=true refused, static sizes";
+          compiled = kiln::compile(plain, options);
+        }
+        std::vector<Tensor> ids = inputs(shapes);
+        return {[eager, ids] {
+                  return one_pass(ids, [&](const Tensor& x) { return eager->forward(x); });
+                },
+                [compiled, ids] {
+                  return one_pass(ids, [&](const Tensor& x) { return (*compiled)(x); });
+                },
+                note};
+      }};
+}
+
+}  // namespace kiln_bench
