@@ -36,6 +36,9 @@ pack() {
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
   done
+  # The inductor's generated kernels link SLEEF's vector-ABI library (-lsleefgnuabi).
+  cp -L /usr/lib/x86_64-linux-gnu/libsleefgnuabi.so.3 "$staging/lib/"
+  ln -sf libsleefgnuabi.so.3 "$staging/lib/libsleefgnuabi.so"
   strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_bench" 2>/dev/null || true
   git rev-parse --short HEAD >"$staging/KILN_COMMIT"
   tar -C "$staging" -czf "$bundle" .
@@ -66,12 +69,17 @@ run() {
   # The inductor compiles generated C++ with the machine's compiler (KILN_CXX, CXX or g++).
   command -v "${KILN_CXX:-${CXX:-g++}}" >/dev/null || echo "warning: no C++ compiler: kiln's inductor rows will fail" >&2
   export KILN_CACHE_DIR="$root/cache"
+  # Generated kernels link against the shipped SLEEF.
+  export KILN_CXXFLAGS="-L$root/lib${KILN_CXXFLAGS:+ $KILN_CXXFLAGS}"
   local cores
   cores="$(nproc)"
   echo "kiln $(cat "$root/KILN_COMMIT") on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $cores cores"
-  for threads in $(printf '%s\n' 2 "$cores" | sort -un); do
+  for threads in ${KILN_SUITE_THREADS:-$(printf '%s\n' 2 "$cores" | sort -un)}; do
     echo "== CPU suite, $threads threads =="
-    python3 bench/compare_torch.py --kiln-bench "$root/kiln_bench.sh" --threads "$threads" \
+    # 2 threads on 2 dedicated cores (BENCHMARKS.md's CPU shape: a 2-core machine).
+    local pin=()
+    [[ "$threads" == 2 ]] && command -v taskset >/dev/null && pin=(taskset -c 0,1)
+    "${pin[@]}" python3 bench/compare_torch.py --kiln-bench "$root/kiln_bench.sh" --threads "$threads" \
       --no-install --json "$out/compare_cpu_t$threads.json" "$@" 2>"$out/compare_cpu_t$threads.log" |
       tee "$out/compare_cpu_t$threads.txt"
   done
