@@ -116,7 +116,9 @@ constexpr PrimInfo kPrims[] = {
     // Inference freezing's weight pre-packing (src/ops/conv/packed_convolution.cpp).
     {"_pack_convolution_weight", Extern},
     {"_convolution_packed", Extern},
-
+    // Fused attention: one pass over tiles in cache, where its decomposition (bmm, softmax, bmm)
+    // writes and reads the [B, H, L, S] weights.
+    {"_scaled_dot_product_flash_attention_for_cpu", Extern},
     {"sort.stable", Extern},
     {"topk", Extern},
     {"searchsorted.Tensor", Extern},

@@ -135,66 +135,6 @@ void flash_impl(const Stack& args, const std::vector<Tensor>& outputs) {
   }
 }
 
-// key or value [B or 1, Hkv, S, D] as [B, H, S, D] in dtype: head h reads Hkv head h / (H / Hkv),
-// as the kernel does.
-Tensor per_query_head(const Tensor& t, int64_t batch, int64_t heads, DType dtype) {
-  Tensor c = t.to(dtype);
-  const int64_t kv_heads = c.size(1), len = c.size(2), dim = c.size(3);
-  if (kv_heads != heads) {
-    const int64_t groups = heads / kv_heads;
-    c = c.unsqueeze(2)
-            .expand({c.size(0), kv_heads, groups, len, dim})
-            .reshape({c.size(0), heads, len, dim});
-  }
-  return c.expand({batch, heads, len, dim});
-}
-
-// The flash kernel's attention in kiln ops (the [L, S] scores formed whole): softmax of
-// q k^T * scale + mask (causal: key j hidden from queries i < j) with each row shifted by its max
-// (0 for a row with no key, which gives output 0 and logsumexp 0), weights dropped where the
-// kernel drops them: word ((b * H + h) * L + i) * S + j of the Philox stream below p * 2^32,
-// drawn as randint(0, 2^32), one word per element.
-std::vector<Tensor> flash_attention_decomposition(const Stack& args) {
-  flash_meta(args);  // the argument checks
-  const Inputs in = unpack(args);
-  const DType compute = in.q.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
-  const int64_t batch = in.q.size(0), heads = in.q.size(1), q_len = in.q.size(2),
-                kv_len = in.k.size(2), value_dim = in.v.size(3);
-  if (batch * heads * q_len == 0 || kv_len == 0) {
-    return {full({batch, heads, q_len, value_dim}, 0, in.q.dtype()),
-            full({batch, heads, q_len}, 0, compute)};
-  }
-  const double inf = std::numeric_limits<double>::infinity();
-  const double scale = in.scale.value_or(1.0 / std::sqrt(static_cast<double>(in.q.size(3))));
-  const Tensor k = per_query_head(in.k, batch, heads, compute);
-  const Tensor v = per_query_head(in.v, batch, heads, compute);
-  Tensor scores = matmul(in.q.to(compute) * scale, k.permute({0, 1, 3, 2}));
-  if (in.mask.defined()) {
-    scores = in.mask.dtype() == DType::Bool ? where(in.mask, scores, -inf)
-                                            : scores + in.mask.to(compute);
-  }
-  if (in.is_causal) {
-    const Tensor query = arange(0, q_len, 1, DType::Int64).reshape({q_len, 1});
-    scores = where(arange(0, kv_len, 1, DType::Int64) > query, -inf, scores);
-  }
-  const Tensor row_max = amax(scores, {3}, /*keepdim=*/true);
-  const Tensor shifted = scores - where(row_max == -inf, 0.0, row_max);
-  const Tensor weights = exp(shifted);
-  const Tensor total = sum(weights, {3}, /*keepdim=*/true);
-  Tensor kept = weights;
-  double keep_scale = 1.0;
-  if (in.dropout_p > 0) {
-    const Tensor words = randint(0, int64_t{1} << 32, {batch, heads, q_len, kv_len}, DType::Int64);
-    const auto threshold = static_cast<int64_t>(in.dropout_p * 4294967296.0);
-    kept = where(words < Scalar(threshold), 0.0, weights);
-    keep_scale = 1.0 / (1.0 - in.dropout_p);
-  }
-  const Tensor no_key = total == 0.0;
-  const Tensor out = matmul(kept, v) * where(no_key, 0.0, keep_scale / total);
-  const Tensor lse = where(no_key, 0.0, row_max + log(total)).squeeze(IntList{3});
-  return {out.to(in.q.dtype()), lse};
-}
-
 }  // namespace
 
 KILN_OP(
@@ -204,7 +144,6 @@ KILN_OP(
     .meta(flash_meta)
     .cpu(flash_impl)
     .derivative(attention::flash_attention_derivative, DerivativeReads::InputsAndOutputs)
-    .decomposition(flash_attention_decomposition)
     .tolerance(1e-4, 1e-5)
     .samples(flash_attention_samples);
 
