@@ -119,6 +119,11 @@ constexpr PrimInfo kPrims[] = {
     // Fused attention: one pass over tiles in cache, where its decomposition (bmm, softmax, bmm)
     // writes and reads the [B, H, L, S] weights.
     {"_scaled_dot_product_flash_attention_for_cpu", Extern},
+    // Backward kernels of eager's that beat their decompositions (a weight gradient as a
+    // convolution over permuted tensors; a pool gradient as a scatter); their decompositions
+    // remain what autograd differentiates.
+    {"convolution_backward", Extern},
+    {"max_pool2d_with_indices_backward", Extern},
     {"sort.stable", Extern},
     {"topk", Extern},
     {"searchsorted.Tensor", Extern},
