@@ -380,7 +380,7 @@ const std::string& vec_prelude() {
       // Functions that overflow early in SLEEF get a wrapper (kLargeArguments) around sleef_<f>.
       const bool wrapped = f == "asinh" || f == "acosh" || f == "log1p";
       // float exp, tanh and erf inline (vec_fast_math.h); the rest through SLEEF.
-      const bool inline_float = f == "exp" || f == "tanh" || f == "erf";
+      const bool inline_float = f == "exp" || f == "tanh" || f == "erf" || f == "erfc";
       s +=
           inline_float
               ? fmt::format(
