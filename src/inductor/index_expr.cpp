@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace kiln::inductor {
 
 namespace {
@@ -173,5 +176,146 @@ std::vector<Index> unravel(const Index& linear, const std::vector<int64_t>& size
   }
   return idx;
 }
+
+namespace {
+
+struct Interval {
+  int64_t lo = 0, hi = 0;
+};
+
+Interval bounds(const Index& e, const std::vector<int64_t>& sizes) {
+  switch (e->kind) {
+    case Kind::Const:
+      return {e->value, e->value};
+    case Kind::Var: {
+      const auto v = static_cast<size_t>(e->value);
+      return {0, v < sizes.size() ? std::max<int64_t>(sizes[v] - 1, 0) : INT64_MAX / 4};
+    }
+    case Kind::Add: {
+      const Interval a = bounds(e->a, sizes), b = bounds(e->b, sizes);
+      return {a.lo + b.lo, a.hi + b.hi};
+    }
+    case Kind::Mul: {
+      const Interval a = bounds(e->a, sizes), b = bounds(e->b, sizes);
+      const int64_t c[] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+      return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+    }
+    case Kind::FloorDiv: {
+      const Interval a = bounds(e->a, sizes);
+      int64_t c = 0;
+      if (!is_constant(e->b, &c) || c <= 0) break;
+      return {floor_div(a.lo, c), floor_div(a.hi, c)};
+    }
+    case Kind::Mod: {
+      const Interval a = bounds(e->a, sizes);
+      int64_t c = 0;
+      if (!is_constant(e->b, &c) || c <= 0) break;
+      if (a.lo >= 0 && a.hi < c) return a;
+      return {0, c - 1};
+    }
+  }
+  return {-(INT64_MAX / 4), INT64_MAX / 4};
+}
+
+// e as a sum of terms (term * coefficient; a null term is the constant).
+void affine_terms(const Index& e, int64_t scale, std::vector<std::pair<Index, int64_t>>& out) {
+  int64_t c = 0;
+  if (is_constant(e, &c)) {
+    out.emplace_back(nullptr, c * scale);
+  } else if (e->kind == Kind::Add) {
+    affine_terms(e->a, scale, out);
+    affine_terms(e->b, scale, out);
+  } else if (e->kind == Kind::Mul && is_constant(e->b, &c)) {
+    affine_terms(e->a, scale * c, out);
+  } else {
+    out.emplace_back(e, scale);
+  }
+}
+
+Index rebuild(const std::vector<std::pair<Index, int64_t>>& terms, int64_t divide_by) {
+  Index out = constant(0);
+  for (const auto& [term, coefficient] : terms) {
+    const int64_t k = coefficient / divide_by;
+    out = out + (term ? term * constant(k) : constant(k));
+  }
+  return out;
+}
+
+// The sum in one canonical form: like terms merged, variables by number, then other terms by
+// their text, the constant last (so that equal indices built in different ways compare equal).
+Index canonical(const Index& e) {
+  std::vector<std::pair<Index, int64_t>> terms;
+  affine_terms(e, 1, terms);
+  std::vector<std::pair<std::string, std::pair<Index, int64_t>>> keyed;
+  int64_t constant_part = 0;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < 64; ++i) v.push_back(fmt::format("v{:02}", i));
+    return v;
+  }();
+  for (const auto& [term, coefficient] : terms) {
+    if (!term) {
+      constant_part += coefficient;
+      continue;
+    }
+    if (term->kind == Kind::Var && term->value >= 64) return e;
+    std::string key =
+        term->kind == Kind::Var ? fmt::format("0{:06}", term->value) : "1" + to_cpp(term, names);
+    auto it =
+        std::find_if(keyed.begin(), keyed.end(), [&](const auto& k) { return k.first == key; });
+    if (it == keyed.end()) {
+      keyed.push_back({std::move(key), {term, coefficient}});
+    } else {
+      it->second.second += coefficient;
+    }
+  }
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  Index out = constant(0);
+  for (const auto& [key, t] : keyed) {
+    if (t.second != 0) out = out + t.first * constant(t.second);
+  }
+  return out + constant(constant_part);
+}
+
+Index simplify_divisions(const Index& e, const std::vector<int64_t>& sizes);
+
+}  // namespace
+
+Index simplify_in_ranges(const Index& e, const std::vector<int64_t>& sizes) {
+  return canonical(simplify_divisions(e, sizes));
+}
+
+namespace {
+
+Index simplify_divisions(const Index& e, const std::vector<int64_t>& sizes) {
+  switch (e->kind) {
+    case Kind::Const:
+    case Kind::Var:
+      return e;
+    case Kind::Add:
+      return simplify_divisions(e->a, sizes) + simplify_divisions(e->b, sizes);
+    case Kind::Mul:
+      return simplify_divisions(e->a, sizes) * simplify_divisions(e->b, sizes);
+    case Kind::FloorDiv:
+    case Kind::Mod:
+      break;
+  }
+  const Index a = canonical(simplify_divisions(e->a, sizes));
+  const Index b = simplify_divisions(e->b, sizes);
+  const bool is_mod = e->kind == Kind::Mod;
+  int64_t c = 0;
+  if (is_constant(b, &c) && c > 0) {
+    std::vector<std::pair<Index, int64_t>> terms, multiples, rest;
+    affine_terms(a, 1, terms);
+    for (const auto& t : terms) (t.second % c == 0 ? multiples : rest).push_back(t);
+    const Index remainder = rebuild(rest, 1);
+    const Interval r = bounds(remainder, sizes);
+    if (r.lo >= 0 && r.hi < c) return is_mod ? remainder : rebuild(multiples, c);
+  }
+  return is_mod ? mod(a, b) : floordiv(a, b);
+}
+
+}  // namespace
 
 }  // namespace kiln::inductor

@@ -47,6 +47,11 @@ std::optional<int64_t> linear_coefficient(const Index& e, int64_t var);
 // `e` with variable `var` replaced by `value`, rebuilt with the simplifying operators.
 Index substitute(const Index& e, int64_t var, const Index& value);
 
+// The expression simplified with the loop variables' ranges (variable v in [0, sizes[v])):
+// (a * c + r) / c becomes a and (a * c + r) % c becomes r when 0 <= r < c, which a view's
+// unravelled index needs to become affine again (and its loop vectorizable).
+Index simplify_in_ranges(const Index& e, const std::vector<int64_t>& sizes);
+
 // The linear offset of a multi-index in a strided layout: offset + sum idx[d] * strides[d].
 Index strided_offset(const std::vector<Index>& idx, const std::vector<int64_t>& strides,
                      int64_t offset);

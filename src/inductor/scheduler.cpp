@@ -59,7 +59,12 @@ Kernel normalize(const Kernel& k, size_t* parallel) {
     to[n + d] = var(next++);
     out.reduction_ranges.push_back(k.reduction_ranges[d]);
   }
-  const auto index = [&to](const Index& e) { return rename_vars(e, to); };
+  std::vector<int64_t> sizes = out.ranges;
+  sizes.insert(sizes.end(), out.reduction_ranges.begin(), out.reduction_ranges.end());
+  // Renamed, then simplified in the loops' ranges (a view's unravelled index becomes affine).
+  const auto index = [&to, &sizes](const Index& e) {
+    return simplify_in_ranges(rename_vars(e, to), sizes);
+  };
   out.body = rewrite(k.body, index, [](int b) { return b; });
   out.store = index(k.store);
   return out;

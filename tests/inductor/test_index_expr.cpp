@@ -64,5 +64,43 @@ TEST(IndexExpr, SubstituteRebuildsWithSimplification) {
   EXPECT_EQ(substitute(offset, 2, constant(7)), offset);  // untouched when var does not occur
 }
 
+// A [4, 128, 3072] view of a [512, 3072] buffer read through its flat position q: q % 3072 and
+// q / 3072 are affine again once the variables' ranges are known.
+TEST(IndexExpr, SimplifyInRangesUndoesUnravelling) {
+  const std::vector<int64_t> sizes = {4, 128, 3072};
+  const Index q = var(0) * 393216 + var(1) * 3072 + var(2);
+  EXPECT_EQ(to_cpp(simplify_in_ranges(mod(q, constant(3072)), sizes), kNames), "i2");
+  EXPECT_EQ(to_cpp(simplify_in_ranges(floordiv(q, constant(3072)), sizes), kNames),
+            "((i0 * 128L) + i1)");
+  EXPECT_EQ(
+      to_cpp(simplify_in_ranges(floordiv(q, constant(3072)) * 3072 + mod(q, constant(3072)), sizes),
+             kNames),
+      "(((i0 * 393216L) + (i1 * 3072L)) + i2)");
+  // Not when the remainder can reach the divisor: i2 + 1 may be 3072.
+  const Index shifted = var(1) * 3072 + var(2) + 1;
+  EXPECT_EQ(to_cpp(simplify_in_ranges(mod(shifted, constant(3072)), sizes), kNames),
+            "((((i1 * 3072L) + i2) + 1L) % 3072L)");
+  // Nor when a variable's range exceeds it (i1 up to 127 against 100).
+  EXPECT_EQ(to_cpp(simplify_in_ranges(mod(var(1), constant(100)), sizes), kNames), "(i1 % 100L)");
+  // An offset inside the range: (i2 + 5) / 8192 is 0 for i2 < 3072.
+  EXPECT_EQ(to_cpp(simplify_in_ranges(floordiv(var(2) + 5, constant(8192)), sizes), kNames), "0L");
+  // Every value agrees with the unsimplified expression over the ranges.
+  const Index e = mod(floordiv(q, constant(64)), constant(48)) + floordiv(q, constant(3072));
+  const Index s = simplify_in_ranges(e, sizes);
+  for (int64_t i0 : {0, 3}) {
+    for (int64_t i1 : {0, 1, 77, 127}) {
+      for (int64_t i2 : {0, 63, 64, 3071}) {
+        const auto at = [&](const Index& x) {
+          return substitute(substitute(substitute(x, 0, constant(i0)), 1, constant(i1)), 2,
+                            constant(i2));
+        };
+        int64_t a = 0, b = 0;
+        ASSERT_TRUE(is_constant(at(e), &a) && is_constant(at(s), &b));
+        EXPECT_EQ(a, b) << i0 << " " << i1 << " " << i2;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::inductor
