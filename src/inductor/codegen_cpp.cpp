@@ -329,9 +329,16 @@ class NestWriter {
       indent += "  ";
     }
     for (const std::string& d : local_declarations) s += indent + d;
-    // Each kernel in a block of its own (its temporaries and accumulator).
-    for (const Kernel& k : parts) {
-      s += indent + "{\n" + part(k, p, indent + "  ") + indent + "}\n";
+    // Each kernel in a block of its own (its temporaries and accumulator); a pointwise row
+    // reduced by the next kernel is computed, stored and reduced in one loop.
+    for (size_t j = 0; j < parts.size(); ++j) {
+      if (j + 1 < parts.size() && reduces_row_of(parts[j + 1], parts[j], p)) {
+        s += indent + "{\n" + store_and_reduce(parts[j], parts[j + 1], p, indent + "  ") + indent +
+             "}\n";
+        ++j;
+        continue;
+      }
+      s += indent + "{\n" + part(parts[j], p, indent + "  ") + indent + "}\n";
     }
     for (size_t i = p; i-- > 0;) s += std::string(2 + 2 * i, ' ') + "}\n";
     return s;
@@ -359,6 +366,51 @@ class NestWriter {
     s += store(k, "acc", indent);
     for (size_t j = loops.size(); j-- > 0;) s += close(indent);
     return s;
+  }
+
+  // Whether reduction `r` reduces exactly the row pointwise kernel `w` writes (both with one
+  // loop of the same size inside the shared ones, r reading w's output at the element written).
+  static bool reduces_row_of(const Kernel& r, const Kernel& w, size_t shared) {
+    if (r.kind != Kernel::Kind::Reduction || w.kind != Kernel::Kind::Pointwise) return false;
+    if (r.ranges.size() != shared || r.reduction_ranges.size() != 1) return false;
+    if (w.ranges.size() != shared + 1 || w.ranges[shared] != r.reduction_ranges[0]) return false;
+    const std::vector<std::string> names = [&] {
+      std::vector<std::string> v;
+      for (size_t i = 0; i <= shared; ++i) v.push_back(fmt::format("i{}", i));
+      return v;
+    }();
+    const std::string at = to_cpp(w.store, names);
+    bool reads = false, same = true;
+    for_each_load(r.body, [&](const ExprNode& l) {
+      if (l.buffer != w.output) return;
+      reads = true;
+      // The value itself stands in for the load: same element, same dtype.
+      same = same && to_cpp(l.index, names) == at && l.dtype == w.body->dtype;
+    });
+    return reads && same;
+  }
+
+  // `r`'s reduction with `w`'s values computed in its loop: stored (w's output) and read from
+  // there by r's body without a second pass over the row.
+  std::string store_and_reduce(const Kernel& w, const Kernel& r, size_t shared,
+                               std::string indent) {
+    Kernel fused = r;
+    std::map<const ExprNode*, Expr> done;
+    std::function<Expr(const Expr&)> visit = [&](const Expr& e) -> Expr {
+      if (e->kind == ExprNode::Kind::Load && e->buffer == w.output) return w.body;
+      if (auto it = done.find(e.get()); it != done.end()) return it->second;
+      ExprNode n = *e;
+      for (Expr& a : n.args) a = visit(a);
+      return done[e.get()] = std::make_shared<const ExprNode>(std::move(n));
+    };
+    fused.body = visit(r.body);
+    const Accumulator acc = accumulator(fused);
+    std::string s = acc.declare(indent);
+    s +=
+        accumulate(fused, acc,
+                   {{shared, "0", fmt::format("{}", r.reduction_ranges[0]), r.reduction_ranges[0]}},
+                   indent, &w);
+    return s + acc.finish(indent) + store(r, "acc", indent);
   }
 
   // A kernel alone, without shared loops: long loops are cut into chunks the threads share.
@@ -449,8 +501,9 @@ class NestWriter {
 
   // `acc` combined with the body over `loops` (the innermost one vectorized, in blocks of at most
   // kChunk values when the accumulator adds float blocks).
+  // With `also`: that pointwise kernel's values are stored in the same loop (fused_into).
   std::string accumulate(const Kernel& k, const Accumulator& acc, std::vector<LoopText> loops,
-                         std::string indent) {
+                         std::string indent, const Kernel* also = nullptr) {
     std::string s;
     if (loops.empty()) {
       BodyWriter w(names_, indent);
@@ -475,7 +528,9 @@ class NestWriter {
       loop += open({inner.var, begin, inner.end, inner.trip}, loop_indent);
       BodyWriter w(names_, loop_indent, &hoisted, static_cast<int64_t>(inner.var));
       const std::string v = w.emit(k.body);
-      loop += w.lines() + loop_indent + acc.combine(v) + "\n" + close(loop_indent);
+      std::string stored;
+      if (also != nullptr) stored = store(*also, w.emit(also->body), loop_indent);
+      loop += w.lines() + stored + loop_indent + acc.combine(v) + "\n" + close(loop_indent);
       return hoisted.lines() + loop;
     };
     const InnerLoop vector_loop{.names = names_,
@@ -485,8 +540,13 @@ class NestWriter {
                                 .indent = indent,
                                 .wide_float_accumulation = false};
     s += acc.open_block(indent);
+    std::optional<AlsoStore> also_store;
+    if (also != nullptr) {
+      also_store =
+          AlsoStore{also->body, also->output, dtype_of_output_.at(also->output), also->store};
+    }
     if (auto v = vectorized_reduction_loop(vector_loop, k.body, k.reduction, "acc", acc.type(),
-                                           scalar)) {
+                                           scalar, also_store ? &*also_store : nullptr)) {
       s += *v;
     } else {
       s += scalar(inner.begin);

@@ -9,8 +9,8 @@
 
 namespace kiln::inductor {
 
-// Defines kiln_fast_exp, kiln_fast_tanh, kiln_fast_erf and kiln_fast_erfc (VecF -> VecF); expects VecF, MaskF,
-// vec_where, vec_abs, vec_minimum and kiln_vf_native to be declared before it.
+// Defines kiln_fast_exp, kiln_fast_tanh, kiln_fast_erf and kiln_fast_erfc (VecF -> VecF); expects
+// VecF, MaskF, vec_where, vec_abs, vec_minimum and kiln_vf_native to be declared before it.
 const char* vec_fast_math();
 
 }  // namespace kiln::inductor

@@ -396,7 +396,7 @@ std::string unrolled_reduction_text(
     const InnerLoop& loop, const VectorBodyWriter& w, const std::string& vacc,
     const std::string& value, const std::string& init,
     const std::function<std::string(const std::string&, const std::string&)>& fold,
-    const std::string& after, const ScalarTail& scalar_tail) {
+    const std::string& after, const ScalarTail& scalar_tail, const std::string& store_step) {
   const std::string& in = loop.indent;
   const std::string& v = loop.names.at(static_cast<size_t>(loop.var));
   const std::string& width = w.types().width;
@@ -420,6 +420,7 @@ std::string unrolled_reduction_text(
     s += fmt::format("{}      {{\n{}        const int64_t {} = {}_base + {} * {};\n", in, in, v, v,
                      k, width);
     s += w.lines();
+    if (!store_step.empty()) s += fmt::format("{}        {}\n", in, store_step);
     s += fmt::format("{}        {}{} = {};\n{}      }}\n", in, vacc, k,
                      fold(vacc + std::to_string(k), value), in);
   }
@@ -427,6 +428,7 @@ std::string unrolled_reduction_text(
   s += fmt::format("{0}    for (int64_t {1} = {2}; {1} < {3}; {1} += {4}) {{\n", in, v, unrolled,
                    end, width);
   s += w.lines();
+  if (!store_step.empty()) s += fmt::format("{}      {}\n", in, store_step);
   s += fmt::format("{}      {}0 = {};\n{}    }}\n", in, vacc, fold(vacc + "0", value), in);
   s += fmt::format("{}    const {} {} = {};\n", in, vec, vacc,
                    fold(fold(vacc + "0", vacc + "1"), fold(vacc + "2", vacc + "3")));
@@ -465,11 +467,9 @@ std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Ex
   return loop_text(loop, w, {"", step, ""}, scalar_tail);
 }
 
-std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, const Expr& body,
-                                                     const std::string& reduction,
-                                                     const std::string& acc,
-                                                     const std::string& acc_type,
-                                                     const ScalarTail& scalar_tail) {
+std::optional<std::string> vectorized_reduction_loop(
+    const InnerLoop& loop, const Expr& body, const std::string& reduction, const std::string& acc,
+    const std::string& acc_type, const ScalarTail& scalar_tail, const AlsoStore* also) {
   if (body->dtype != DType::Float32 && body->dtype != DType::Float64) return std::nullopt;
   if (acc_type != "float" && acc_type != "double") return std::nullopt;
   const auto lane = lane_dtype(body, std::nullopt, loop.var);
@@ -477,12 +477,21 @@ std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, cons
   VectorBodyWriter w(loop, *lane, loop.indent + "    ", loop.indent + "      ");
   const VectorBodyWriter::Value value = w.emit(body);
   if (w.failed() || value.is_mask) return std::nullopt;
+  std::string store_step;
+  if (also != nullptr) {
+    if (also->dtype != *lane) return std::nullopt;
+    const std::string address = w.contiguous_address(also->buffer, also->store);
+    const VectorBodyWriter::Value stored = w.emit(also->value);
+    if (address.empty() || w.failed() || stored.is_mask || stored.invariant) return std::nullopt;
+    store_step = fmt::format("{}.store({});", stored.name, address);
+  }
   const std::string& vec = w.types().vec;
   const std::string& scalar = w.types().scalar;
   const std::string vacc = acc + "_vec";
   LoopParts parts;
   const bool wide = loop.wide_float_accumulation && *lane == DType::Float32 && acc_type == "double";
   if ((reduction == "sum" || reduction == "prod") && wide) {
+    if (also != nullptr) return std::nullopt;
     // Two double vectors: the low and the high half of each float vector.
     const bool sum = reduction == "sum";
     const char* sign = sum ? "+" : "*";
@@ -501,7 +510,8 @@ std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, cons
     };
     const std::string after = fmt::format("{0} = {0} {1} reduce_{2}<{3}>({4});", acc,
                                           sum ? "+" : "*", sum ? "add" : "mul", acc_type, vacc);
-    return unrolled_reduction_text(loop, w, vacc, value.name, init, fold, after, scalar_tail);
+    return unrolled_reduction_text(loop, w, vacc, value.name, init, fold, after, scalar_tail,
+                                   store_step);
   } else if (reduction == "max" || reduction == "min") {
     const std::string init = fmt::format("{}::broadcast({}std::numeric_limits<{}>::infinity())",
                                          vec, reduction == "max" ? "-" : "", scalar);
@@ -511,7 +521,8 @@ std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, cons
     const std::string after =
         fmt::format("{0} = kiln_vec_scalar_{1}imum<{2}>({0}, static_cast<{2}>(reduce_{1}({3})));",
                     acc, reduction, acc_type, vacc);
-    return unrolled_reduction_text(loop, w, vacc, value.name, init, fold, after, scalar_tail);
+    return unrolled_reduction_text(loop, w, vacc, value.name, init, fold, after, scalar_tail,
+                                   store_step);
   } else {
     return std::nullopt;
   }

@@ -47,10 +47,18 @@ std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Ex
 // body's type (see InnerLoop::wide_float_accumulation), are combined as a tree in acc_type and
 // folded into acc; the scalar tail then continues accumulating into acc. nullopt when the body
 // cannot be vectorized.
-std::optional<std::string> vectorized_reduction_loop(const InnerLoop& loop, const Expr& body,
-                                                     const std::string& reduction,
-                                                     const std::string& acc,
-                                                     const std::string& acc_type,
-                                                     const ScalarTail& scalar_tail);
+// A value the reduction loop also stores, each iteration (b<buffer>[store] = value): a pointwise
+// kernel fused into the reduction reading it (softmax's exp row and its sum in one pass). The
+// reduction's body shares value's nodes.
+struct AlsoStore {
+  Expr value;
+  int buffer = -1;
+  DType dtype = DType::Float32;
+  Index store;
+};
+
+std::optional<std::string> vectorized_reduction_loop(
+    const InnerLoop& loop, const Expr& body, const std::string& reduction, const std::string& acc,
+    const std::string& acc_type, const ScalarTail& scalar_tail, const AlsoStore* also = nullptr);
 
 }  // namespace kiln::inductor
