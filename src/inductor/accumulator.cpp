@@ -6,34 +6,6 @@
 
 namespace kiln::inductor {
 
-namespace {
-
-std::string c_name(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "uint8_t";
-    case DType::Int8:
-      return "int8_t";
-    case DType::Int16:
-      return "int16_t";
-    case DType::Int32:
-      return "int32_t";
-    case DType::Int64:
-      return "int64_t";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-    default:
-      break;
-  }
-  throw Error(fmt::format("inductor: no accumulator for {}", dtype_name(d)));
-}
-
-}  // namespace
-
 Accumulator::Accumulator(const std::string& reduction, DType out, DType body)
     : reduction_(reduction) {
   KILN_CHECK(reduction == "sum" || reduction == "prod" || reduction == "max" || reduction == "min",
@@ -43,7 +15,7 @@ Accumulator::Accumulator(const std::string& reduction, DType out, DType body)
   if (reduction == "sum" || reduction == "prod") {
     type_ = floating_ ? "double" : "int64_t";
   } else {
-    type_ = c_name(out);
+    type_ = c_type(out);
   }
   float_partial_ = reduction == "sum" && body == DType::Float32;
 }

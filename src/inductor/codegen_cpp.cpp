@@ -71,30 +71,6 @@ std::string math_declarations() {
   return s + "}\n";
 }
 
-const char* c_type(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "uint8_t";
-    case DType::Int8:
-      return "int8_t";
-    case DType::Int16:
-      return "int16_t";
-    case DType::Int32:
-      return "int32_t";
-    case DType::Int64:
-      return "int64_t";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-    default:
-      break;
-  }
-  throw Error(fmt::format("inductor: no C type for {}", dtype_name(d)));
-}
-
 std::string number_literal(const ExprNode& e) {
   const char* t = c_type(e.dtype);
   if (e.is_integer_constant || !is_floating_point(e.dtype)) {

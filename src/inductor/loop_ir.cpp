@@ -1,5 +1,9 @@
 #include "inductor/loop_ir.h"
 
+#include <kiln/core/error.h>
+
+#include <fmt/format.h>
+
 #include <map>
 #include <set>
 
@@ -93,6 +97,39 @@ void for_each_load(const Expr& e, const std::function<void(const ExprNode&)>& f)
     for (const Expr& a : x->args) visit(a);
   };
   visit(e);
+}
+
+}  // namespace kiln::inductor
+
+namespace kiln::inductor {
+
+const char* c_type_or_null(DType d) {
+  switch (d) {
+    case DType::Bool:
+      return "bool";
+    case DType::UInt8:
+      return "uint8_t";
+    case DType::Int8:
+      return "int8_t";
+    case DType::Int16:
+      return "int16_t";
+    case DType::Int32:
+      return "int32_t";
+    case DType::Int64:
+      return "int64_t";
+    case DType::Float32:
+      return "float";
+    case DType::Float64:
+      return "double";
+    default:
+      return nullptr;
+  }
+}
+
+const char* c_type(DType d) {
+  const char* t = c_type_or_null(d);
+  if (t == nullptr) throw Error(fmt::format("inductor: no C type for {}", dtype_name(d)));
+  return t;
 }
 
 }  // namespace kiln::inductor

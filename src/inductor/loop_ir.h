@@ -47,6 +47,11 @@ class ExprNode {
   std::vector<Expr> args;
 };
 
+// The C++ type generated kernels use for a dtype, or nullptr for one they do not handle.
+const char* c_type_or_null(DType d);
+// The same; raises kiln::Error for a dtype kernels do not handle.
+const char* c_type(DType d);
+
 Expr load(int buffer, Index index, DType dtype);
 Expr constant_of(double value, DType dtype);
 Expr integer_constant(int64_t value, DType dtype);

@@ -34,33 +34,10 @@ bool invariant(const ExprNode& e, int64_t var) {
                      [var](const Expr& a) { return invariant(*a, var); });
 }
 
-const char* scalar_type(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return "bool";
-    case DType::UInt8:
-      return "uint8_t";
-    case DType::Int8:
-      return "int8_t";
-    case DType::Int16:
-      return "int16_t";
-    case DType::Int32:
-      return "int32_t";
-    case DType::Int64:
-      return "int64_t";
-    case DType::Float32:
-      return "float";
-    case DType::Float64:
-      return "double";
-    default:
-      return nullptr;
-  }
-}
-
 // Scalar C++ for an invariant value made of loads, constants, casts and arithmetic (a scalar
 // argument of another dtype converted to the lane type); nullopt for anything else.
 std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& loop) {
-  const char* t = scalar_type(e.dtype);
+  const char* t = c_type_or_null(e.dtype);
   if (t == nullptr) return std::nullopt;
   switch (e.kind) {
     case ExprNode::Kind::Load:
