@@ -9,12 +9,12 @@ namespace kiln {
 namespace {
 
 [[maybe_unused]] const bool inductor_registered = [] {
-  register_backend("inductor", aot::aot_autograd({.forward_compiler = inductor::compile_graph,
-                                                  .backward_compiler = inductor::compile_graph,
-                                                  .inference_compiler =
-                                                      inductor::compile_inference_graph,
-                                                  .partitioner = aot::Partitioner::MinCut,
-                                                  .decompose = true}));
+  register_backend("inductor",
+                   aot::aot_autograd({.forward_compiler = inductor::compile_graph,
+                                      .backward_compiler = inductor::compile_graph,
+                                      .inference_compiler = inductor::compile_inference_graph,
+                                      .partitioner = aot::Partitioner::MinCut,
+                                      .decompose = true}));
   return true;
 }();
 
