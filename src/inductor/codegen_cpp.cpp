@@ -50,19 +50,13 @@ template <typename T> inline T kiln_rsqrt(T a) { return T(1) / std::sqrt(a); }
 extern "C" {
 )";
 
-// The libm functions the kernels call, all with vector variants in libsleefgnuabi.
-constexpr const char* kUnaryMath[] = {"sin",   "cos",  "tan",   "asin",  "acos",  "atan", "sinh",
-                                      "cosh",  "tanh", "asinh", "acosh", "atanh", "exp",  "exp2",
-                                      "expm1", "log",  "log2",  "log10", "log1p", "erf",  "erfc"};
-constexpr const char* kBinaryMath[] = {"pow", "atan2"};
-
 std::string math_declarations() {
   std::string s;
-  for (const char* f : kUnaryMath) {
+  for (const std::string& f : unary_math_functions()) {
     s += fmt::format("#pragma omp declare simd notinbranch\nfloat {}f(float) noexcept;\n", f);
     s += fmt::format("#pragma omp declare simd notinbranch\ndouble {}(double) noexcept;\n", f);
   }
-  for (const char* f : kBinaryMath) {
+  for (const std::string& f : binary_math_functions()) {
     s +=
         fmt::format("#pragma omp declare simd notinbranch\nfloat {}f(float, float) noexcept;\n", f);
     s += fmt::format("#pragma omp declare simd notinbranch\ndouble {}(double, double) noexcept;\n",
@@ -180,10 +174,7 @@ class BodyWriter {
     std::string args_text;
     for (size_t i = 0; i < a.size(); ++i) args_text += (i ? ", " : "") + a[i];
     // libm's names (expf for float): those have the vector variants declared in the prelude.
-    const bool math =
-        std::find(std::begin(kUnaryMath), std::end(kUnaryMath), op) != std::end(kUnaryMath) ||
-        std::find(std::begin(kBinaryMath), std::end(kBinaryMath), op) != std::end(kBinaryMath);
-    if (math && (in == DType::Float32 || in == DType::Float64)) {
+    if (is_math_function(op) && (in == DType::Float32 || in == DType::Float64)) {
       return fmt::format("static_cast<{}>({}{}({}))", c_type(e.dtype), op,
                          in == DType::Float32 ? "f" : "", args_text);
     }
@@ -455,12 +446,7 @@ class NestWriter {
       loop += w.lines() + store(k, v, loop_indent) + close(loop_indent);
       return hoisted.lines() + loop;
     };
-    const InnerLoop vector_loop{.names = names_,
-                                .var = static_cast<int64_t>(inner.var),
-                                .begin = inner.begin,
-                                .end = inner.end,
-                                .indent = indent,
-                                .wide_float_accumulation = false};
+    const InnerLoop vector_loop = vector_loop_of(inner, indent);
     const DType out = dtype_of_output_.at(k.output);
     if (auto v = vectorized_store_loop(vector_loop, k.body, k.output, out, k.store, scalar)) {
       s += *v;
@@ -469,6 +455,16 @@ class NestWriter {
     }
     for (size_t j = loops.size() - 1; j-- > 0;) s += close(indent);
     return s;
+  }
+
+  // The vector writer's view of an innermost loop.
+  InnerLoop vector_loop_of(const LoopText& inner, const std::string& indent) const {
+    return {.names = names_,
+            .var = static_cast<int64_t>(inner.var),
+            .begin = inner.begin,
+            .end = inner.end,
+            .indent = indent,
+            .wide_float_accumulation = false};
   }
 
   Accumulator accumulator(const Kernel& k) const {
@@ -509,12 +505,7 @@ class NestWriter {
       loop += w.lines() + stored + loop_indent + acc.combine(v) + "\n" + close(loop_indent);
       return hoisted.lines() + loop;
     };
-    const InnerLoop vector_loop{.names = names_,
-                                .var = static_cast<int64_t>(inner.var),
-                                .begin = inner.begin,
-                                .end = inner.end,
-                                .indent = indent,
-                                .wide_float_accumulation = false};
+    const InnerLoop vector_loop = vector_loop_of(inner, indent);
     s += acc.open_block(indent);
     std::optional<AlsoStore> also_store;
     if (also != nullptr) {

@@ -3,6 +3,7 @@
 #include "inductor/compiled_program.h"
 #include "inductor/extern_epilogue.h"
 #include "inductor/lowering.h"
+#include "inductor/options.h"
 #include "inductor/scheduler.h"
 
 #include "capture/warnings.h"
@@ -42,8 +43,7 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
     // Adds after extern products go into the extern calls (eager's fused bias) first, unless
     // options{"extern_epilogues": "false"} (for comparisons).
     graph::Graph fused = graph.clone();
-    auto epilogues = context.options.find("extern_epilogues");
-    if (epilogues == context.options.end() || epilogues->second != "false") {
+    if (!option_is(context, "extern_epilogues", "false")) {
       fuse_extern_epilogues(fused);
     }
     program = schedule(lower(fused), context.graph_name);
@@ -67,8 +67,7 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
       module = load_or_compile(source, CompilerConfig::from_environment(), compile_arguments(),
                                context.graph_name);
     } catch (const Error& e) {
-      auto fallback = context.options.find("fallback");
-      if (fallback == context.options.end() || fallback->second != "eager") throw;
+      if (!option_is(context, "fallback", "eager")) throw;
       capture::warn(fmt::format("inductor: {} could not be compiled and runs eagerly: {}",
                                 context.graph_name, e.what()));
       return interpreted(graph);

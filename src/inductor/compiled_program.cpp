@@ -18,15 +18,14 @@ void* storage_base(const Tensor& t) {
          t.storage_offset() * static_cast<int64_t>(itemsize(t.dtype()));
 }
 
+// The buffer's storage in elements (its layout's extent), at least one.
+int64_t storage_elements(const Buffer& b) {
+  return std::max<int64_t>(storage_bytes(b) / static_cast<int64_t>(itemsize(b.dtype)), 1);
+}
+
 Tensor allocate(const Buffer& b) {
-  int64_t extent = b.offset + 1;
-  for (size_t d = 0; d < b.sizes.size(); ++d) {
-    if (b.sizes[d] == 0) extent = 0;
-    if (extent > 0) extent += (b.sizes[d] - 1) * b.strides[d];
-  }
   // One flat allocation viewed with the buffer's layout (offset included).
-  Tensor flat = empty({std::max<int64_t>(extent, 1)}, b.dtype);
-  return flat.as_strided(b.sizes, b.strides, b.offset);
+  return empty({storage_elements(b)}, b.dtype).as_strided(b.sizes, b.strides, b.offset);
 }
 
 bool same_layout(const Tensor& t, const Buffer& b) {
@@ -129,11 +128,10 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs,
     if (plan_.offset[b] < 0) continue;
     const Buffer& buf = program_.buffers[b];
     void* at = base + plan_.offset[b];
-    const int64_t elements = storage_bytes(buf) / static_cast<int64_t>(itemsize(buf.dtype));
     pointers[b] = at;
     if (!extern_reads_[b]) continue;
-    buffers[b] = from_blob(at, {std::max<int64_t>(elements, 1)}, {1}, buf.dtype,
-                           [arena](void*) { (void)arena; });
+    buffers[b] =
+        from_blob(at, {storage_elements(buf)}, {1}, buf.dtype, [arena](void*) { (void)arena; });
   }
   autograd::NoGradGuard no_grad;
   std::vector<void*> args;

@@ -1,6 +1,7 @@
 #include "inductor/freezing.h"
 
 #include "inductor/conv_affine_folding.h"
+#include "inductor/options.h"
 #include "inductor/weight_prepacking.h"
 
 #include <kiln/autograd/grad_mode.h>
@@ -29,11 +30,6 @@ Tensor with_layout(const Tensor& t, const graph::ValueMeta& meta) {
   Tensor laid_out = empty_strided(sizes, strides, TensorOptions().dtype(meta.dtype));
   laid_out.copy_(t);
   return laid_out;
-}
-
-bool option_off(const BackendContext& context, const char* name) {
-  auto it = context.options.find(name);
-  return it != context.options.end() && it->second == "false";
 }
 
 }  // namespace
@@ -109,8 +105,9 @@ size_t FrozenGraph::constant_runs() const {
 CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context) {
-  if (option_off(context, "freezing")) return compile_graph(graph, example_inputs, context);
-  ConstantSplit split = freeze(graph, {.prepack_weights = !option_off(context, "prepack_weights")});
+  if (option_is(context, "freezing", "false")) return compile_graph(graph, example_inputs, context);
+  ConstantSplit split =
+      freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false")});
   if (split.num_folded() == 0) return compile_graph(split.main, example_inputs, context);
   if (logs::enabled(logs::Channel::aot_graphs)) {
     logs::log(logs::Channel::aot_graphs,

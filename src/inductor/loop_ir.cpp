@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -130,6 +131,25 @@ const char* c_type(DType d) {
   const char* t = c_type_or_null(d);
   if (t == nullptr) throw Error(fmt::format("inductor: no C type for {}", dtype_name(d)));
   return t;
+}
+
+const std::vector<std::string>& unary_math_functions() {
+  static const std::vector<std::string> names = {
+      "sin",   "cos", "tan",  "asin",  "acos", "atan", "sinh",  "cosh",  "tanh", "asinh", "acosh",
+      "atanh", "exp", "exp2", "expm1", "log",  "log2", "log10", "log1p", "erf",  "erfc"};
+  return names;
+}
+
+const std::vector<std::string>& binary_math_functions() {
+  static const std::vector<std::string> names = {"pow", "atan2"};
+  return names;
+}
+
+bool is_math_function(const std::string& op) {
+  const auto& u = unary_math_functions();
+  const auto& b = binary_math_functions();
+  return std::find(u.begin(), u.end(), op) != u.end() ||
+         std::find(b.begin(), b.end(), op) != b.end();
 }
 
 }  // namespace kiln::inductor

@@ -47,6 +47,12 @@ class ExprNode {
   std::vector<Expr> args;
 };
 
+// The pointwise functions (Call ops) that math libraries compute, by libm's names (SLEEF has
+// vector versions of each): one argument, and two.
+const std::vector<std::string>& unary_math_functions();
+const std::vector<std::string>& binary_math_functions();
+bool is_math_function(const std::string& op);
+
 // The C++ type generated kernels use for a dtype, or nullptr for one they do not handle.
 const char* c_type_or_null(DType d);
 // The same; raises kiln::Error for a dtype kernels do not handle.

@@ -297,15 +297,11 @@ class Lowering {
   // The cost of a lazy storage's body in simple ops (shared subexpressions once): a
   // transcendental function counts as kInlineOps, so that one read twice is computed once.
   static size_t body_size(const Storage& s) {
-    static const std::set<std::string> expensive = {
-        "exp",   "exp2",  "expm1", "log",  "log2", "log10", "log1p", "sin",
-        "cos",   "tan",   "asin",  "acos", "atan", "sinh",  "cosh",  "tanh",
-        "asinh", "acosh", "atanh", "erf",  "erfc", "pow",   "atan2"};
     std::set<const ExprNode*> seen;
     size_t cost = 0;
     std::function<void(const Expr&)> visit = [&](const Expr& e) {
       if (e->kind == ExprNode::Kind::Constant || !seen.insert(e.get()).second) return;
-      cost += e->kind == ExprNode::Kind::Call && expensive.count(e->op) ? kInlineOps : 1;
+      cost += e->kind == ExprNode::Kind::Call && is_math_function(e->op) ? kInlineOps : 1;
       for (const Expr& a : e->args) visit(a);
     };
     visit(s.load(vars(s.sizes.size())));

@@ -1,5 +1,7 @@
 #include "inductor/memory_plan.h"
 
+#include "graph/meta_twins.h"
+
 #include <algorithm>
 #include <set>
 
@@ -20,12 +22,8 @@ struct Interval {
 }  // namespace
 
 int64_t storage_bytes(const Buffer& b) {
-  int64_t extent = b.offset + 1;
-  for (size_t d = 0; d < b.sizes.size(); ++d) {
-    if (b.sizes[d] == 0) return 0;
-    extent += (b.sizes[d] - 1) * b.strides[d];
-  }
-  return extent * static_cast<int64_t>(itemsize(b.dtype));
+  return graph::storage_extent(IntList(b.sizes), IntList(b.strides), b.offset) *
+         static_cast<int64_t>(itemsize(b.dtype));
 }
 
 MemoryPlan plan_memory(const Program& program) {

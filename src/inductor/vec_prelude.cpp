@@ -1,5 +1,6 @@
 #include "inductor/vec_prelude.h"
 
+#include "inductor/loop_ir.h"
 #include "inductor/vec_fast_math.h"
 
 #include <fmt/format.h>
@@ -337,18 +338,6 @@ template <int N = 0> VecD vec_log1p(VecD a) { return kiln_log1p(a); }
 
 }  // namespace
 
-const std::vector<std::string>& vec_unary_math() {
-  static const std::vector<std::string> names = {
-      "sin",   "cos", "tan",  "asin",  "acos", "atan", "sinh",  "cosh",  "tanh", "asinh", "acosh",
-      "atanh", "exp", "exp2", "expm1", "log",  "log2", "log10", "log1p", "erf",  "erfc"};
-  return names;
-}
-
-const std::vector<std::string>& vec_binary_math() {
-  static const std::vector<std::string> names = {"pow", "atan2"};
-  return names;
-}
-
 const std::string& vec_prelude() {
   static const std::string text = [] {
     std::string s = std::string(kWidths) + kTypes;
@@ -363,11 +352,11 @@ const std::string& vec_prelude() {
                                                 "atan", "tanh", "log", "log2", "exp2"};
       return u35.count(f) ? "KILN_SLEEF_F35" : "KILN_SLEEF_F";
     };
-    for (const std::string& f : vec_unary_math()) {
+    for (const std::string& f : unary_math_functions()) {
       s += fmt::format("kiln_vf_native {1}({0})(kiln_vf_native) noexcept;\n", f, float_macro(f));
       s += fmt::format("kiln_vd_native KILN_SLEEF_D({0})(kiln_vd_native) noexcept;\n", f);
     }
-    for (const std::string& f : vec_binary_math()) {
+    for (const std::string& f : binary_math_functions()) {
       s += fmt::format(
           "kiln_vf_native KILN_SLEEF_F2({0})(kiln_vf_native, kiln_vf_native) noexcept;\n", f);
       s += fmt::format(
@@ -376,7 +365,7 @@ const std::string& vec_prelude() {
     s += "}\n\nnamespace {\n";
     s += vec_fast_math();
     // Templates (on an unused parameter) rather than plain functions: no unused-function warnings.
-    for (const std::string& f : vec_unary_math()) {
+    for (const std::string& f : unary_math_functions()) {
       // Functions that overflow early in SLEEF get a wrapper (kLargeArguments) around sleef_<f>.
       const bool wrapped = f == "asinh" || f == "acosh" || f == "log1p";
       // float exp, tanh and erf inline (vec_fast_math.h); the rest through SLEEF.
@@ -392,7 +381,7 @@ const std::string& vec_prelude() {
           "template <int N = 0> VecD {1}{0}(VecD a) {{ return {{KILN_SLEEF_D({0})(a.v)}}; }}\n", f,
           wrapped ? "sleef_" : "vec_");
     }
-    for (const std::string& f : vec_binary_math()) {
+    for (const std::string& f : binary_math_functions()) {
       s += fmt::format(
           "template <int N = 0> VecF vec_{0}(VecF a, VecF b) {{ return {{KILN_SLEEF_F2({0})(a.v, "
           "b.v)}}; }}\n"

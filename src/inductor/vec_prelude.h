@@ -12,18 +12,14 @@
 //   vec_where, vec_maximum/vec_minimum (NaN-propagating as the scalar kiln_maximum/kiln_minimum),
 //   vec_abs, vec_sqrt, vec_rsqrt (1/sqrt), vec_floor/ceil/trunc/round (nearbyint), vec_div_trunc,
 //   vec_div_floor, vec_widen_low/high (a float vector's halves as double vectors), vec_<f> for the
-//   libm functions below through SLEEF's 1-ulp GNU vector ABI (libsleefgnuabi),
+//   math functions of loop_ir.h (unary_math_functions, binary_math_functions): float32 exp, tanh,
+//   erf and erfc inline (vec_fast_math.h), the others through SLEEF's GNU vector ABI
+//   (libsleefgnuabi; 3.5-ulp float variants where SLEEF has them, 1-ulp otherwise),
 //   reduce_add<A>/reduce_mul<A> (tree, lanes combined in A), reduce_max/min.
 #include <string>
-#include <vector>
 
 namespace kiln::inductor {
 
 const std::string& vec_prelude();
-
-// The one-argument and two-argument math functions that vec_prelude() defines as vec_<name> for
-// VecF and VecD (the libm functions the scalar code generator calls).
-const std::vector<std::string>& vec_unary_math();
-const std::vector<std::string>& vec_binary_math();
 
 }  // namespace kiln::inductor

@@ -303,8 +303,8 @@ class VectorBodyWriter {
       if (a.size() != arity) return fail();
       return result(fmt::format("{}({})", it->second, args_text), false);
     }
-    if ((a.size() == 1 && contains(vec_unary_math(), op)) ||
-        (a.size() == 2 && contains(vec_binary_math(), op))) {
+    if ((a.size() == 1 && contains(unary_math_functions(), op)) ||
+        (a.size() == 2 && contains(binary_math_functions(), op))) {
       return result(fmt::format("vec_{}({})", op, args_text), false);
     }
     return fail();
@@ -336,8 +336,9 @@ struct LoopParts {
   std::string before, step, after;  // lines without indentation
 };
 
-std::string loop_text(const InnerLoop& loop, const VectorBodyWriter& w, const LoopParts& parts,
-                      const ScalarTail& scalar_tail) {
+// Opens the block: the vector range [<v>_vec_begin, <v>_vec_end) of whole vectors and, run only
+// when it is not empty, the hoisted values.
+std::string vector_range_head(const InnerLoop& loop, const VectorBodyWriter& w) {
   const std::string& in = loop.indent;
   const std::string& v = loop.names.at(static_cast<size_t>(loop.var));
   const std::string& width = w.types().width;
@@ -347,7 +348,16 @@ std::string loop_text(const InnerLoop& loop, const VectorBodyWriter& w, const Lo
   s += fmt::format("{}  const int64_t {} = {} + ({} - {}) / {} * {};\n", in, end, begin, loop.end,
                    begin, width, width);
   s += fmt::format("{}  if ({} < {}) {{\n", in, begin, end);
-  s += w.hoisted();
+  return s + w.hoisted();
+}
+
+std::string loop_text(const InnerLoop& loop, const VectorBodyWriter& w, const LoopParts& parts,
+                      const ScalarTail& scalar_tail) {
+  const std::string& in = loop.indent;
+  const std::string& v = loop.names.at(static_cast<size_t>(loop.var));
+  const std::string& width = w.types().width;
+  const std::string begin = v + "_vec_begin", end = v + "_vec_end";
+  std::string s = vector_range_head(loop, w);
   if (!parts.before.empty()) s += fmt::format("{}    {}\n", in, parts.before);
   s += fmt::format("{0}    for (int64_t {1} = {2}; {1} < {3}; {1} += {4}) {{\n", in, v, begin, end,
                    width);
@@ -379,12 +389,7 @@ std::string unrolled_reduction_text(
   const std::string& width = w.types().width;
   const std::string& vec = w.types().vec;
   const std::string begin = v + "_vec_begin", end = v + "_vec_end", unrolled = v + "_unrolled_end";
-  std::string s = in + "{\n";
-  s += fmt::format("{}  const int64_t {} = {};\n", in, begin, loop.begin);
-  s += fmt::format("{}  const int64_t {} = {} + ({} - {}) / {} * {};\n", in, end, begin, loop.end,
-                   begin, width, width);
-  s += fmt::format("{}  if ({} < {}) {{\n", in, begin, end);
-  s += w.hoisted();
+  std::string s = vector_range_head(loop, w);
   for (int k = 0; k < kUnroll; ++k) {
     s += fmt::format("{}    {} {}{} = {};\n", in, vec, vacc, k, init);
   }

@@ -23,9 +23,6 @@ using ops::Stack;
 // KILN_DECOMP_OPS=a,b,c restricts the sample walk to those ops (full names).
 bool selected(const OpDef& op) { return testing::selected_by("KILN_DECOMP_OPS", op); }
 
-// Ops whose outputs are uninitialized memory: only their metadata is compared.
-const std::set<std::string> kUninitialized = {"empty", "empty_like", "empty_strided"};
-
 // Error samples whose check reads the data (a value range), which a decomposition cannot do
 // without a data-dependent assert: PyTorch's decompositions skip these checks too.
 const std::set<std::string> kDataCheckedErrors = {"binary_cross_entropy [input above 1]"};
@@ -143,7 +140,7 @@ TEST(Decompositions, SamplesAsPrimsMatchEagerKernels) {
   for (const OpDef* op : OpRegistry::instance().all()) {
     if (op->variant != ops::Variant::Functional || !op->samples) continue;
     if (decomp::is_prim(*op) || !selected(*op)) continue;
-    const bool values = !kUninitialized.count(op->full_name());
+    const bool values = !testing::uninitialized_output(*op);
     for (const ops::Sample& s : op->samples()) {
       const std::string what = op->full_name() + " [" + s.description + "]";
       SCOPED_TRACE(what);

@@ -314,8 +314,10 @@ std::string op_functions(const std::string& tag, const std::string& vec, const s
         tag, name, scalar, is_mask ? "bool" : scalar, vec, mask, expression);
   };
   for (const ExactOp& op : exact_ops()) add(op.name, op.expression, op.mask);
-  for (const std::string& f : vec_unary_math()) add(f, fmt::format("vec_{}(a)", f), false);
-  for (const std::string& f : vec_binary_math()) add(f, fmt::format("vec_{}(a, b)", f), false);
+  for (const std::string& f : unary_math_functions()) add(f, fmt::format("vec_{}(a)", f), false);
+  for (const std::string& f : binary_math_functions()) {
+    add(f, fmt::format("vec_{}(a, b)", f), false);
+  }
   return s;
 }
 
@@ -378,8 +380,8 @@ void check_ops(const LoadedModule& module, const std::string& tag, const std::st
       }
     }
   }
-  std::vector<std::string> math = vec_unary_math();
-  for (const std::string& f : vec_binary_math()) math.push_back(f);
+  std::vector<std::string> math = unary_math_functions();
+  for (const std::string& f : binary_math_functions()) math.push_back(f);
   for (const std::string& name : math) {
     auto f = function<OpFunction>(module, fmt::format("kiln_t_{}_{}", tag, name));
     std::vector<T> out(n);

@@ -26,11 +26,7 @@ Stack convolution_args(const Tensor& input, const Tensor& weight, const IValue& 
 
 // A tensor of `sizes` (contiguous) on the meta device: a geometry without data.
 Tensor meta_tensor(IntList sizes, DType dtype) {
-  SymDimVector sym_sizes, sym_strides;
-  for (int64_t s : sizes) sym_sizes.push_back(s);
-  for (int64_t s : contiguous_strides(sizes)) sym_strides.push_back(s);
-  return Tensor(std::make_shared<TensorImpl>(make_storage(0, kMeta), dtype, std::move(sym_sizes),
-                                             std::move(sym_strides), 0));
+  return empty(sizes, TensorOptions().dtype(dtype).device(Device::meta()));
 }
 
 // _pack_convolution_weight's geometry: meta input and output of the convolution it packs for.
