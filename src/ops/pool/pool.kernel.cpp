@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kiln::cpu::KILN_CAP_NAMESPACE {
@@ -94,6 +95,45 @@ int64_t avg_divisor(const Pool2dArgs& a, const Window& h, const Window& w) {
 
 bool is_max(PoolKind k) { return k == PoolKind::Max || k == PoolKind::AdaptiveMax; }
 
+// The output columns [first, last) whose window column `kw` lies inside the input: w = ow * s -
+// p + kw * d with 0 <= w < W.
+std::pair<int64_t, int64_t> columns_inside(const Pool2dArgs& a, int64_t kw) {
+  const int64_t shift = kw * a.dilation_w - a.pad_w;  // w = ow * s + shift
+  const int64_t s = a.stride_w;
+  const int64_t first = shift >= 0 ? 0 : (-shift + s - 1) / s;
+  const int64_t last = a.in_w - 1 - shift < 0 ? 0 : (a.in_w - 1 - shift) / s + 1;
+  return {std::min(first, a.out_w), std::min(last, a.out_w)};
+}
+
+// Max pooling of one output row of one plane, a window position at a time across the whole row
+// (a loop over output columns the compiler vectorizes), instead of a window at a time per output.
+// Each output sees its window's positions in the same order as a per-window scan (rows, then
+// columns), so the result is the same: the first maximum, or the last NaN (PyTorch's rule: every
+// NaN replaces the running maximum); an all -inf window keeps its first position.
+template <typename T>
+void max_pool_row(const Pool2dArgs& a, const T* x, const Window& wh,
+                  const std::vector<Window>& cols, T* y, int64_t* idx) {
+  using A = acc_t<T>;
+  const int64_t W = a.in_w, OW = a.out_w, s = a.stride_w;
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    y[ow] = lowest<T>();
+    idx[ow] = wh.start * W + cols[static_cast<size_t>(ow)].start;
+  }
+  for (int64_t h = wh.start; h < wh.end; h += wh.step) {
+    for (int64_t kw = 0; kw < a.kernel_w; ++kw) {
+      const auto [first, last] = columns_inside(a, kw);
+      const int64_t shift = h * W + kw * a.dilation_w - a.pad_w;  // position = ow * s + shift
+      for (int64_t ow = first; ow < last; ++ow) {
+        const int64_t at = ow * s + shift;
+        const T v = x[at];
+        const bool take = static_cast<A>(v) > static_cast<A>(y[ow]) || is_nan(v);
+        y[ow] = take ? v : y[ow];
+        idx[ow] = take ? at : idx[ow];
+      }
+    }
+  }
+}
+
 template <typename T>
 void pool_planes(const Pool2dArgs& a) {
   const T* in = static_cast<const T*>(a.input);
@@ -109,6 +149,10 @@ void pool_planes(const Pool2dArgs& a) {
       int64_t* idx = a.indices ? a.indices + p * OH * OW : nullptr;
       for (int64_t oh = 0; oh < OH; ++oh) {
         const Window& wh = rows[oh];
+        if (a.kind == PoolKind::Max) {
+          max_pool_row<T>(a, x, wh, cols, y + oh * OW, idx + oh * OW);
+          continue;
+        }
         for (int64_t ow = 0; ow < OW; ++ow) {
           const Window& ww = cols[ow];
           if (is_max(a.kind)) {
