@@ -6,6 +6,7 @@
 
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 namespace kiln::inductor {
@@ -126,8 +127,46 @@ Expr replace_loads(const Expr& e, int buffer, const Index& index) {
       e, [](const Index& i) { return i; }, [](int b) { return b; }, buffer, index);
 }
 
+// The part of `nest` into whose output the row `writer` (part j) writes can go instead of a
+// local array: the last reader of that row, a pointwise kernel over the same loops that reads it
+// only at the element it writes itself, into a buffer of the row's dtype that nothing else in
+// the nest reads or writes. The row is then written straight into that buffer and updated there
+// in place (eager's softmax: exponentials into the output, then scaled there), so the final pass
+// works in cache instead of writing cold memory with no computation to overlap.
+std::optional<size_t> in_place_reader(const Program& program, const LoopNest& nest, size_t j) {
+  const Kernel& writer = nest.parts[j];
+  if (writer.kind != Kernel::Kind::Pointwise) return std::nullopt;
+  const int b = writer.output;
+  std::optional<size_t> last;
+  bool same_element = true;
+  for (size_t k = j + 1; k < nest.parts.size(); ++k) {
+    for_each_load(nest.parts[k].body, [&](const ExprNode& l) {
+      if (l.buffer != b) return;
+      last = k;
+      same_element = same_element && index_text(l.index) == index_text(writer.store);
+    });
+  }
+  if (!last || !same_element) return std::nullopt;
+  const Kernel& reader = nest.parts[*last];
+  const int o = reader.output;
+  if (reader.kind != Kernel::Kind::Pointwise || reader.ranges != writer.ranges || o == b ||
+      index_text(reader.store) != index_text(writer.store) ||
+      program.buffers[static_cast<size_t>(o)].dtype !=
+          program.buffers[static_cast<size_t>(b)].dtype) {
+    return std::nullopt;
+  }
+  for (size_t k = 0; k < nest.parts.size(); ++k) {
+    if (k != *last && nest.parts[k].output == o) return std::nullopt;
+    bool reads_o = false;
+    for_each_load(nest.parts[k].body, [&](const ExprNode& l) { reads_o |= l.buffer == o; });
+    if (reads_o) return std::nullopt;
+  }
+  return last;
+}
+
 // Buffers written by a kernel of a nest and read only by later kernels of the same nest become
 // local to it (an array per thread, indexed by the writer's own loops): they never reach memory.
+// A row whose last reader updates it into its own output at each element goes there instead.
 void localize(Program& program) {
   std::map<int, std::set<size_t>> readers;
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -159,6 +198,19 @@ void localize(Program& program) {
         elements *= writer.ranges[d];
       }
       if (elements > kMaxLocalElements) continue;
+      if (const auto reader = in_place_reader(program, *nest, j)) {
+        const Kernel& last = nest->parts[*reader];
+        const int o = last.output;
+        for (size_t k = j + 1; k <= *reader; ++k) {
+          nest->parts[k].body = rewrite(
+              nest->parts[k].body, [](const Index& e) { return e; },
+              [b, o](int x) { return x == b ? o : x; }, b, last.store);
+        }
+        writer.output = o;
+        writer.store = last.store;
+        program.buffers[static_cast<size_t>(b)].role = Buffer::Role::Local;  // no longer used
+        continue;
+      }
       for (size_t k = j + 1; k < nest->parts.size(); ++k) {
         nest->parts[k].body = replace_loads(nest->parts[k].body, b, local);
       }

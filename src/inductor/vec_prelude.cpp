@@ -149,6 +149,14 @@ template <typename T, int N> Mask<T, N> vec_where(Mask<T, N> m, Mask<T, N> a, Ma
   return {(m.m & a.m) | (~m.m & b.m)};
 }
 template <typename T, int N> Mask<T, N> vec_isnan(Vec<T, N> a) { return a != a; }
+// Whether x * r, r = 1 / c (c the same in every lane), may stand for x / c: r is normal (the
+// product is rounded once more than the quotient, as eager's softmax does), or c is zero,
+// infinite or NaN (then the product is exactly the quotient). Not for a denormal r or one that
+// overflowed.
+template <typename T, int N> bool vec_reciprocal_usable(Vec<T, N> c, Vec<T, N> r) {
+  const T cs = c.v[0], rs = r.v[0];
+  return std::isnormal(rs) || cs == T(0) || std::isinf(cs) || cs != cs;
+}
 
 // As kiln_maximum/kiln_minimum lane by lane: a if a is NaN, else b if b is NaN, else the larger
 // (smaller), b on ties (so maximum(+0, -0) is -0 as in the scalar code).

@@ -174,6 +174,12 @@ class VectorBodyWriter {
     failed_ = true;
     return {};
   }
+  // A value computed ahead of the loop that no expression node stands for; its name.
+  std::string hoist(const std::string& type, const std::string& rhs) {
+    const std::string name = fmt::format("v{}", count_++);
+    hoisted_ += fmt::format("{}const {} {} = {};\n", hoist_indent_, type, name, rhs);
+    return name;
+  }
   bool is_lane(DType d) const { return d == lane_; }
   static bool is_bool(DType d) { return d == DType::Bool; }
 
@@ -272,6 +278,19 @@ class VectorBodyWriter {
         {"trunc", "vec_trunc"},         {"round", "vec_round"}};
 
     if (a.size() == 2 && all_args(false)) {
+      // Division by a value computed ahead of the loop (softmax's sum): a multiplication by its
+      // reciprocal, a tenth of a division's cost per vector. Constants stay divisions (eager
+      // divides by them exactly).
+      if (op == "div" && a[1].invariant && !a[0].invariant &&
+          e.args[1]->kind != ExprNode::Kind::Constant) {
+        const std::string r =
+            hoist(types_.vec, fmt::format("{}::broadcast(1) / {}", types_.vec, a[1].name));
+        const std::string usable =
+            hoist("bool", fmt::format("vec_reciprocal_usable({}, {})", a[1].name, r));
+        return result(
+            fmt::format("({} ? {} * {} : {} / {})", usable, a[0].name, r, a[0].name, a[1].name),
+            false);
+      }
       if (auto it = arithmetic.find(op); it != arithmetic.end()) {
         return result(fmt::format("({} {} {})", a[0].name, it->second, a[1].name), false);
       }

@@ -2,6 +2,7 @@
 // empty, wrapped scalars, in-place and out= forms, and division edge cases.
 #include "ops/test_binary_util.h"
 
+#include <cmath>
 #include <limits>
 
 namespace kiln {
@@ -197,6 +198,18 @@ TEST(BinaryArith, DivisionEdgeCases) {
   EXPECT_TRUE(throws_error([&] { remainder(one, Scalar(0)); }, {"ZeroDivisionError"}));
   EXPECT_TRUE(throws_error([&] { div(one, one, "round"); },
                            {"rounding_mode", "'trunc'", "'floor'", "'round'"}));
+}
+
+// A broadcast -0.0 keeps its sign on the SIMD path (PyTorch: 2 / -0.0 is -inf, 2 * -0.0 is -0.0).
+TEST(BinaryArith, BroadcastNegativeZeroKeepsItsSign) {
+  const Tensor x = ramp({70}, kFloat32).abs() + 1.0;
+  for (const Tensor& minus_zero : {scalar_tensor(-0.0, kFloat32), f32({-0.0}, {1})}) {
+    for (double q : testing::values(div(x, minus_zero))) EXPECT_EQ(q, -kInf);
+    for (double p : testing::values(mul(x, minus_zero))) {
+      EXPECT_TRUE(p == 0 && std::signbit(p)) << p;
+    }
+  }
+  for (double q : testing::values(div(x, Scalar(-0.0)))) EXPECT_EQ(q, -kInf);
 }
 
 TEST(BinaryArith, NaNPropagation) {

@@ -35,8 +35,7 @@ constexpr int64_t kKeyBlock = 256;
 constexpr int kTileRows = kVecBytes == 64 ? 6 : 4;
 constexpr int kTileVecs = kVecBytes == 64 ? 4 : 2;
 
-// x in every lane, one broadcast instruction (Vec<T>(x) is V{} + x, an addition that the
-// compiler must keep because of -0.0).
+// x in every lane, one broadcast instruction.
 template <typename T>
 inline Vec<T> splat(T x) {
 #if defined(KILN_CPU_CAPABILITY_AVX512)

@@ -62,8 +62,9 @@ struct Vec {
   V v;
 
   Vec() = default;
-  Vec(V x) : v(x) {}        // NOLINT: implicit from the raw vector
-  Vec(T x) : v(V{} + x) {}  // NOLINT: broadcast
+  Vec(V x) : v(x) {}  // NOLINT: implicit from the raw vector
+  // Broadcast. x - 0 is x for every x (0 + x would turn -0.0 into +0.0), so it folds away.
+  Vec(T x) : v(x - V{}) {}  // NOLINT: broadcast
 
   static Vec loadu(const void* p) {
     static_assert(kVectorizable<T>, "no SIMD path for this element type");
