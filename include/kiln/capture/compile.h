@@ -48,8 +48,9 @@ struct CompileOptions {
   bool fullgraph = false;
   // Unset: sizes are static, and a recompile caused by a changed size is logged; true/false force.
   std::optional<bool> dynamic = std::nullopt;
-  // A registered backend name, or a backend function.
-  std::variant<std::string, Backend> backend = std::string("eager");
+  // A registered backend name, or a backend function. "inductor" (as PyTorch) generates C++;
+  // "eager" runs the captured graphs with the eager kernels, "aot_eager" their aot graphs.
+  std::variant<std::string, Backend> backend = std::string("inductor");
   // Passed to the backend.
   std::map<std::string, std::string> options = {};
   // Run the function eagerly (compile() becomes a no-op wrapper).
