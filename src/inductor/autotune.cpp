@@ -21,6 +21,8 @@ std::atomic<size_t> timings{0};
 // Timed runs per candidate after one warm-up; fewer once a candidate has run this long.
 constexpr int kRuns = 5;
 constexpr double kEnoughSeconds = 0.2;
+// A candidate replaces the default only when it takes at most this fraction of its time.
+constexpr double kClearlyFaster = 0.95;
 
 double median_seconds(const std::function<void()>& run) {
   run();  // warm-up: caches, pages, the OpenMP thread pool
@@ -50,11 +52,10 @@ bool is_max_autotune(const std::string& mode) {
   return mode == "max-autotune" || mode == "max-autotune-no-cudagraphs";
 }
 
-AutotuneSettings autotune_settings(const BackendContext& context, const LoadedModule* module) {
+AutotuneSettings autotune_settings(const BackendContext& context) {
   AutotuneSettings settings;
   settings.enabled = is_max_autotune(context.mode);
   settings.graph_name = context.graph_name;
-  if (module != nullptr) settings.cache_entry = module->path().parent_path();
   if (auto it = context.options.find("autotune_force"); it != context.options.end()) {
     std::vector<std::string> labels = {"default", "extern", "generated"};
     for (const NestVariant& v : autotune_variants()) labels.push_back(v.label);
@@ -119,8 +120,11 @@ size_t Autotuner::time(const TuningSite& site, const std::function<void(size_t)>
   for (size_t i = 0; i < site.labels.size(); ++i) {
     seconds.push_back(median_seconds([&run, i] { run(i); }));
   }
-  const size_t chosen =
+  size_t chosen =
       static_cast<size_t>(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
+  // Another candidate must beat the default clearly: at a few microseconds the order of nearly
+  // equal ones is noise.
+  if (seconds[chosen] > kClearlyFaster * seconds[0]) chosen = 0;
   timings.fetch_add(1);
   rewrite_ = true;
   record(site, chosen);

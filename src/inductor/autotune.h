@@ -12,7 +12,6 @@
 // options{"autotune_force": "<label>"} (debugging, tests) takes that label wherever a site has it
 // and the default elsewhere, without timing or files.
 #include "inductor/autotune_winners.h"
-#include "inductor/loaded_module.h"
 
 #include <kiln/backends/backend.h>
 
@@ -36,9 +35,10 @@ struct AutotuneSettings {
 // Whether `mode` is max-autotune ("max-autotune" or "max-autotune-no-cudagraphs").
 bool is_max_autotune(const std::string& mode);
 
-// The settings of a graph compiled with `context` into `module` (null: no kernels). Raises
-// kiln::Error when options{"autotune_force"} names no label of any site.
-AutotuneSettings autotune_settings(const BackendContext& context, const LoadedModule* module);
+// The settings of a graph compiled with `context` (cache_entry left empty: the caller sets it
+// to the entry folder of the module, once compiled). Raises kiln::Error when
+// options{"autotune_force"} names no variant.
+AutotuneSettings autotune_settings(const BackendContext& context);
 
 // One choice: a key and its candidates' labels, the default first.
 struct TuningSite {

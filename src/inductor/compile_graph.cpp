@@ -38,6 +38,8 @@ bool on_cpu(const graph::Graph& graph) {
 
 CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /*example_inputs*/,
                             const BackendContext& context) {
+  // max-autotune: variants and alternatives timed at the first call (autotune.h).
+  AutotuneSettings autotune = autotune_settings(context);
   Program program;
   try {
     KILN_CHECK(on_cpu(graph), "inductor: only CPU graphs are generated yet");
@@ -76,8 +78,7 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
     }
   }
   // reduce-overhead: the planned arena is kept across calls (no allocation for intermediates).
-  // max-autotune: variants and alternatives timed at the first call (autotune.h).
-  AutotuneSettings autotune = autotune_settings(context, module.get());
+  if (module) autotune.cache_entry = module->path().parent_path();  // the winners file's folder
   auto compiled = std::make_shared<const CompiledProgram>(std::move(program), std::move(module),
                                                           context.mode == "reduce-overhead",
                                                           std::move(autotune));

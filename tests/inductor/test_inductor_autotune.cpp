@@ -62,8 +62,9 @@ struct Workload {
     manual_seed(21);
     return {randn({64, 300}), randn({50000}), randn({300}), randn({300}), randn({300, 12}) * 0.1};
   }
-  static auto body(const Tensor& x, const Tensor& y, const Tensor& w, const Tensor& b,
-                   const Tensor& m) {
+  // A lambda: compile() takes callables, not references to functions.
+  static constexpr auto body = [](const Tensor& x, const Tensor& y, const Tensor& w,
+                                  const Tensor& b, const Tensor& m) {
     Tensor chain = ((x * 1.5 + 0.25).sigmoid() * x.tanh()).exp() - 1.0;
     Tensor flat = ((y * 0.5).sin() + y.abs().sqrt()).square();
     Tensor norm = layer_norm(x, {300}, w, b, 1e-5);
@@ -72,7 +73,7 @@ struct Workload {
     Tensor loss = chain.sum() * 1e-3 + flat.sum() * 1e-4 + (probs * x).sum() +
                   product.square().mean() + norm.amax(1).sum();
     return std::make_tuple(chain, flat, norm, probs, product, loss);
-  }
+  };
 };
 
 // Runs the workload compiled with `options` and eagerly, forward and backward (gradients of x, w
@@ -139,10 +140,10 @@ TEST(InductorAutotune, AnUnknownForcedVariantIsAnError) {
 TEST(InductorAutotune, SmallMatmulsAsExternOrGeneratedMatchEager) {
   auto body = [](const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& d,
                  const Tensor& big) {
-    Tensor mm = a.matmul(b);                                       // [12, 20] x [20, 9]
-    Tensor mmt = b.transpose(0, 1).matmul(a.transpose(0, 1));      // transposed operands
-    Tensor bmm = c.matmul(d) + d.narrow(1, 0, 1).narrow(2, 0, 6);  // baddbmm
-    Tensor large = big.matmul(big);                                // 80^3 > 2^18
+    Tensor mm = a.matmul(b);                                   // [12, 20] x [20, 9]
+    Tensor mmt = b.transpose(0, 1).matmul(a.transpose(0, 1));  // transposed operands
+    Tensor bmm = c.bmm(d) + d.narrow(1, 0, 1);                 // baddbmm
+    Tensor large = big.matmul(big);                            // 80^3 > 2^18
     return std::make_tuple(mm, mmt, bmm, large);
   };
   manual_seed(22);
