@@ -45,6 +45,8 @@ void check_owned_by_this_user(const fs::path& dir) {
       kCacheDirHint);
 }
 
+}  // namespace
+
 // What describes the host CPU in /proc/cpuinfo (x86 and ARM field names), for flags that compile
 // for the host: a cache shared between machines must not hand one CPU's code to another.
 const std::string& host_cpu_description() {
@@ -62,6 +64,8 @@ const std::string& host_cpu_description() {
   }();
   return description;
 }
+
+namespace {
 
 bool compiles_for_host(const CompilerConfig& config) {
   for (const std::string& flag : config.flags) {

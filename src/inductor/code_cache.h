@@ -48,4 +48,8 @@ std::shared_ptr<const LoadedModule> load_or_compile(std::string_view source,
 // How many times load_or_compile has run the compiler in this process (for tests).
 size_t compilation_count();
 
+// The host CPU as /proc/cpuinfo describes it (model and flags of the first processor): part of
+// the key of code compiled for the host, and of max-autotune's timings (autotune_winners.h).
+const std::string& host_cpu_description();
+
 }  // namespace kiln::inductor

@@ -1,6 +1,7 @@
 #include "inductor/codegen_cpp.h"
 
 #include "inductor/accumulator.h"
+#include "inductor/kernel_variants.h"
 #include "inductor/vec_prelude.h"
 #include "inductor/vectorize.h"
 
@@ -220,7 +221,8 @@ struct LoopText {
 // Writes one loop nest as a function.
 class NestWriter {
  public:
-  NestWriter(const Program& program, const LoopNest& nest) : program_(program), nest_(nest) {
+  NestWriter(const Program& program, const LoopNest& nest, NestVariant variant = {})
+      : program_(program), nest_(nest), variant_(std::move(variant)) {
     size_t vars = nest.outer.size();
     for (const Kernel& k : nest.parts) {
       vars = std::max(vars, k.ranges.size() + k.reduction_ranges.size());
@@ -287,8 +289,7 @@ class NestWriter {
     }
     work *= std::max<int64_t>(per_iteration, 1);
     if (p == 0) return s + unshared(parts.at(0), work);
-    s += fmt::format("  #pragma omp parallel for{} if ({} >= {})\n",
-                     p > 1 ? fmt::format(" collapse({})", p) : "", work, kParallelWork);
+    s += parallel_for(p > 1 ? fmt::format(" collapse({})", p) : "", work);
     std::string indent = "  ";
     for (size_t i = 0; i < p; ++i) {
       s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", indent, i,
@@ -380,21 +381,37 @@ class NestWriter {
     return s + acc.finish(indent) + store(r, "acc", indent);
   }
 
+  // The pragma running the next loop on the threads (`clauses` appended), as the variant says:
+  // by default only when the work reaches kParallelWork; nothing for one thread.
+  std::string parallel_for(const std::string& clauses, int64_t work) const {
+    const bool by_work = work >= kParallelWork;
+    if (!variant_.parallel || *variant_.parallel == by_work) {
+      return fmt::format("  #pragma omp parallel for{} if ({} >= {})\n", clauses, work,
+                         kParallelWork);
+    }
+    return *variant_.parallel ? fmt::format("  #pragma omp parallel for{}\n", clauses) : "";
+  }
+
+  // Elements per chunk of a lone long loop: the variant's where the chunks run in parallel, the
+  // default's elsewhere (the chunk size of a loop on one thread changes nothing).
+  int64_t chunk_of(int64_t work) const {
+    return variant_.parallel.value_or(work >= kParallelWork) ? variant_.chunk : kChunk;
+  }
+
   // A kernel alone, without shared loops: long loops are cut into chunks the threads share.
   std::string unshared(const Kernel& k, int64_t work) {
     std::string indent = "  ";
-    const std::string parallel =
-        fmt::format("  #pragma omp parallel for{{}} if ({} >= {})\n", work, kParallelWork);
+    const int64_t chunk = chunk_of(work);
     if (k.kind == Kernel::Kind::Pointwise) {
       if (k.ranges.empty()) return pointwise(k, {}, indent);
       // One loop (normalized kernels without parallel loops have at most one).
       const int64_t n = k.ranges[0];
-      if (n <= kChunk) return pointwise(k, {{0, "0", fmt::format("{}", n), n}}, indent);
-      std::string s = fmt::format(fmt::runtime(parallel), "");
-      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + kChunk - 1) / kChunk);
+      if (n <= chunk) return pointwise(k, {{0, "0", fmt::format("{}", n), n}}, indent);
+      std::string s = parallel_for("", work);
+      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + chunk - 1) / chunk);
       s += pointwise(k,
-                     {{0, fmt::format("c * {}", kChunk),
-                       fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, kChunk), kChunk}},
+                     {{0, fmt::format("c * {}", chunk),
+                       fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, chunk), chunk}},
                      "    ");
       return s + "  }\n";
     }
@@ -405,16 +422,16 @@ class NestWriter {
     for (size_t j = 0; j < k.reduction_ranges.size(); ++j) {
       loops.push_back({j, "0", fmt::format("{}", k.reduction_ranges[j]), k.reduction_ranges[j]});
     }
-    if (loops.size() == 1 && k.reduction_ranges[0] > kChunk) {
+    if (loops.size() == 1 && k.reduction_ranges[0] > chunk) {
       const int64_t n = k.reduction_ranges[0];
-      s += fmt::format(fmt::runtime(parallel), acc.clauses());
-      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + kChunk - 1) / kChunk);
-      loops[0] = {0, fmt::format("c * {}", kChunk),
-                  fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, kChunk), kChunk};
+      s += parallel_for(acc.clauses(), work);
+      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + chunk - 1) / chunk);
+      loops[0] = {0, fmt::format("c * {}", chunk),
+                  fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, chunk), chunk};
       s += accumulate(k, acc, loops, "    ");
       s += "  }\n";
     } else if (loops.size() > 1) {
-      s += fmt::format(fmt::runtime(parallel), acc.clauses());
+      s += parallel_for(acc.clauses(), work);
       s += open(loops[0], indent);
       s += accumulate(k, acc, std::vector<LoopText>(loops.begin() + 1, loops.end()), indent);
       s += close(indent);
@@ -448,7 +465,11 @@ class NestWriter {
     };
     const InnerLoop vector_loop = vector_loop_of(inner, indent);
     const DType out = dtype_of_output_.at(k.output);
-    if (auto v = vectorized_store_loop(vector_loop, k.body, k.output, out, k.store, scalar)) {
+    std::optional<std::string> v;
+    if (variant_.explicit_vectors) {
+      v = vectorized_store_loop(vector_loop, k.body, k.output, out, k.store, scalar);
+    }
+    if (v) {
       s += *v;
     } else {
       s += scalar(inner.begin);
@@ -512,8 +533,12 @@ class NestWriter {
       also_store =
           AlsoStore{also->body, also->output, dtype_of_output_.at(also->output), also->store};
     }
-    if (auto v = vectorized_reduction_loop(vector_loop, k.body, k.reduction, "acc", acc.type(),
-                                           scalar, also_store ? &*also_store : nullptr)) {
+    std::optional<std::string> v;
+    if (variant_.explicit_vectors) {
+      v = vectorized_reduction_loop(vector_loop, k.body, k.reduction, "acc", acc.type(), scalar,
+                                    also_store ? &*also_store : nullptr);
+    }
+    if (v) {
       s += *v;
     } else {
       s += scalar(inner.begin);
@@ -542,6 +567,7 @@ class NestWriter {
 
   const Program& program_;
   const LoopNest& nest_;
+  NestVariant variant_;
   std::vector<std::string> names_;
   std::map<int, DType> dtype_of_output_;  // by argument position
 };
@@ -554,21 +580,34 @@ std::vector<std::string> compile_arguments() {
           "-lsleefgnuabi"};
 }
 
-std::string generate_cpp(Program& program) {
+std::string generate_cpp(Program& program, bool kernel_variants) {
   std::string source = std::string(kPrelude) + math_declarations() + vec_prelude();
-  // Nests with the same text (the same layer repeated) share one function.
+  // Nests with the same text (the same layer repeated) share one function (and its variants).
   std::map<std::string, std::string> function_of_body;
+  std::map<std::string, std::vector<LoopNest::Variant>> variants_of_function;
+  const auto function_text = [](const std::string& name, const std::string& body) {
+    return fmt::format("\nextern \"C\" void {}(void* const* args) {{\n{}}}\n", name, body);
+  };
   for (Step& step : program.steps) {
-    auto* nest = std::get_if<LoopNest>(&step);
-    if (nest == nullptr) continue;
-    nest->args.clear();
-    const std::string body = NestWriter(program, *nest).body(nest->args);
-    auto [it, added] =
-        function_of_body.emplace(body, fmt::format("kernel{}", function_of_body.size()));
-    nest->function = it->second;
-    if (added) {
-      source +=
-          fmt::format("\nextern \"C\" void {}(void* const* args) {{\n{}}}\n", it->second, body);
+    for (LoopNest* nest : loop_nests(step)) {
+      nest->args.clear();
+      const std::string body = NestWriter(program, *nest).body(nest->args);
+      auto [it, added] =
+          function_of_body.emplace(body, fmt::format("kernel{}", function_of_body.size()));
+      nest->function = it->second;
+      if (added) source += function_text(it->second, body);
+      if (added && kernel_variants) {
+        std::set<std::string> bodies = {body};
+        for (const NestVariant& variant : autotune_variants()) {
+          std::vector<int> args;
+          const std::string text = NestWriter(program, *nest, variant).body(args);
+          if (!bodies.insert(text).second) continue;  // the same code as another variant
+          const std::string name = fmt::format("{}_{}", it->second, variant.label);
+          source += function_text(name, text);
+          variants_of_function[it->second].push_back({variant.label, name});
+        }
+      }
+      nest->variants = variants_of_function[it->second];
     }
   }
   return source;

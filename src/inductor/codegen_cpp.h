@@ -11,7 +11,10 @@ namespace kiln::inductor {
 
 // The source of every loop nest of `program`, whose `function` and `args` it sets (nests with the
 // same code share a function: `void <function>(void* const* args)`, a pointer per argument).
-std::string generate_cpp(Program& program);
+// With `kernel_variants` (max-autotune) each function also gets the variants of
+// autotune_variants() whose code differs, as <function>_<label>, listed in the nests' `variants`;
+// without, the source is exactly the default mode's.
+std::string generate_cpp(Program& program, bool kernel_variants = false);
 // Compiler arguments the generated source needs (after the source: libraries).
 std::vector<std::string> compile_arguments();
 

@@ -1,3 +1,4 @@
+#include "inductor/autotune.h"
 #include "inductor/code_cache.h"
 #include "inductor/codegen_cpp.h"
 #include "inductor/compiled_program.h"
@@ -37,6 +38,8 @@ bool on_cpu(const graph::Graph& graph) {
 
 CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /*example_inputs*/,
                             const BackendContext& context) {
+  // max-autotune: variants and alternatives timed at the first call (autotune.h).
+  AutotuneSettings autotune = autotune_settings(context);
   Program program;
   try {
     KILN_CHECK(on_cpu(graph), "inductor: only CPU graphs are generated yet");
@@ -46,18 +49,19 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
     if (!option_is(context, "extern_epilogues", "false")) {
       fuse_extern_epilogues(fused);
     }
-    program = schedule(lower(fused), context.graph_name);
+    // max-autotune: small matrix products get generated alternatives (gemm_alternative.h).
+    program = schedule(lower(fused, {.gemm_alternatives = is_max_autotune(context.mode)}),
+                       context.graph_name);
   } catch (const Error& e) {
     logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
                                                      context.graph_name, e.what()));
     return interpreted(graph);
   }
-  const bool has_kernels =
-      std::any_of(program.steps.begin(), program.steps.end(),
-                  [](const Step& s) { return std::holds_alternative<LoopNest>(s); });
+  const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),
+                                       [](const Step& s) { return !loop_nests(s).empty(); });
   std::shared_ptr<const LoadedModule> module;
   if (has_kernels) {
-    const std::string source = generate_cpp(program);
+    const std::string source = generate_cpp(program, is_max_autotune(context.mode));
     logs::log(logs::Channel::output_code,
               fmt::format("generated code of {}:\n{}", context.graph_name, source));
     if (auto dir = debug::DebugDir::for_compilation(context.graph_name + "_inductor")) {
@@ -74,8 +78,10 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
     }
   }
   // reduce-overhead: the planned arena is kept across calls (no allocation for intermediates).
+  if (module) autotune.cache_entry = module->path().parent_path();  // the winners file's folder
   auto compiled = std::make_shared<const CompiledProgram>(std::move(program), std::move(module),
-                                                          context.mode == "reduce-overhead");
+                                                          context.mode == "reduce-overhead",
+                                                          std::move(autotune));
   const MemoryPlan& plan = compiled->memory_plan();
   logs::log(logs::Channel::fusion,
             fmt::format("inductor: {}: intermediates in an arena of {} bytes ({} without reuse{})",

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <utility>
 
 namespace kiln::inductor {
 
@@ -36,11 +37,13 @@ bool same_layout(const Tensor& t, const Buffer& b) {
 }  // namespace
 
 CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module,
-                                 bool keep_arena)
+                                 bool keep_arena, AutotuneSettings autotune)
     : program_(std::move(program)),
       module_(std::move(module)),
       plan_(plan_memory(program_)),
-      keep_arena_(keep_arena) {
+      keep_arena_(keep_arena),
+      autotune_(std::move(autotune)) {
+  tuned_ = !autotune_.enabled;
   extern_reads_.assign(program_.buffers.size(), false);
   // Last reader of each intermediate buffer; outputs are never released.
   std::vector<int> last(program_.buffers.size(), -1);
@@ -49,16 +52,31 @@ CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedMo
   };
   for (size_t s = 0; s < program_.steps.size(); ++s) {
     const int step = static_cast<int>(s);
-    if (const auto* nest = std::get_if<LoopNest>(&program_.steps[s])) {
-      kernels_.push_back(reinterpret_cast<KernelFn>(module_->symbol(nest->function)));
+    const Step& st = program_.steps[s];
+    StepFunctions functions;
+    for (const LoopNest* nest : loop_nests(st)) {
+      functions.nests.push_back(functions_of(*nest));
       for (int b : nest->args) read(b, step);
-    } else {
-      kernels_.push_back(nullptr);
-      for (const ExternCall::Input& in : std::get<ExternCall>(program_.steps[s]).inputs) {
+    }
+    const ExternCall* call = std::get_if<ExternCall>(&st);
+    if (const auto* choice = std::get_if<ExternOrGenerated>(&st)) {
+      call = &choice->extern_call;
+      // The op and its inputs' layouts say what the extern call does; the generated functions,
+      // what the other way is.
+      std::string key = "extern " + call->op->full_name();
+      for (const ExternCall::Input& in : call->inputs) {
+        key += fmt::format(" [{}]/[{}]", fmt::join(in.sizes, ", "), fmt::join(in.strides, ", "));
+      }
+      for (const LoopNest& nest : choice->generated) key += " | " + nest.function;
+      functions.extern_or_generated = TuningSite{key, {"extern", "generated"}};
+    }
+    if (call != nullptr) {
+      for (const ExternCall::Input& in : call->inputs) {
         read(in.buffer, step);
         extern_reads_[static_cast<size_t>(in.buffer)] = true;
       }
     }
+    functions_.push_back(std::move(functions));
   }
   std::set<int> kept;
   for (const OutputView& o : program_.outputs) kept.insert(o.buffer);
@@ -71,15 +89,42 @@ CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedMo
   }
 }
 
+CompiledProgram::NestFunctions CompiledProgram::functions_of(const LoopNest& nest) const {
+  NestFunctions f;
+  f.site.key = nest.function;
+  f.site.labels.push_back("default");
+  f.functions.push_back(reinterpret_cast<KernelFn>(module_->symbol(nest.function)));
+  for (const LoopNest::Variant& v : nest.variants) {
+    f.site.labels.push_back(v.label);
+    f.functions.push_back(reinterpret_cast<KernelFn>(module_->symbol(v.function)));
+  }
+  return f;
+}
+
 std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
-  if (plan_.arena_bytes == 0) return run_with(inputs, Tensor());
+  if (!tuned_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(tuning_mutex_);
+    if (!tuned_.load(std::memory_order_relaxed)) {
+      Autotuner tuner(autotune_);
+      std::vector<Tensor> outputs = run_once(inputs, &tuner);
+      tuner.finish();
+      tuned_.store(true, std::memory_order_release);
+      return outputs;
+    }
+  }
+  return run_once(inputs, nullptr);
+}
+
+std::vector<Tensor> CompiledProgram::run_once(std::span<const Tensor> inputs,
+                                              Autotuner* tuner) const {
+  if (plan_.arena_bytes == 0) return run_with(inputs, Tensor(), tuner);
   // One allocation per call, or none: the kept arena, unless another call holds it.
   const auto fresh = [this] { return empty({plan_.arena_bytes + 64}, kUInt8); };
   if (keep_arena_) {
     std::unique_lock lock(arena_mutex_, std::try_to_lock);
     if (lock.owns_lock()) {
       if (!arena_.defined()) arena_ = fresh();
-      std::vector<Tensor> outputs = run_with(inputs, arena_);
+      std::vector<Tensor> outputs = run_with(inputs, arena_, tuner);
       // An output aliasing the arena (an extern call returning a view of its input) would be
       // overwritten by the next call: it gets its own memory.
       const auto* begin = static_cast<const char*>(arena_.data_ptr());
@@ -90,15 +135,15 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
       return outputs;
     }
   }
-  return run_with(inputs, fresh());
+  return run_with(inputs, fresh(), tuner);
 }
 
-std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs,
-                                              const Tensor& arena) const {
+std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, const Tensor& arena,
+                                              Autotuner* tuner) const {
   KILN_CHECK(inputs.size() == program_.num_inputs, "inductor: the graph takes {} inputs, got {}",
              program_.num_inputs, inputs.size());
-  std::vector<Tensor> buffers(program_.buffers.size());
-  std::vector<void*> pointers(program_.buffers.size(), nullptr);
+  Buffers buffers{std::vector<Tensor>(program_.buffers.size()),
+                  std::vector<void*>(program_.buffers.size(), nullptr)};
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const Buffer& buf = program_.buffers[b];
     if (buf.role != Buffer::Role::Input) continue;
@@ -114,8 +159,8 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs,
       laid_out.copy_(t);
       t = laid_out;
     }
-    buffers[b] = t;
-    pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
+    buffers.tensors[b] = t;
+    buffers.pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
   }
   // Planned buffers: places in the arena (64-byte aligned), as flat tensors sharing its memory
   // for the extern calls that read them.
@@ -128,69 +173,160 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs,
     if (plan_.offset[b] < 0) continue;
     const Buffer& buf = program_.buffers[b];
     void* at = base + plan_.offset[b];
-    pointers[b] = at;
+    buffers.pointers[b] = at;
     if (!extern_reads_[b]) continue;
-    buffers[b] =
+    buffers.tensors[b] =
         from_blob(at, {storage_elements(buf)}, {1}, buf.dtype, [arena](void*) { (void)arena; });
   }
   autograd::NoGradGuard no_grad;
-  std::vector<void*> args;
   for (size_t s = 0; s < program_.steps.size(); ++s) {
-    if (const auto* nest = std::get_if<LoopNest>(&program_.steps[s])) {
-      for (const Kernel& k : nest->parts) {
-        const size_t out = static_cast<size_t>(k.output);
-        if (program_.buffers[out].role == Buffer::Role::Local || plan_.offset[out] >= 0) continue;
-        buffers[out] = allocate(program_.buffers[out]);
-        pointers[out] = storage_base(buffers[out]);
-      }
-      args.clear();
-      for (int b : nest->args) args.push_back(pointers[static_cast<size_t>(b)]);
-      kernels_[s](args.data());
+    const Step& step = program_.steps[s];
+    if (const auto* nest = std::get_if<LoopNest>(&step)) {
+      run_nest(*nest, functions_[s].nests.at(0), buffers, tuner);
+    } else if (const auto* call = std::get_if<ExternCall>(&step)) {
+      run_extern(*call, buffers);
     } else {
-      const ExternCall& e = std::get<ExternCall>(program_.steps[s]);
-      ops::Stack args = e.args;
-      for (const ExternCall::Input& in : e.inputs) {
-        Tensor t =
-            buffers[static_cast<size_t>(in.buffer)].as_strided(in.sizes, in.strides, in.offset);
-        if (in.element < 0) {
-          args[static_cast<size_t>(in.arg)] = ops::IValue(std::move(t));
-        } else {
-          auto list = args[static_cast<size_t>(in.arg)].to_tensor_list();
-          list[static_cast<size_t>(in.element)] = std::move(t);
-          args[static_cast<size_t>(in.arg)] = ops::IValue(std::move(list));
-        }
-      }
-      std::vector<Tensor> results;
-      {
-        ops::DispatchModeGuard plain(nullptr);
-        results = ops::call(*e.op, std::move(args));
-      }
-      for (size_t i = 0; i < e.outputs.size() && i < results.size(); ++i) {
-        const size_t out = static_cast<size_t>(e.outputs[i]);
-        const Buffer& buf = program_.buffers[out];
-        Tensor r = results[i];
-        if (!r.defined()) continue;
-        if (!same_layout(r, buf)) {
-          // A kernel chose another layout than its meta function said: copy into the promised one.
-          Tensor fixed = allocate(buf);
-          fixed.copy_(r);
-          r = fixed;
-        }
-        buffers[out] = r;
-        pointers[out] = r.numel() > 0 ? storage_base(r) : nullptr;
-      }
+      run_extern_or_generated(std::get<ExternOrGenerated>(step), functions_[s], buffers, tuner);
     }
     for (int b : release_[s]) {
-      buffers[static_cast<size_t>(b)] = Tensor();
-      pointers[static_cast<size_t>(b)] = nullptr;
+      buffers.tensors[static_cast<size_t>(b)] = Tensor();
+      buffers.pointers[static_cast<size_t>(b)] = nullptr;
     }
   }
   std::vector<Tensor> outputs;
   for (const OutputView& o : program_.outputs) {
     outputs.push_back(
-        buffers[static_cast<size_t>(o.buffer)].as_strided(o.sizes, o.strides, o.offset));
+        buffers.tensors[static_cast<size_t>(o.buffer)].as_strided(o.sizes, o.strides, o.offset));
   }
   return outputs;
+}
+
+void CompiledProgram::run_nest(const LoopNest& nest, NestFunctions& functions, Buffers& buffers,
+                               Autotuner* tuner) const {
+  for (const Kernel& k : nest.parts) {
+    const size_t out = static_cast<size_t>(k.output);
+    if (program_.buffers[out].role == Buffer::Role::Local || plan_.offset[out] >= 0) continue;
+    buffers.tensors[out] = allocate(program_.buffers[out]);
+    buffers.pointers[out] = storage_base(buffers.tensors[out]);
+  }
+  std::vector<void*> args;
+  for (int b : nest.args) args.push_back(buffers.pointers[static_cast<size_t>(b)]);
+  if (tuner != nullptr) {
+    if (const auto chosen = tuner->decided(functions.site)) {
+      functions.chosen = *chosen;
+    } else if (const auto why = not_repeatable(nest, buffers)) {
+      functions.chosen = tuner->keep_default(functions.site, *why);
+    } else {
+      functions.chosen =
+          tuner->time(functions.site, [&](size_t i) { functions.functions[i](args.data()); });
+    }
+  }
+  // The chosen function runs last: the results are its own.
+  functions.functions[functions.chosen](args.data());
+}
+
+void CompiledProgram::run_extern(const ExternCall& e, Buffers& buffers) const {
+  ops::Stack args = e.args;
+  for (const ExternCall::Input& in : e.inputs) {
+    Tensor t =
+        buffers.tensors[static_cast<size_t>(in.buffer)].as_strided(in.sizes, in.strides, in.offset);
+    if (in.element < 0) {
+      args[static_cast<size_t>(in.arg)] = ops::IValue(std::move(t));
+    } else {
+      auto list = args[static_cast<size_t>(in.arg)].to_tensor_list();
+      list[static_cast<size_t>(in.element)] = std::move(t);
+      args[static_cast<size_t>(in.arg)] = ops::IValue(std::move(list));
+    }
+  }
+  std::vector<Tensor> results;
+  {
+    ops::DispatchModeGuard plain(nullptr);
+    results = ops::call(*e.op, std::move(args));
+  }
+  for (size_t i = 0; i < e.outputs.size() && i < results.size(); ++i) {
+    const size_t out = static_cast<size_t>(e.outputs[i]);
+    const Buffer& buf = program_.buffers[out];
+    Tensor r = results[i];
+    if (!r.defined()) continue;
+    if (!same_layout(r, buf)) {
+      // A kernel chose another layout than its meta function said: copy into the promised one.
+      Tensor fixed = allocate(buf);
+      fixed.copy_(r);
+      r = fixed;
+    }
+    buffers.tensors[out] = r;
+    buffers.pointers[out] = r.numel() > 0 ? storage_base(r) : nullptr;
+  }
+}
+
+void CompiledProgram::run_extern_or_generated(const ExternOrGenerated& choice,
+                                              StepFunctions& functions, Buffers& buffers,
+                                              Autotuner* tuner) const {
+  // The generated way: its nests in order, each with its chosen variant (tuned on its first run).
+  const auto generated = [&](Autotuner* nest_tuner) {
+    for (size_t i = 0; i < choice.generated.size(); ++i) {
+      run_nest(choice.generated[i], functions.nests[i], buffers, nest_tuner);
+    }
+  };
+  if (tuner != nullptr) {
+    const TuningSite& site = *functions.extern_or_generated;
+    std::optional<size_t> chosen = tuner->decided(site);
+    if (!chosen) {
+      generated(tuner);  // the nests' variants first, then both ways as a whole
+      chosen = tuner->time(site, [&](size_t i) {
+        if (i == 0) {
+          run_extern(choice.extern_call, buffers);
+        } else {
+          generated(nullptr);
+        }
+      });
+    } else if (*chosen == 1) {
+      generated(tuner);
+    }
+    functions.generated = *chosen == 1;
+  }
+  // The chosen way runs last: the outputs are its own.
+  if (functions.generated) {
+    generated(nullptr);
+  } else {
+    run_extern(choice.extern_call, buffers);
+  }
+}
+
+std::optional<std::string> CompiledProgram::not_repeatable(const LoopNest& nest,
+                                                           const Buffers& buffers) const {
+  // A part reading a buffer that it or a later part writes reads what the previous run wrote
+  // (an in-place update); reads of what earlier parts wrote in this run are repeatable.
+  std::set<int> written, read_only;
+  for (size_t j = nest.parts.size(); j-- > 0;) {
+    written.insert(nest.parts[j].output);
+    std::optional<int> rewritten;
+    for_each_load(nest.parts[j].body, [&](const ExprNode& l) {
+      if (written.count(l.buffer)) rewritten = l.buffer;
+    });
+    if (rewritten) return fmt::format("it updates buf{} in place", *rewritten);
+  }
+  for (const Kernel& k : nest.parts) {
+    for_each_load(k.body, [&](const ExprNode& l) {
+      if (!written.count(l.buffer)) read_only.insert(l.buffer);
+    });
+  }
+  // Distinct buffers in overlapping memory (an output aliasing an input).
+  const auto extent = [&](int b) {
+    const auto* begin = static_cast<const char*>(buffers.pointers[static_cast<size_t>(b)]);
+    return std::pair{begin, begin + storage_bytes(program_.buffers[static_cast<size_t>(b)])};
+  };
+  for (int w : written) {
+    if (program_.buffers[static_cast<size_t>(w)].role == Buffer::Role::Local) continue;
+    const auto [wb, we] = extent(w);
+    for (int r : read_only) {
+      const auto [rb, re] = extent(r);
+      if (wb != nullptr && rb != nullptr && wb < re && rb < we) {
+        return fmt::format("buf{} overlaps buf{}, which it reads", w, r);
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace kiln::inductor

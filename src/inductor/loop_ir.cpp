@@ -152,4 +152,37 @@ bool is_math_function(const std::string& op) {
          std::find(b.begin(), b.end(), op) != b.end();
 }
 
+std::vector<const LoopNest*> loop_nests(const Step& step) {
+  if (const auto* nest = std::get_if<LoopNest>(&step)) return {nest};
+  std::vector<const LoopNest*> nests;
+  if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) {
+    for (const LoopNest& n : choice->generated) nests.push_back(&n);
+  }
+  return nests;
+}
+
+std::vector<LoopNest*> loop_nests(Step& step) {
+  if (auto* nest = std::get_if<LoopNest>(&step)) return {nest};
+  std::vector<LoopNest*> nests;
+  if (auto* choice = std::get_if<ExternOrGenerated>(&step)) {
+    for (LoopNest& n : choice->generated) nests.push_back(&n);
+  }
+  return nests;
+}
+
+std::vector<int> buffers_read(const Step& step) {
+  std::vector<int> read;
+  for (const LoopNest* nest : loop_nests(step)) {
+    for (const Kernel& k : nest->parts) {
+      for_each_load(k.body, [&read](const ExprNode& l) { read.push_back(l.buffer); });
+    }
+  }
+  const ExternCall* call = std::get_if<ExternCall>(&step);
+  if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
+  if (call != nullptr) {
+    for (const ExternCall::Input& in : call->inputs) read.push_back(in.buffer);
+  }
+  return read;
+}
+
 }  // namespace kiln::inductor

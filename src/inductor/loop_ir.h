@@ -9,6 +9,8 @@
 //            function.
 //   Extern:  a registry op run by its eager kernel on buffers (GEMM, convolution, random draws,
 //            indexing, everything without a loop lowering yet).
+//   ExternOrGenerated: an extern call and generated loop nests computing the same outputs
+//            (max-autotune, small matmuls); the runtime keeps the faster.
 //   Program: buffers and steps in order; what the code generator and the runtime read.
 #include "inductor/index_expr.h"
 
@@ -113,6 +115,12 @@ struct LoopNest {
     int64_t elements = 0;
   };
   std::vector<LocalBuffer> locals;
+  // max-autotune: other functions computing the same nest (kernel_variants.h), each under its
+  // variant's label; the runtime times them against `function` at the first call.
+  struct Variant {
+    std::string label, function;
+  };
+  std::vector<Variant> variants;
 };
 
 // An op the runtime calls with tensors made from buffers (as strided views where a view was
@@ -130,7 +138,23 @@ struct ExternCall {
   std::vector<int> outputs;  // one buffer per op output (-1: undefined output)
 };
 
-using Step = std::variant<LoopNest, ExternCall>;
+// Two ways to compute the outputs of an extern call (max-autotune: small matmuls, see
+// gemm_alternative.h): the call itself, or generated loop nests in order, the last of which writes
+// the call's output buffers (earlier ones write buffers read only inside `generated`). Neither
+// writes planned memory: the runtime allocates their buffers per call.
+struct ExternOrGenerated {
+  ExternCall extern_call;
+  std::vector<LoopNest> generated;
+};
+
+using Step = std::variant<LoopNest, ExternCall, ExternOrGenerated>;
+
+// The buffers a step reads: its kernels' loads (the buffers of a generated alternative's nests
+// included) and its extern call's inputs, each once per read (repeats possible).
+std::vector<int> buffers_read(const Step& step);
+// The loop nests of a step: the nest itself, or a generated alternative's nests.
+std::vector<const LoopNest*> loop_nests(const Step& step);
+std::vector<LoopNest*> loop_nests(Step& step);
 
 // A graph output: a view (sizes, strides, offset) of a buffer.
 struct OutputView {

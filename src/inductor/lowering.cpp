@@ -1,5 +1,7 @@
 #include "inductor/lowering.h"
 
+#include "inductor/gemm_alternative.h"
+
 #include "graph/meta_twins.h"
 
 #include <kiln/core/error.h>
@@ -118,7 +120,7 @@ struct Lowered {
 
 class Lowering {
  public:
-  explicit Lowering(const graph::Graph& g) : graph_(g) {}
+  Lowering(const graph::Graph& g, LoweringOptions options) : graph_(g), options_(options) {}
 
   Program run() {
     count_reads();
@@ -529,10 +531,17 @@ class Lowering {
       e.outputs.push_back(buffer);
       new_storage(m, nullptr, buffer, {&n, static_cast<int>(i)});
     }
+    if (options_.gemm_alternatives) {
+      if (auto choice = gemm_alternative(e, program_)) {
+        program_.steps.emplace_back(std::move(*choice));
+        return;
+      }
+    }
     program_.steps.emplace_back(std::move(e));
   }
 
   const graph::Graph& graph_;
+  LoweringOptions options_;
   Program program_;
   std::vector<Storage> storages_;
   std::map<ValueKey, Lowered> lowered_;
@@ -541,6 +550,8 @@ class Lowering {
 
 }  // namespace
 
-Program lower(const graph::Graph& graph) { return Lowering(graph).run(); }
+Program lower(const graph::Graph& graph, const LoweringOptions& options) {
+  return Lowering(graph, options).run();
+}
 
 }  // namespace kiln::inductor

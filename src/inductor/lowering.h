@@ -9,8 +9,13 @@
 
 namespace kiln::inductor {
 
+struct LoweringOptions {
+  // max-autotune: small matrix products also as generated kernels (gemm_alternative.h).
+  bool gemm_alternatives = false;
+};
+
 // Raises kiln::Error naming the node for what it cannot lower (a dtype without generated
 // kernels yet).
-Program lower(const graph::Graph& graph);
+Program lower(const graph::Graph& graph, const LoweringOptions& options = {});
 
 }  // namespace kiln::inductor

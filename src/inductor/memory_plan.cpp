@@ -55,9 +55,8 @@ MemoryPlan plan_memory(const Program& program) {
     if (const auto* nest = std::get_if<LoopNest>(&program.steps[s])) {
       for (int b : nest->args) read(b);
     } else {
-      for (const ExternCall::Input& in : std::get<ExternCall>(program.steps[s]).inputs) {
-        read(in.buffer);
-      }
+      // An extern call, or one with generated alternatives (whose own buffers are not planned).
+      for (int b : buffers_read(program.steps[s])) read(b);
     }
   }
   // Greedy by size, largest first: each buffer at the lowest offset free of the buffers already

@@ -175,9 +175,7 @@ void localize(Program& program) {
         for_each_load(k.body, [&](const ExprNode& l) { readers[l.buffer].insert(i); });
       }
     } else {
-      for (const ExternCall::Input& in : std::get<ExternCall>(program.steps[i]).inputs) {
-        readers[in.buffer].insert(i);
-      }
+      for (int b : buffers_read(program.steps[i])) readers[b].insert(i);
     }
   }
   std::set<int> outputs;
@@ -232,6 +230,8 @@ class Scheduler {
         for (const Kernel& k : nest->parts) add(k, steps);
       } else {
         flush(steps);
+        if (auto* choice = std::get_if<ExternOrGenerated>(&step))
+          schedule_generated(*choice, program);
         steps.push_back(std::move(step));
       }
     }
@@ -296,6 +296,21 @@ class Scheduler {
     }
     *shared_loops = shared;
     return "";
+  }
+
+  // A generated alternative's kernels scheduled as a program of their own (fused, their
+  // intermediates local where they can be), whose output is the extern call's.
+  void schedule_generated(ExternOrGenerated& choice, Program& program) const {
+    Program part;
+    part.buffers = program.buffers;
+    for (LoopNest& nest : choice.generated) part.steps.emplace_back(std::move(nest));
+    for (int b : choice.extern_call.outputs) {
+      if (b >= 0) part.outputs.push_back({.buffer = b, .sizes = {}, .strides = {}, .offset = 0});
+    }
+    part = Scheduler(graph_name_).run(std::move(part));
+    choice.generated.clear();
+    for (Step& s : part.steps) choice.generated.push_back(std::get<LoopNest>(std::move(s)));
+    program.buffers = std::move(part.buffers);  // roles: intermediates made local
   }
 
   void flush(std::vector<Step>& steps) {

@@ -13,7 +13,10 @@ namespace kiln::inductor {
 // kernels yet) runs with the interpreter, said on the perf_hints channel. Options (from
 // compile()'s `options`): "fallback" = "eager" turns a C++ compiler failure into a warning and
 // interpreted execution instead of a kiln::Error; "extern_epilogues" = "false" keeps an add after
-// mm/bmm/convolution a generated kernel instead of fusing it into the extern call.
+// mm/bmm/convolution a generated kernel instead of fusing it into the extern call;
+// "autotune_force" = a variant label (max-autotune only: "default", "one_thread", "all_threads",
+// "compiler_simd", "chunk_1024", "chunk_16384", "extern", "generated") uses that variant wherever
+// it exists instead of timing (docs/INDUCTOR.md).
 CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> example_inputs,
                             const BackendContext& context);
 
