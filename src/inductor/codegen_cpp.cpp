@@ -554,8 +554,9 @@ std::vector<std::string> compile_arguments() {
           "-lsleefgnuabi"};
 }
 
-std::string generate_cpp(Program& program) {
-  std::string source = std::string(kPrelude) + math_declarations() + vec_prelude();
+KernelSource generate_cpp(Program& program) {
+  KernelSource source{.prelude = std::string(kPrelude) + math_declarations() + vec_prelude(),
+                      .functions = {}};
   // Nests with the same text (the same layer repeated) share one function.
   std::map<std::string, std::string> function_of_body;
   for (Step& step : program.steps) {
@@ -567,8 +568,8 @@ std::string generate_cpp(Program& program) {
         function_of_body.emplace(body, fmt::format("kernel{}", function_of_body.size()));
     nest->function = it->second;
     if (added) {
-      source +=
-          fmt::format("\nextern \"C\" void {}(void* const* args) {{\n{}}}\n", it->second, body);
+      source.functions.push_back(
+          fmt::format("\nextern \"C\" void {}(void* const* args) {{\n{}}}\n", it->second, body));
     }
   }
   return source;

@@ -57,11 +57,11 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
                   [](const Step& s) { return std::holds_alternative<LoopNest>(s); });
   std::shared_ptr<const LoadedModule> module;
   if (has_kernels) {
-    const std::string source = generate_cpp(program);
+    const KernelSource source = generate_cpp(program);
     logs::log(logs::Channel::output_code,
-              fmt::format("generated code of {}:\n{}", context.graph_name, source));
+              fmt::format("generated code of {}:\n{}", context.graph_name, source.joined()));
     if (auto dir = debug::DebugDir::for_compilation(context.graph_name + "_inductor")) {
-      dir->write("kernels.cpp", source);
+      dir->write("kernels.cpp", source.joined());
     }
     try {
       module = load_or_compile(source, CompilerConfig::from_environment(), compile_arguments(),
