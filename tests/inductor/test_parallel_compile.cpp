@@ -8,6 +8,7 @@
 
 #include <kiln/kiln.h>
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -35,7 +36,8 @@ using KernelFunction = int (*)(int);
 // the generated prelude's do; `tag` (in a comment) gives each test its own cache key.
 KernelSource kernels_source(const std::string& tag, size_t count) {
   KernelSource source;
-  source.prelude = kiln::testing::add_source(tag) +
+  source.prelude = fmt::format("// {} {} {}\n", tag, ::getpid(),
+                               std::chrono::steady_clock::now().time_since_epoch().count()) +
                    "namespace {\ntemplate <typename T> inline T kiln_twice(T a) { return a + a; }\n"
                    "}  // namespace\nstatic const int kiln_zero = 0;\n";
   for (size_t i = 0; i < count; ++i) {
@@ -71,7 +73,8 @@ std::string read_file(const fs::path& path) {
 TEST(KernelSource, JoinedIsThePreludeThenEveryFunctionInOrder) {
   const KernelSource source{.prelude = "P", .functions = {"a", "bb", "c"}};
   EXPECT_EQ(source.joined(), "Pabbc");
-  EXPECT_EQ(KernelSource{.prelude = "P"}.joined(), "P");
+  const KernelSource no_functions{.prelude = "P", .functions = {}};
+  EXPECT_EQ(no_functions.joined(), "P");
 }
 
 TEST(KernelSource, PartsHaveBalancedLengthsAndKeepTheFunctionsInOrder) {
@@ -81,10 +84,11 @@ TEST(KernelSource, PartsHaveBalancedLengthsAndKeepTheFunctionsInOrder) {
   // 1, 2, 3, then cc to 3, b and f to 2.
   EXPECT_EQ(split_into_parts(source, 3),
             (std::vector<std::string>{"P|aaaaaa", "P|beeeef", "P|ccddd"}));
-  EXPECT_EQ(split_into_parts(source, 1), std::vector<std::string>{"P|aaaaaabcccdddeeeef"});
+  EXPECT_EQ(split_into_parts(source, 1), std::vector<std::string>{"P|aaaaaabccdddeeeef"});
   // Never more parts than functions, never none.
   EXPECT_EQ(split_into_parts(source, 10).size(), 6u);
-  EXPECT_EQ(split_into_parts(KernelSource{.prelude = "P"}, 4), std::vector<std::string>{"P"});
+  const KernelSource no_functions{.prelude = "P", .functions = {}};
+  EXPECT_EQ(split_into_parts(no_functions, 4), std::vector<std::string>{"P"});
 }
 
 TEST(KernelSource, OnePartPerMinimumOfFunctionsUpToTheThreads) {
@@ -197,11 +201,18 @@ TEST_F(ParallelCompile, ThreadsLoadingOneSplitSourceShareOneCompilation) {
   std::vector<std::shared_ptr<const LoadedModule>> modules(3);
   std::vector<std::thread> threads;
   for (auto& module : modules) {
-    threads.emplace_back([&] { module = load(source); });
+    threads.emplace_back([&] {
+      try {
+        module = load(source);
+      } catch (const Error& error) {
+        ADD_FAILURE() << error.what();
+      }
+    });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(compilation_count(), builds + 1);
   for (const auto& module : modules) ASSERT_EQ(module, modules[0]);
+  ASSERT_NE(modules[0], nullptr);
   EXPECT_TRUE(all_kernels_run(*modules[0], source));
 }
 
@@ -248,14 +259,31 @@ TEST_F(ParallelCompile, ProcessesSplittingOneSourceAtOnceAllSucceed) {
 }
 
 // A generated graph whose kernels do not fuse (an extern matrix product between each pointwise
-// step, a different constant in each): compiled in three parts, every kernel runs and the result
-// matches eager.
+// step) and differ (two functions of six, a different pair in each step): compiled in three parts,
+// every kernel runs and the result matches eager.
 TEST_F(ParallelCompile, AGraphWithManyKernelsCompiledInPartsMatchesEager) {
   threads_env_.set("3");
-  constexpr int kSteps = 3 * static_cast<int>(kMinKernelsPerPart);
+  constexpr size_t kSteps = 3 * kMinKernelsPerPart;
+  static_assert(kSteps <= 36, "six functions make 36 distinct pairs");
   auto body = [](const Tensor& x, const Tensor& w) {
+    const auto apply = [](size_t function, const Tensor& t) {
+      switch (function) {
+        case 0:
+          return t.sin();
+        case 1:
+          return t.cos();
+        case 2:
+          return t.tanh();
+        case 3:
+          return t.sigmoid();
+        case 4:
+          return t.atan();
+        default:
+          return t.erf();
+      }
+    };
     Tensor y = x;
-    for (int i = 0; i < kSteps; ++i) y = (y * (0.5 + 0.01 * i)).tanh().mm(w);
+    for (size_t i = 0; i < kSteps; ++i) y = apply(i / 6, apply(i % 6, y)).mm(w);
     return y;
   };
   auto f = compile(body, {.backend = std::string("inductor")});
