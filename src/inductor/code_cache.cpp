@@ -172,12 +172,14 @@ void compile_in_parts(const EntryFiles& entry, const KernelSource& source, size_
   link_shared_object(config, object_paths, output, extra_args);
 }
 
-// Compiles the entry's source into a temporary file, then publishes it as module.so and ok.
+// Compiles the entry's source (`joined`: source.joined()) into a temporary file, then publishes it
+// as module.so and ok.
 std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, const KernelSource& source,
-                                                size_t parts, const CompilerConfig& config,
+                                                std::string_view joined, size_t parts,
+                                                const CompilerConfig& config,
                                                 const std::vector<std::string>& extra_args,
                                                 std::string_view what) {
-  write_unless_identical(entry.source, source.joined());
+  write_unless_identical(entry.source, joined);
 
   TemporaryFiles unpublished;  // removed on failure; renamed away on success
   const fs::path temporary = unpublished.add(unique_temporary_name(entry.module));
@@ -230,7 +232,7 @@ std::shared_ptr<const LoadedModule> load_or_build(const KernelSource& source, si
   create_private_directory(entry.dir, kCacheDirHint);
   remove_stale_temporaries(entry.dir, kStaleTemporaryAge);
   std::shared_ptr<const LoadedModule> module = load_entry(entry, what);
-  if (!module) module = build_entry(entry, source, parts, config, extra_args, what);
+  if (!module) module = build_entry(entry, source, joined, parts, config, extra_args, what);
   slot->module = module;
   return module;
 }

@@ -42,9 +42,9 @@ std::string cache_key(std::string_view source, const CompilerConfig& config,
 // The entry folder of `key` in cache_dir().
 std::filesystem::path cache_entry_dir(const std::string& key);
 
-// Kernels per translation unit below which a source is not split further (measured: see
-// docs/INDUCTOR.md).
-inline constexpr size_t kMinKernelsPerPart = 8;
+// Kernels per translation unit below which a source is not split further. The prelude every part
+// repeats costs about as much compile time as 10 to 15 kernels (measured: docs/INDUCTOR.md).
+inline constexpr size_t kMinKernelsPerPart = 16;
 
 // How many compiler processes may compile one source at once: KILN_COMPILE_THREADS (a positive
 // integer), else the hardware's thread count. Raises kiln::Error for a malformed value.
