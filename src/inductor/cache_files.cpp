@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace kiln::inductor {
 
@@ -98,6 +99,13 @@ void replace_file(const fs::path& path, std::string_view content) {
   }
   rename_onto(temporary, path);
 }
+
+TemporaryFiles::~TemporaryFiles() {
+  std::error_code ignored;
+  for (const fs::path& path : paths_) fs::remove(path, ignored);
+}
+
+fs::path TemporaryFiles::add(fs::path path) { return paths_.emplace_back(std::move(path)); }
 
 FolderLock::FolderLock(const fs::path& dir, Mode mode)
     : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kiln::inductor {
 
@@ -34,6 +35,21 @@ void sync_to_disk(const std::filesystem::path& path);
 
 // Renames `from` onto `to` (atomically replacing it). Raises kiln::Error naming both.
 void rename_onto(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// Files removed (if they exist) when the object goes out of scope: temporary files of a step that
+// may fail half-way. Errors are ignored.
+class TemporaryFiles {
+ public:
+  TemporaryFiles() = default;
+  ~TemporaryFiles();
+  TemporaryFiles(const TemporaryFiles&) = delete;
+  TemporaryFiles& operator=(const TemporaryFiles&) = delete;
+  // Returns `path`, now removed at the end.
+  std::filesystem::path add(std::filesystem::path path);
+
+ private:
+  std::vector<std::filesystem::path> paths_;
+};
 
 // An flock(2) on a folder, held for the object's lifetime: exclusive for writers, shared for
 // readers. Released by the kernel if the process dies. Where the file system has no flock, the

@@ -7,8 +7,10 @@
 #include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "inductor/cache_files.h"
 
@@ -29,6 +32,7 @@ constexpr std::chrono::seconds kStaleTemporaryAge{3600};
 constexpr std::string_view kCacheDirHint = "set KILN_CACHE_DIR to a writable folder";
 
 std::atomic<size_t> compilations{0};
+std::atomic<size_t> compiler_processes{0};
 
 const char* nonempty_env(const char* name) {
   const char* value = std::getenv(name);
@@ -143,21 +147,61 @@ std::shared_ptr<const LoadedModule> load_entry(const EntryFiles& entry, std::str
   }
 }
 
-// Compiles the entry's source into a temporary file, then publishes it as module.so and ok.
-std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, std::string_view source,
-                                                const CompilerConfig& config,
-                                                const std::vector<std::string>& extra_args) {
-  std::optional<std::string> kept = read_whole_file(entry.source);
-  if (!kept || *kept != source) replace_file(entry.source, source);
+// Writes `content` to `path` unless the file already holds it (another compilation of the key).
+void write_unless_identical(const fs::path& path, std::string_view content) {
+  std::optional<std::string> kept = read_whole_file(path);
+  if (!kept || *kept != content) replace_file(path, content);
+}
 
-  fs::path temporary = unique_temporary_name(entry.module);
+// Compiles `source` in `parts` translation units at once, linked into `output`. The parts' sources
+// stay in the entry folder under names that only they use (source.part<i>of<N>.cpp: the same
+// content whoever writes them); the objects are temporary files.
+void compile_in_parts(const EntryFiles& entry, const KernelSource& source, size_t parts,
+                      const CompilerConfig& config, const std::vector<std::string>& extra_args,
+                      const fs::path& output) {
+  const std::vector<std::string> texts = split_into_parts(source, parts);
+  TemporaryFiles objects;
+  std::vector<ObjectCompilation> units;
+  std::vector<fs::path> object_paths;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string name = fmt::format("part{}of{}", i + 1, texts.size());
+    fs::path part_source = entry.dir / fmt::format("source.{}.cpp", name);
+    write_unless_identical(part_source, texts[i]);
+    object_paths.push_back(objects.add(unique_temporary_name(entry.dir / (name + ".o"))));
+    units.push_back({std::move(part_source), object_paths.back()});
+  }
+  compiler_processes.fetch_add(units.size());
+  compile_objects(config, units, extra_args);
+  compiler_processes.fetch_add(1);
+  link_shared_object(config, object_paths, output, extra_args);
+}
+
+// Compiles the entry's source (`joined`: source.joined()) into a temporary file, then publishes it
+// as module.so and ok.
+std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, const KernelSource& source,
+                                                std::string_view joined, size_t parts,
+                                                const CompilerConfig& config,
+                                                const std::vector<std::string>& extra_args,
+                                                std::string_view what) {
+  write_unless_identical(entry.source, joined);
+
+  TemporaryFiles unpublished;  // removed on failure; renamed away on success
+  const fs::path temporary = unpublished.add(unique_temporary_name(entry.module));
   compilations.fetch_add(1);
   try {
-    compile_shared_object(config, entry.source, temporary, extra_args);
+    if (parts <= 1) {
+      compiler_processes.fetch_add(1);
+      compile_shared_object(config, entry.source, temporary, extra_args);
+    } else {
+      logs::log(logs::Channel::output_code,
+                fmt::format("code cache: compiling {} ({} kernels) as {} translation units at "
+                            "once, then linking",
+                            what, source.functions.size(), parts));
+      compile_in_parts(entry, source, parts, config, extra_args, temporary);
+    }
   } catch (const Error& error) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    KILN_FAIL("{}\nThe generated source is kept at {}", error.what(), entry.source.string());
+    KILN_FAIL("{}\nThe generated source is kept at {}{}", error.what(), entry.source.string(),
+              parts <= 1 ? "" : " (its parts beside it)");
   }
   std::optional<std::string> bytes = read_whole_file(temporary);
   KILN_CHECK(bytes.has_value(), "the compiler reported success but {} cannot be read",
@@ -176,11 +220,13 @@ std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, std::st
   }
 }
 
-std::shared_ptr<const LoadedModule> load_or_build(std::string_view source,
+// `parts`: how many translation units to compile the source in if it must be compiled.
+std::shared_ptr<const LoadedModule> load_or_build(const KernelSource& source, size_t parts,
                                                   const CompilerConfig& config,
                                                   const std::vector<std::string>& extra_args,
                                                   std::string_view what) {
-  const std::string key = cache_key(source, config, extra_args);
+  const std::string joined = source.joined();
+  const std::string key = cache_key(joined, config, extra_args);
   std::shared_ptr<KeySlot> slot = slot_for(key);
   std::lock_guard<std::mutex> lock(slot->mutex);
   if (std::shared_ptr<const LoadedModule> module = slot->module.lock()) return module;
@@ -190,9 +236,19 @@ std::shared_ptr<const LoadedModule> load_or_build(std::string_view source,
   create_private_directory(entry.dir, kCacheDirHint);
   remove_stale_temporaries(entry.dir, kStaleTemporaryAge);
   std::shared_ptr<const LoadedModule> module = load_entry(entry, what);
-  if (!module) module = build_entry(entry, source, config, extra_args);
+  if (!module) module = build_entry(entry, source, joined, parts, config, extra_args, what);
   slot->module = module;
   return module;
+}
+
+// Runs `load`, adding what failed to compile to its errors.
+template <typename Load>
+std::shared_ptr<const LoadedModule> naming_failures(std::string_view what, Load&& load) {
+  try {
+    return load();
+  } catch (const Error& error) {
+    KILN_FAIL("could not compile {}: {}", what, error.what());
+  }
 }
 
 }  // namespace
@@ -244,17 +300,41 @@ fs::path cache_entry_dir(const std::string& key) {
   return cache_dir() / "cpp" / key.substr(0, 2) / key;
 }
 
+size_t compile_threads() {
+  const char* configured = nonempty_env("KILN_COMPILE_THREADS");
+  if (configured == nullptr) return std::max(std::thread::hardware_concurrency(), 1u);
+  const std::string_view text(configured);
+  size_t threads = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
+  KILN_CHECK(error == std::errc() && end == text.data() + text.size() && threads > 0,
+             "KILN_COMPILE_THREADS must be a positive integer (how many compiler processes may "
+             "compile one graph's kernels at once), not '{}'",
+             text);
+  return threads;
+}
+
+std::shared_ptr<const LoadedModule> load_or_compile(const KernelSource& source,
+                                                    const CompilerConfig& config,
+                                                    const std::vector<std::string>& extra_args,
+                                                    std::string_view what) {
+  return naming_failures(what, [&] {
+    const size_t parts = part_count(source.functions.size(), compile_threads(), kMinKernelsPerPart);
+    return load_or_build(source, parts, config, extra_args, what);
+  });
+}
+
 std::shared_ptr<const LoadedModule> load_or_compile(std::string_view source,
                                                     const CompilerConfig& config,
                                                     const std::vector<std::string>& extra_args,
                                                     std::string_view what) {
-  try {
-    return load_or_build(source, config, extra_args, what);
-  } catch (const Error& error) {
-    KILN_FAIL("could not compile {}: {}", what, error.what());
-  }
+  return naming_failures(what, [&] {
+    return load_or_build(KernelSource{.prelude = std::string(source), .functions = {}}, 1, config,
+                         extra_args, what);
+  });
 }
 
 size_t compilation_count() { return compilations.load(); }
+
+size_t compiler_process_count() { return compiler_processes.load(); }
 
 }  // namespace kiln::inductor

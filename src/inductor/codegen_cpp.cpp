@@ -580,8 +580,9 @@ std::vector<std::string> compile_arguments() {
           "-lsleefgnuabi"};
 }
 
-std::string generate_cpp(Program& program, bool kernel_variants) {
-  std::string source = std::string(kPrelude) + math_declarations() + vec_prelude();
+KernelSource generate_cpp(Program& program, bool kernel_variants) {
+  KernelSource source{.prelude = std::string(kPrelude) + math_declarations() + vec_prelude(),
+                      .functions = {}};
   // Nests with the same text (the same layer repeated) share one function (and its variants).
   std::map<std::string, std::string> function_of_body;
   std::map<std::string, std::vector<LoopNest::Variant>> variants_of_function;
@@ -595,7 +596,7 @@ std::string generate_cpp(Program& program, bool kernel_variants) {
       auto [it, added] =
           function_of_body.emplace(body, fmt::format("kernel{}", function_of_body.size()));
       nest->function = it->second;
-      if (added) source += function_text(it->second, body);
+      if (added) source.functions.push_back(function_text(it->second, body));
       if (added && kernel_variants) {
         std::set<std::string> bodies = {body};
         for (const NestVariant& variant : autotune_variants()) {
@@ -603,7 +604,7 @@ std::string generate_cpp(Program& program, bool kernel_variants) {
           const std::string text = NestWriter(program, *nest, variant).body(args);
           if (!bodies.insert(text).second) continue;  // the same code as another variant
           const std::string name = fmt::format("{}_{}", it->second, variant.label);
-          source += function_text(name, text);
+          source.functions.push_back(function_text(name, text));
           variants_of_function[it->second].push_back({variant.label, name});
         }
       }

@@ -61,11 +61,13 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
                                        [](const Step& s) { return !loop_nests(s).empty(); });
   std::shared_ptr<const LoadedModule> module;
   if (has_kernels) {
-    const std::string source = generate_cpp(program, is_max_autotune(context.mode));
-    logs::log(logs::Channel::output_code,
-              fmt::format("generated code of {}:\n{}", context.graph_name, source));
+    const KernelSource source = generate_cpp(program, is_max_autotune(context.mode));
+    if (logs::enabled(logs::Channel::output_code)) {
+      logs::log(logs::Channel::output_code,
+                fmt::format("generated code of {}:\n{}", context.graph_name, source.joined()));
+    }
     if (auto dir = debug::DebugDir::for_compilation(context.graph_name + "_inductor")) {
-      dir->write("kernels.cpp", source);
+      dir->write("kernels.cpp", source.joined());
     }
     try {
       module = load_or_compile(source, CompilerConfig::from_environment(), compile_arguments(),

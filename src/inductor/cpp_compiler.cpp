@@ -45,6 +45,23 @@ std::string how_to_choose_compiler() {
   return "set KILN_CXX (or CXX) to a C++ compiler such as g++ or clang++";
 }
 
+// Raises the error of a failed compilation of `source` (or one that could not start).
+void check_compiled(const CompilerConfig& config, const std::filesystem::path& source,
+                    const std::vector<std::string>& argv, const ProcessResult& result) {
+  KILN_CHECK(result.started, "C++ compiler '{}' could not be started to compile {}: {}; {}",
+             config.cxx, source.string(), result.start_error, how_to_choose_compiler());
+  KILN_CHECK(result.exit_status == 0, "C++ compiler '{}' failed to compile {} ({})\ncommand: {}{}",
+             config.cxx, source.string(), result.status_text(), command_line(argv),
+             quoted_output(result.output));
+}
+
+// Extra arguments that name linker inputs: given to a -c compilation, compilers warn (clang's
+// -Wunused-command-line-argument, an error under -Werror).
+bool only_for_the_linker(const std::string& arg) {
+  return arg.starts_with("-l") || arg.starts_with("-L") || arg.starts_with("-Wl,") ||
+         !arg.starts_with("-");
+}
+
 }  // namespace
 
 CompilerConfig CompilerConfig::from_environment() {
@@ -87,12 +104,53 @@ void compile_shared_object(const CompilerConfig& config, const std::filesystem::
   argv.insert(argv.end(), config.flags.begin(), config.flags.end());
   argv.insert(argv.end(), {source.string(), "-o", output.string()});
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  check_compiled(config, source, argv, run_process(argv));
+}
 
+void compile_objects(const CompilerConfig& config, std::span<const ObjectCompilation> units,
+                     const std::vector<std::string>& extra_args) {
+  std::vector<std::string> flags{"-c"};
+  for (const std::string& flag : config.flags) {
+    if (flag != "-shared") flags.push_back(flag);
+  }
+  std::vector<std::string> compile_args;
+  for (const std::string& arg : extra_args) {
+    if (!only_for_the_linker(arg)) compile_args.push_back(arg);
+  }
+  std::vector<std::vector<std::string>> argvs;
+  std::vector<ChildProcess> processes;
+  argvs.reserve(units.size());
+  processes.reserve(units.size());
+  for (const ObjectCompilation& unit : units) {
+    std::vector<std::string>& argv = argvs.emplace_back(std::vector<std::string>{config.cxx});
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {unit.source.string(), "-o", unit.object.string()});
+    argv.insert(argv.end(), compile_args.begin(), compile_args.end());
+    processes.emplace_back(argv);
+  }
+  // Every process is waited for before the first failure is reported.
+  std::vector<ProcessResult> results;
+  results.reserve(processes.size());
+  for (ChildProcess& process : processes) results.push_back(process.wait());
+  for (size_t i = 0; i < units.size(); ++i) {
+    check_compiled(config, units[i].source, argvs[i], results[i]);
+  }
+}
+
+void link_shared_object(const CompilerConfig& config,
+                        std::span<const std::filesystem::path> objects,
+                        const std::filesystem::path& output,
+                        const std::vector<std::string>& extra_args) {
+  std::vector<std::string> argv{config.cxx};
+  argv.insert(argv.end(), config.flags.begin(), config.flags.end());
+  for (const std::filesystem::path& object : objects) argv.push_back(object.string());
+  argv.insert(argv.end(), {"-o", output.string()});
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   ProcessResult result = run_process(argv);
-  KILN_CHECK(result.started, "C++ compiler '{}' could not be started to compile {}: {}; {}",
-             config.cxx, source.string(), result.start_error, how_to_choose_compiler());
-  KILN_CHECK(result.exit_status == 0, "C++ compiler '{}' failed to compile {} ({})\ncommand: {}{}",
-             config.cxx, source.string(), result.status_text(), command_line(argv),
+  KILN_CHECK(result.started, "C++ compiler '{}' could not be started to link {}: {}; {}",
+             config.cxx, output.string(), result.start_error, how_to_choose_compiler());
+  KILN_CHECK(result.exit_status == 0, "C++ compiler '{}' failed to link {} ({})\ncommand: {}{}",
+             config.cxx, output.string(), result.status_text(), command_line(argv),
              quoted_output(result.output));
 }
 

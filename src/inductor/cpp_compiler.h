@@ -1,7 +1,10 @@
 #pragma once
 // The C++ compiler that turns generated kernels into shared objects: which one and with which
-// flags (from the environment), its identity (part of the code cache key) and one invocation.
+// flags (from the environment), its identity (part of the code cache key) and its invocations:
+// one translation unit straight into a shared object, or several into objects at once, then
+// linked.
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,5 +29,25 @@ std::string compiler_identity(const CompilerConfig& config);
 void compile_shared_object(const CompilerConfig& config, const std::filesystem::path& source,
                            const std::filesystem::path& output,
                            const std::vector<std::string>& extra_args);
+
+// One translation unit to compile into an object file.
+struct ObjectCompilation {
+  std::filesystem::path source;
+  std::filesystem::path object;
+};
+
+// Compiles each source into its object, one compiler process per source, all started at once and
+// all waited for: `<cxx> <flags but -shared...> -c <source> -o <object> <extra_args...>` without
+// the extra arguments that only the linker reads (-l..., -L..., -Wl,..., and file names). Raises
+// kiln::Error for the first unit (in order) that failed, as compile_shared_object does.
+void compile_objects(const CompilerConfig& config, std::span<const ObjectCompilation> units,
+                     const std::vector<std::string>& extra_args);
+
+// Runs `<cxx> <flags...> <objects...> -o <output> <extra_args...>`. Raises kiln::Error naming the
+// compiler, the output and the first 40 lines of the compiler's output if it fails.
+void link_shared_object(const CompilerConfig& config,
+                        std::span<const std::filesystem::path> objects,
+                        const std::filesystem::path& output,
+                        const std::vector<std::string>& extra_args);
 
 }  // namespace kiln::inductor

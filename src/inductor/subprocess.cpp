@@ -13,26 +13,12 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 extern char** environ;
 
 namespace kiln::inductor {
 namespace {
-
-// Closes a file descriptor on scope exit.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // posix_spawn_file_actions_t with its destroy call tied to scope.
 class SpawnFileActions {
@@ -74,6 +60,11 @@ std::string read_all(int fd) {
   return out;
 }
 
+const std::string& program_of(const std::vector<std::string>& argv) {
+  KILN_INTERNAL_ASSERT(!argv.empty());
+  return argv[0];
+}
+
 }  // namespace
 
 std::string ProcessResult::status_text() const {
@@ -82,51 +73,71 @@ std::string ProcessResult::status_text() const {
   return fmt::format("killed by signal {} ({})", term_signal, ::strsignal(term_signal));
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv) {
-  KILN_INTERNAL_ASSERT(!argv.empty());
-  FileDescriptor output(anonymous_temporary_file());
-
+ChildProcess::ChildProcess(const std::vector<std::string>& argv)
+    : program_(program_of(argv)), output_fd_(anonymous_temporary_file()) {
   SpawnFileActions actions;
   posix_spawn_file_actions_addopen(actions.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(actions.get(), output.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(actions.get(), output.get(), STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(actions.get(), output_fd_, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(actions.get(), output_fd_, STDERR_FILENO);
 
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
-  ProcessResult result;
-  pid_t pid = -1;
   // glibc reports a failed exec (missing binary, not executable) as posix_spawnp's return value.
-  int spawn_error = ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ);
+  int spawn_error = ::posix_spawnp(&pid_, args[0], actions.get(), nullptr, args.data(), environ);
   if (spawn_error != 0) {
-    result.start_error = std::strerror(spawn_error);
-    return result;
+    pid_ = -1;
+    result_.start_error = std::strerror(spawn_error);
+    return;
   }
-  result.started = true;
+  result_.started = true;
+}
 
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : program_(std::move(other.program_)),
+      output_fd_(std::exchange(other.output_fd_, -1)),
+      pid_(std::exchange(other.pid_, -1)),
+      result_(std::move(other.result_)) {}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (output_fd_ >= 0) ::close(output_fd_);
+}
+
+ProcessResult ChildProcess::wait() {
+  if (pid_ <= 0) return result_;  // never started, or already waited for
   int status = 0;
   pid_t waited;
   do {
-    waited = ::waitpid(pid, &status, 0);
+    waited = ::waitpid(pid_, &status, 0);
   } while (waited < 0 && errno == EINTR);
-  KILN_CHECK(waited == pid, "waiting for '{}' (pid {}) failed: {}", argv[0], pid,
+  KILN_CHECK(waited == pid_, "waiting for '{}' (pid {}) failed: {}", program_, pid_,
              std::strerror(errno));
+  pid_ = -1;
 
-  result.output = read_all(output.get());
+  result_.output = read_all(output_fd_);
   if (WIFEXITED(status)) {
-    result.exit_status = WEXITSTATUS(status);
+    result_.exit_status = WEXITSTATUS(status);
     // 127 with nothing written: the shell convention for an exec that failed after the fork
     // (C libraries that do not report it from posix_spawnp).
-    if (result.exit_status == 127 && result.output.empty()) {
-      result.started = false;
-      result.start_error = "exec failed (exit status 127)";
+    if (result_.exit_status == 127 && result_.output.empty()) {
+      result_.started = false;
+      result_.start_error = "exec failed (exit status 127)";
     }
   } else if (WIFSIGNALED(status)) {
-    result.term_signal = WTERMSIG(status);
+    result_.term_signal = WTERMSIG(status);
   }
-  return result;
+  return result_;
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv) {
+  return ChildProcess(argv).wait();
 }
 
 std::string first_lines(const std::string& text, size_t max_lines) {

@@ -49,7 +49,8 @@ std::shared_ptr<const LoadedModule> compile(const std::string& code, const std::
   config.cxx = cxx;
   for (const char* flag : {"-Wall", "-Wextra", "-Werror"}) config.flags.push_back(flag);
   Program empty;
-  return load_or_compile(generate_cpp(empty) + code, config, compile_arguments(), "vectorize test");
+  return load_or_compile(generate_cpp(empty).joined() + code, config, compile_arguments(),
+                         "vectorize test");
 }
 
 template <typename F>
