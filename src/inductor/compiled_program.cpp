@@ -34,6 +34,14 @@ bool same_layout(const Tensor& t, const Buffer& b) {
          t.storage_offset() == b.offset;
 }
 
+// `t` in the buffer's layout: itself, or a copy when it came in another one.
+Tensor in_layout_of(const Tensor& t, const Buffer& b) {
+  if (same_layout(t, b)) return t;
+  Tensor laid_out = allocate(b);
+  laid_out.copy_(t);
+  return laid_out;
+}
+
 }  // namespace
 
 CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module,
@@ -152,13 +160,9 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
                "inductor: input {} is {} [{}]; the compiled graph expects {} [{}]", buf.input,
                dtype_name(t.dtype()), fmt::join(t.sizes(), ", "), dtype_name(buf.dtype),
                fmt::join(buf.sizes, ", "));
-    if (!same_layout(t, buf)) {
-      // Another layout than the graph was compiled for (a gradient arriving in another layout
-      // than the forward output had): a copy in the expected one.
-      Tensor laid_out = allocate(buf);
-      laid_out.copy_(t);
-      t = laid_out;
-    }
+    // Another layout than the graph was compiled for (a gradient arriving in another layout
+    // than the forward output had) is copied into the expected one.
+    t = in_layout_of(t, buf);
     buffers.tensors[b] = t;
     buffers.pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
   }
@@ -246,14 +250,10 @@ void CompiledProgram::run_extern(const ExternCall& e, Buffers& buffers) const {
   for (size_t i = 0; i < e.outputs.size() && i < results.size(); ++i) {
     const size_t out = static_cast<size_t>(e.outputs[i]);
     const Buffer& buf = program_.buffers[out];
-    Tensor r = results[i];
-    if (!r.defined()) continue;
-    if (!same_layout(r, buf)) {
-      // A kernel chose another layout than its meta function said: copy into the promised one.
-      Tensor fixed = allocate(buf);
-      fixed.copy_(r);
-      r = fixed;
-    }
+    if (!results[i].defined()) continue;
+    // A kernel that chose another layout than its meta function said is copied into the
+    // promised one.
+    const Tensor r = in_layout_of(results[i], buf);
     buffers.tensors[out] = r;
     buffers.pointers[out] = r.numel() > 0 ? storage_base(r) : nullptr;
   }
