@@ -168,6 +168,14 @@ template <typename T, int N> Vec<T, N> vec_minimum(Vec<T, N> a, Vec<T, N> b) {
   const Vec<T, N> r = vec_where(vec_isnan(b), b, vec_where(a < b, a, b));
   return vec_where(vec_isnan(a), a, r);
 }
+// The same for an accumulator (a max/min reduction): NaN-propagating in two compares and two
+// blends instead of three each; a tie keeps the accumulator, as the scalar loop does.
+template <typename T, int N> Vec<T, N> vec_accumulate_maximum(Vec<T, N> acc, Vec<T, N> v) {
+  return vec_where(vec_isnan(v), v, vec_where(v > acc, v, acc));
+}
+template <typename T, int N> Vec<T, N> vec_accumulate_minimum(Vec<T, N> acc, Vec<T, N> v) {
+  return vec_where(vec_isnan(v), v, vec_where(v < acc, v, acc));
+}
 template <typename T> T kiln_vec_scalar_maximum(T a, T b) {
   if (a != a) return a;
   if (b != b) return b;

@@ -517,7 +517,7 @@ std::optional<std::string> vectorized_reduction_loop(
     const std::string init = fmt::format("{}::broadcast({}std::numeric_limits<{}>::infinity())",
                                          vec, reduction == "max" ? "-" : "", scalar);
     const auto fold = [&reduction](const std::string& a, const std::string& b) {
-      return fmt::format("vec_{}imum({}, {})", reduction, a, b);
+      return fmt::format("vec_accumulate_{}imum({}, {})", reduction, a, b);
     };
     const std::string after =
         fmt::format("{0} = kiln_vec_scalar_{1}imum<{2}>({0}, static_cast<{2}>(reduce_{1}({3})));",

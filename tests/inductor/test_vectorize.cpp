@@ -177,6 +177,8 @@ const std::vector<ExactOp>& exact_ops() {
       {"round", "vec_round(a)"},
       {"maximum", "vec_maximum(a, b)"},
       {"minimum", "vec_minimum(a, b)"},
+      {"accumulate_maximum", "vec_accumulate_maximum(a, b)"},
+      {"accumulate_minimum", "vec_accumulate_minimum(a, b)"},
       {"div_trunc", "vec_div_trunc(a, b)"},
       {"div_floor", "vec_div_floor(a, b)"},
       {"where", "vec_where(m, a, b)"},
@@ -230,6 +232,9 @@ T exact_reference(const std::string& op, T a, T b, bool m, int lane) {
   if (op == "round") return std::nearbyint(a);
   if (op == "maximum") return kiln_maximum(a, b);
   if (op == "minimum") return kiln_minimum(a, b);
+  // An accumulator a: a NaN b enters, a NaN a stays, a tie keeps a.
+  if (op == "accumulate_maximum") return b != b ? b : (b > a ? b : a);
+  if (op == "accumulate_minimum") return b != b ? b : (b < a ? b : a);
   if (op == "div_trunc") return std::trunc(a / b);
   if (op == "div_floor") return std::floor(a / b);
   if (op == "where") return m ? a : b;
