@@ -295,16 +295,19 @@ void CompiledProgram::run_extern_or_generated(const ExternOrGenerated& choice,
 
 std::optional<std::string> CompiledProgram::not_repeatable(const LoopNest& nest,
                                                            const Buffers& buffers) const {
-  // A part reading a buffer that it or a later part writes reads what the previous run wrote
-  // (an in-place update); reads of what earlier parts wrote in this run are repeatable.
+  // A part reading a buffer that it or a later part writes, and no earlier part wrote in this
+  // run, reads what the previous run left (an in-place update). A row an earlier part writes and
+  // a later one updates in place (softmax's output) is written anew by every run.
   std::set<int> written, read_only;
-  for (size_t j = nest.parts.size(); j-- > 0;) {
-    written.insert(nest.parts[j].output);
+  for (size_t j = 0; j < nest.parts.size(); ++j) {
+    std::set<int> from_here;
+    for (size_t k = j; k < nest.parts.size(); ++k) from_here.insert(nest.parts[k].output);
     std::optional<int> rewritten;
     for_each_load(nest.parts[j].body, [&](const ExprNode& l) {
-      if (written.count(l.buffer)) rewritten = l.buffer;
+      if (from_here.count(l.buffer) && !written.count(l.buffer)) rewritten = l.buffer;
     });
     if (rewritten) return fmt::format("it updates buf{} in place", *rewritten);
+    written.insert(nest.parts[j].output);
   }
   for (const Kernel& k : nest.parts) {
     for_each_load(k.body, [&](const ExprNode& l) {

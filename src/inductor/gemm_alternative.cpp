@@ -1,5 +1,7 @@
 #include "inductor/gemm_alternative.h"
 
+#include <kiln/core/tensor_impl.h>
+
 #include <fmt/format.h>
 
 #include <string>
@@ -102,8 +104,8 @@ std::optional<ExternOrGenerated> gemm_alternative(const ExternCall& extern_call,
   // The product in a contiguous buffer of its own, then the epilogue.
   Buffer sum;
   sum.sizes = out_buffer.sizes;
-  sum.strides.assign(rank, 1);
-  for (size_t d = rank - 1; d-- > 0;) sum.strides[d] = sum.strides[d + 1] * sum.sizes[d + 1];
+  const DimVector contiguous = contiguous_strides(IntList(sum.sizes));
+  sum.strides.assign(contiguous.begin(), contiguous.end());
   sum.dtype = dtype;
   sum.name = fmt::format("buf{}", program.buffers.size());
   const std::vector<int64_t> sum_strides = sum.strides;

@@ -2,6 +2,7 @@
 // reductions, views folded into indexing, integer and bool arithmetic, softmax and layer norm, and
 // compiled inference and training of the small reference models; compiler failures.
 #include "capture/capture_test_util.h"
+#include "inductor/mlp_training_check.h"
 
 #include <kiln/kiln.h>
 
@@ -283,34 +284,7 @@ TEST(Inductor, GradientsThroughGeneratedForwardAndBackward) {
   EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
 }
 
-TEST(Inductor, MlpTrainingMatchesEager) {
-  LogCapture logs("perf_hints");
-  manual_seed(6);
-  auto eager = models::mlp({.in_features = 16, .hidden_features = {32}, .out_features = 8});
-  manual_seed(6);
-  auto model = models::mlp({.in_features = 16, .hidden_features = {32}, .out_features = 8});
-  auto compiled = compile(model, inductor());
-  optim::SGD eager_opt(eager->parameters(), {.lr = 0.05, .momentum = 0.9});
-  optim::SGD opt(compiled->parameters(), {.lr = 0.05, .momentum = 0.9});
-  manual_seed(7);
-  const Tensor x = randn({8, 16});
-  for (int step = 0; step < 3; ++step) {
-    eager_opt.zero_grad();
-    Tensor el = eager->forward(x).square().mean();
-    el.backward();
-    eager_opt.step();
-    opt.zero_grad();
-    Tensor l = (*compiled)(x).square().mean();
-    l.backward();
-    opt.step();
-    EXPECT_TRUE(all_close(l, el, 1e-5, 1e-7)) << step;
-    const auto p = model->parameters(), q = eager->parameters();
-    for (size_t i = 0; i < p.size(); ++i) {
-      EXPECT_TRUE(all_close(p[i], q[i], 1e-5, 1e-7)) << "step " << step << " param " << i;
-    }
-  }
-  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
-}
+TEST(Inductor, MlpTrainingMatchesEager) { testing::expect_mlp_training_matches_eager(inductor()); }
 
 TEST(Inductor, BertInferenceMatchesEager) {
   LogCapture logs("perf_hints");
