@@ -128,11 +128,23 @@ bool obeys_layout_contract(const Tensor& g, const Tensor& leaf) {
   return IntList(g.strides()) == IntList(leaf.strides()) || leaf.numel() <= 1;
 }
 
+// How many tensors may share g's storage when g owns it: g itself, and the root of its chain of
+// views when g is a view that covers all of it and nothing else holds that root (a transposed
+// product, a reshaped sum: the usual gradients of linear layers' weights and biases).
+long expected_storage_holders(const Tensor& g) {
+  const std::shared_ptr<TensorImpl>& root = g.impl()->view_base();
+  if (root == nullptr) return 1;
+  const bool covers_all =
+      static_cast<size_t>(g.numel()) * itemsize(g.dtype()) == g.storage()->nbytes();
+  const bool root_unheld = root.use_count() == 1 && root->storage() == g.storage();
+  return covers_all && root_unheld ? 2 : 1;
+}
+
 // Whether g can become a leaf's .grad without a copy: no other tensor or view shares it, it has
 // no history, and it is laid out as the contract asks.
 bool owned_solely(const Tensor& g, const Tensor& leaf) {
-  return g.use_count() == 1 && g.storage().use_count() == 1 && !g.requires_grad() &&
-         !g.impl()->is_wrapped_number() && g.storage_offset() == 0 &&
+  return g.use_count() == 1 && g.storage().use_count() == expected_storage_holders(g) &&
+         !g.requires_grad() && !g.impl()->is_wrapped_number() && g.storage_offset() == 0 &&
          obeys_layout_contract(g, leaf);
 }
 

@@ -30,6 +30,8 @@ constexpr int kiln_vec_width_float = 16, kiln_vec_width_double = 8;
 #define KILN_SLEEF_D(name) _ZGVeN8v_##name
 #define KILN_SLEEF_F2(name) _ZGVeN16vv_##name##f
 #define KILN_SLEEF_D2(name) _ZGVeN8vv_##name
+#define KILN_SLEEF_SINCOSF _ZGVeN16vl4l4_sincosf_u35
+#define KILN_SLEEF_SINCOSD _ZGVeN8vl8l8_sincos
 #elif defined(__AVX2__)
 constexpr int kiln_vec_width_float = 8, kiln_vec_width_double = 4;
 #define KILN_SLEEF_F(name) _ZGVdN8v_##name##f
@@ -37,6 +39,8 @@ constexpr int kiln_vec_width_float = 8, kiln_vec_width_double = 4;
 #define KILN_SLEEF_D(name) _ZGVdN4v_##name
 #define KILN_SLEEF_F2(name) _ZGVdN8vv_##name##f
 #define KILN_SLEEF_D2(name) _ZGVdN4vv_##name
+#define KILN_SLEEF_SINCOSF _ZGVdN8vl4l4_sincosf_u35
+#define KILN_SLEEF_SINCOSD _ZGVdN4vl8l8_sincos
 #elif defined(__AVX__)
 constexpr int kiln_vec_width_float = 8, kiln_vec_width_double = 4;
 #define KILN_SLEEF_F(name) _ZGVcN8v_##name##f
@@ -44,6 +48,8 @@ constexpr int kiln_vec_width_float = 8, kiln_vec_width_double = 4;
 #define KILN_SLEEF_D(name) _ZGVcN4v_##name
 #define KILN_SLEEF_F2(name) _ZGVcN8vv_##name##f
 #define KILN_SLEEF_D2(name) _ZGVcN4vv_##name
+#define KILN_SLEEF_SINCOSF _ZGVcN8vl4l4_sincosf_u35
+#define KILN_SLEEF_SINCOSD _ZGVcN4vl8l8_sincos
 #else
 constexpr int kiln_vec_width_float = 4, kiln_vec_width_double = 2;
 #define KILN_SLEEF_F(name) _ZGVbN4v_##name##f
@@ -51,6 +57,8 @@ constexpr int kiln_vec_width_float = 4, kiln_vec_width_double = 2;
 #define KILN_SLEEF_D(name) _ZGVbN2v_##name
 #define KILN_SLEEF_F2(name) _ZGVbN4vv_##name##f
 #define KILN_SLEEF_D2(name) _ZGVbN2vv_##name
+#define KILN_SLEEF_SINCOSF _ZGVbN4vl4l4_sincosf_u35
+#define KILN_SLEEF_SINCOSD _ZGVbN2vl8l8_sincos
 #endif
 )";
 
@@ -352,6 +360,23 @@ template <int N = 0> VecF vec_log1p(VecF a) { return kiln_log1p(a); }
 template <int N = 0> VecD vec_log1p(VecD a) { return kiln_log1p(a); }
 )";
 
+// sin and cos of one vector at once (sincos_pairing.h), through memory: SLEEF's GNU-ABI sincos
+// stores lane i of each result at pointer + i.
+constexpr const char* kSinCos = R"(
+template <int N = 0> void vec_sincos(VecF a, VecF& s, VecF& c) {
+  alignas(64) float sv[kiln_vec_width_float], cv[kiln_vec_width_float];
+  KILN_SLEEF_SINCOSF(a.v, sv, cv);
+  s = VecF::load(sv);
+  c = VecF::load(cv);
+}
+template <int N = 0> void vec_sincos(VecD a, VecD& s, VecD& c) {
+  alignas(64) double sv[kiln_vec_width_double], cv[kiln_vec_width_double];
+  KILN_SLEEF_SINCOSD(a.v, sv, cv);
+  s = VecD::load(sv);
+  c = VecD::load(cv);
+}
+)";
+
 }  // namespace
 
 const std::string& vec_prelude() {
@@ -378,6 +403,9 @@ const std::string& vec_prelude() {
       s += fmt::format(
           "kiln_vd_native KILN_SLEEF_D2({0})(kiln_vd_native, kiln_vd_native) noexcept;\n", f);
     }
+    // sincos writes the two results through pointers (linear arguments, step one lane).
+    s += "void KILN_SLEEF_SINCOSF(kiln_vf_native, float*, float*) noexcept;\n";
+    s += "void KILN_SLEEF_SINCOSD(kiln_vd_native, double*, double*) noexcept;\n";
     s += "}\n\nnamespace {\n";
     s += vec_fast_math();
     // Templates (on an unused parameter) rather than plain functions: no unused-function warnings.
@@ -405,6 +433,7 @@ const std::string& vec_prelude() {
           "b.v)}}; }}\n",
           f);
     }
+    s += kSinCos;
     s += kLargeArguments;
     s += "}  // namespace\n// ---- end of kiln's vector type ----\n";
     return s;

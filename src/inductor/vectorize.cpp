@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "inductor/sincos_pairing.h"
 #include "inductor/vec_prelude.h"
 
 namespace kiln::inductor {
@@ -160,7 +161,8 @@ class VectorBodyWriter {
 
   bool failed() const { return failed_; }
   const std::string& hoisted() const { return hoisted_; }
-  const std::string& lines() const { return lines_; }
+  // The body's statements, sin and cos of one value paired into one sincos.
+  std::string lines() const { return pair_sin_cos(lines_); }
   const LaneTypes& types() const { return types_; }
 
   // The address of lane 0 of a contiguous access, "" when the index is not contiguous.

@@ -277,6 +277,31 @@ TEST(Autograd, LeafGradientNeverAliasesAUsersTensor) {
   Tensor y = from_vector(std::vector<double>{1, 2, 3}).requires_grad_();
   (y * y).sum().backward();  // a fresh gradient nobody else holds
   EXPECT_EQ(y.grad().tolist<double>(), (std::vector<double>{2, 4, 6}));
+  // Through a transpose, a user's tensor is still copied: the view's root is the user's.
+  Tensor w = from_vector(std::vector<double>{1, 2, 3, 4}).view({2, 2}).requires_grad_();
+  Tensor upstream2 = from_vector(std::vector<double>{1, 2, 3, 4}).view({2, 2});
+  w.t().backward(upstream2);
+  Tensor gw = w.grad();
+  gw.mul_(5);
+  EXPECT_EQ(upstream2.flatten().tolist<double>(), (std::vector<double>{1, 2, 3, 4}));
+}
+
+// A gradient that is a view covering all of a product nobody else holds (a linear layer's
+// weight gradient, a transposed product) becomes .grad as it is: no copy per parameter per step.
+TEST(Autograd, LeafTakesOverAViewOfAFreshProduct) {
+  manual_seed(7);
+  Tensor w = randn({8, 4}).requires_grad_();
+  Tensor x = randn({5, 4});
+  const void* incoming = nullptr;
+  w.register_hook([&](const Tensor& g) {
+    incoming = g.data_ptr();
+    return Tensor();
+  });
+  kiln::mm(x, w.t()).sum().backward();  // w's gradient: the transpose of a fresh product
+  EXPECT_EQ(w.grad().data_ptr(), incoming);
+  EXPECT_EQ(IntList(w.grad().strides()), IntList({4, 1}));
+  // Values: d sum(x @ w^T) / dw[i][j] = sum_k x[k][j].
+  EXPECT_TRUE(testing::all_close(w.grad(), x.sum({0}).unsqueeze(0).expand({8, 4}), 1e-5, 1e-5));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "inductor/code_cache.h"
 #include "inductor/codegen_cpp.h"
+#include "inductor/sincos_pairing.h"
 #include "inductor/vec_prelude.h"
 #include "inductor/vectorize.h"
 
@@ -548,6 +549,15 @@ Expr double_body() {  // pow(x, 2) + div_floor(x, 3) + 3 (an integer constant)
       F64);
 }
 
+Expr sincos_body() {  // sin(x) * cos(x) + cos(x): one sincos
+  const Expr x = x_of();
+  return op("add", {op("mul", {op("sin", {x}), op("cos", {x})}), op("cos", {x})});
+}
+Expr sincos_double_body() {  // cos(x) - sin(x), cos first
+  const Expr x = x_of(F64);
+  return op("sub", {op("cos", {x}, F64), op("sin", {x}, F64)}, F64);
+}
+
 std::string writer_test_source() {
   const std::string at = "i0 * 128L + i1";
   std::string s;
@@ -577,6 +587,15 @@ std::string writer_test_source() {
           fmt::format("const double x = b0[{0}]; b3[{0}] = pow(x, 2.0) + std::floor(x / 3.0) + "
                       "3.0;",
                       at)));
+  s += pointwise_harness(
+      "kiln_w_sincos", "float", "float",
+      store_loop(
+          sincos_body(), F32,
+          fmt::format("const float x = b0[{0}]; b3[{0}] = sinf(x) * cosf(x) + cosf(x);", at)));
+  s += pointwise_harness(
+      "kiln_w_sincos_double", "double", "double",
+      store_loop(sincos_double_body(), F64,
+                 fmt::format("const double x = b0[{0}]; b3[{0}] = cos(x) - sin(x);", at)));
   s += reduction_harness(
       "kiln_w_sum", "float", "double", "0.0",
       reduction_loop(op("mul", {x_of(), x_of()}), "sum", "double",
@@ -668,6 +687,31 @@ void check_written_loops(const LoadedModule& module) {
         const double want = x > 0 ? std::exp(x) * y + 2 : kiln_maximum(x, y);
         EXPECT_TRUE(near(out[i], want, 1e-5))
             << "where_exp " << i << ": " << out[i] << " vs " << want;
+      });
+    }
+    {
+      std::vector<float> out(size);
+      int64_t tail = 0;
+      function<FloatPointwise>(module, "kiln_w_sincos")(in.x.data(), in.y.data(), in.c.get(),
+                                                        out.data(), kRows, n, &tail);
+      EXPECT_EQ(tail, kRows * (n % wf));
+      each([&](size_t, size_t i) {
+        const double x = in.x[i];
+        const double want = std::sin(x) * std::cos(x) + std::cos(x);
+        EXPECT_TRUE(near(out[i], want, 1e-6)) << "sincos " << i << ": " << out[i] << " vs " << want;
+      });
+    }
+    {
+      std::vector<double> out(size);
+      int64_t tail = 0;
+      function<DoublePointwise>(module, "kiln_w_sincos_double")(
+          in.xd.data(), in.y.data(), in.c.get(), out.data(), kRows, n, &tail);
+      EXPECT_EQ(tail, kRows * (n % wd));
+      each([&](size_t, size_t i) {
+        const long double x = in.xd[i];
+        const double want = static_cast<double>(std::cos(x) - std::sin(x));
+        EXPECT_TRUE(near(out[i], want, 1e-14))
+            << "sincos double " << i << ": " << out[i] << " vs " << want;
       });
     }
     {
@@ -777,6 +821,31 @@ TEST(Vectorize, WrittenLoopsLoadContiguouslyAndHoistInvariants) {
   EXPECT_NE(wide.find("acc = acc + reduce_add<double>(acc_vec_low + acc_vec_high);"),
             std::string::npos)
       << wide;
+}
+
+// sin and cos of one value: one sincos call defining both, where the first of them was.
+TEST(Vectorize, SinAndCosOfOneValueShareOneSincos) {
+  const std::string text = store_loop(sincos_body(), F32, "");
+  EXPECT_EQ(text.find("vec_sin("), std::string::npos) << text;
+  EXPECT_EQ(text.find("vec_cos("), std::string::npos) << text;
+  EXPECT_EQ(text.find("vec_sincos("), text.rfind("vec_sincos(")) << text;  // exactly one
+  EXPECT_NE(text.find("vec_sincos("), std::string::npos) << text;
+  const std::string lines =
+      "  const VecF v0 = VecF::load(&b0[i]);\n"
+      "  const VecF v1 = vec_cos(v0);\n"
+      "  const VecF v2 = vec_sin(v1);\n"
+      "  const VecF v3 = vec_sin(v0);\n"
+      "  const VecF v4 = (v2 * v3);\n";
+  EXPECT_EQ(pair_sin_cos(lines),
+            "  const VecF v0 = VecF::load(&b0[i]);\n"
+            "  VecF v3, v1;\n"
+            "  vec_sincos(v0, v3, v1);\n"
+            "  const VecF v2 = vec_sin(v1);\n"
+            "  const VecF v4 = (v2 * v3);\n");
+  // Without its partner a sin stays a sin.
+  const std::string alone = store_loop(op("sin", {x_of()}), F32, "");
+  EXPECT_NE(alone.find("vec_sin("), std::string::npos) << alone;
+  EXPECT_EQ(alone.find("vec_sincos("), std::string::npos) << alone;
 }
 
 TEST(Vectorize, WhatCannotBeVectorizedIsDeclined) {
