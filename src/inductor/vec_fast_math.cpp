@@ -65,6 +65,67 @@ template <int N = 0> inline VecF kiln_fast_tanh(VecF x) {
       vec_where(two_a > kiln_c(18.1f), kiln_c(1.0f), e * kiln_fast_reciprocal(e + kiln_c(2.0f)));
   return vec_where(x < kiln_c(0.0f), -t, t);
 }
+// Whether any lane of m is set.
+template <int N = 0> inline bool kiln_any(MaskF m) {
+#if defined(__AVX512F__)
+  return _mm512_test_epi32_mask((__m512i)m.m, (__m512i)m.m) != 0;
+#elif defined(__AVX__)
+  return !_mm256_testz_si256((__m256i)m.m, (__m256i)m.m);
+#elif defined(__SSE4_1__)
+  return !_mm_testz_si128((__m128i)m.m, (__m128i)m.m);
+#else
+  for (int i = 0; i < kiln_vec_width_float; ++i) {
+    if (m.m[i]) return true;
+  }
+  return false;
+#endif
+}
+// sin and cos of a at once, inline (an out-of-line call spills every vector register): a = q pi/2
+// + r with q = round(a 2/pi) and pi/2 in three parts taken off with fused multiply-adds (r within
+// an ulp or two for |a| <= 8192), Cephes' minimax polynomials on [-pi/4, pi/4], the quadrant
+// (q mod 4) swapping and negating them. A vector with a larger |a| (or an infinity) goes to
+// SLEEF's sincos whole; NaN stays NaN; sin(-0) is -0.
+template <int N = 0> inline void kiln_fast_sincos(VecF a, VecF& s, VecF& c) {
+  if (kiln_any(vec_abs(a) > kiln_c(8192.0f))) {
+    alignas(64) float sv[kiln_vec_width_float], cv[kiln_vec_width_float];
+    KILN_SLEEF_SINCOSF(a.v, sv, cv);
+    s = VecF::load(sv);
+    c = VecF::load(cv);
+    return;
+  }
+  const VecF magic = kiln_c(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  const VecF q = kiln_fma(a, kiln_c(0.636619772367581343f), magic) - magic;
+  VecF r = kiln_fma(q, kiln_c(-1.57079637050628662109375f), a);
+  r = kiln_fma(q, kiln_c(4.37113882867379e-08f), r);
+  r = kiln_fma(q, kiln_c(1.7151245100059768e-15f), r);
+  const VecF z = r * r;
+  VecF ps = kiln_c(-1.9515295891e-4f);
+  ps = kiln_fma(ps, z, kiln_c(8.3321608736e-3f));
+  ps = kiln_fma(ps, z, kiln_c(-1.6666654611e-1f));
+  const VecF sin_r = kiln_fma(ps * z, r, r);
+  VecF pc = kiln_c(2.443315711809948e-5f);
+  pc = kiln_fma(pc, z, kiln_c(-1.388731625493765e-3f));
+  pc = kiln_fma(pc, z, kiln_c(4.166664568298827e-2f));
+  const VecF cos_r = kiln_fma(pc * z, z, kiln_fma(z, kiln_c(-0.5f), kiln_c(1.0f)));
+  const kiln_vi_native quadrant = kiln_to_int(q);
+  const MaskF odd = {(quadrant & 1) != 0};
+  const VecF sin_abs = vec_where(odd, cos_r, sin_r), cos_abs = vec_where(odd, sin_r, cos_r);
+  // Sign bits: sin negative in quadrants 2 and 3, cos in 1 and 2.
+  const kiln_vi_native sin_sign = (quadrant & 2) << 30, cos_sign = ((quadrant + 1) & 2) << 30;
+  s = {(kiln_vf_native)((kiln_vi_native)sin_abs.v ^ sin_sign)};
+  s = vec_where(a == kiln_c(0.0f), a, s);
+  c = {(kiln_vf_native)((kiln_vi_native)cos_abs.v ^ cos_sign)};
+}
+template <int N = 0> inline VecF kiln_fast_sin(VecF a) {
+  VecF s, c;
+  kiln_fast_sincos(a, s, c);
+  return s;
+}
+template <int N = 0> inline VecF kiln_fast_cos(VecF a) {
+  VecF s, c;
+  kiln_fast_sincos(a, s, c);
+  return c;
+}
 // erfc(|z|) by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7).
 template <int N = 0> inline VecF kiln_erfc_abs(VecF z) {
   // erfc(|z|) underflows to 0 in float beyond 10.1; the cap keeps the reciprocal's argument

@@ -360,15 +360,10 @@ template <int N = 0> VecF vec_log1p(VecF a) { return kiln_log1p(a); }
 template <int N = 0> VecD vec_log1p(VecD a) { return kiln_log1p(a); }
 )";
 
-// sin and cos of one vector at once (sincos_pairing.h), through memory: SLEEF's GNU-ABI sincos
-// stores lane i of each result at pointer + i.
+// sin and cos of one vector at once (sincos_pairing.h): float inline (vec_fast_math.h), double
+// through SLEEF's GNU-ABI sincos, which stores lane i of each result at pointer + i.
 constexpr const char* kSinCos = R"(
-template <int N = 0> void vec_sincos(VecF a, VecF& s, VecF& c) {
-  alignas(64) float sv[kiln_vec_width_float], cv[kiln_vec_width_float];
-  KILN_SLEEF_SINCOSF(a.v, sv, cv);
-  s = VecF::load(sv);
-  c = VecF::load(cv);
-}
+template <int N = 0> void vec_sincos(VecF a, VecF& s, VecF& c) { kiln_fast_sincos(a, s, c); }
 template <int N = 0> void vec_sincos(VecD a, VecD& s, VecD& c) {
   alignas(64) double sv[kiln_vec_width_double], cv[kiln_vec_width_double];
   KILN_SLEEF_SINCOSD(a.v, sv, cv);
@@ -413,7 +408,8 @@ const std::string& vec_prelude() {
       // Functions that overflow early in SLEEF get a wrapper (kLargeArguments) around sleef_<f>.
       const bool wrapped = f == "asinh" || f == "acosh" || f == "log1p";
       // float exp, tanh and erf inline (vec_fast_math.h); the rest through SLEEF.
-      const bool inline_float = f == "exp" || f == "tanh" || f == "erf" || f == "erfc";
+      const bool inline_float =
+          f == "exp" || f == "tanh" || f == "erf" || f == "erfc" || f == "sin" || f == "cos";
       s +=
           inline_float
               ? fmt::format(

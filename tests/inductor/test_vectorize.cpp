@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <sstream>
 
@@ -445,6 +446,54 @@ TEST(Vectorize, PreludeOpsMatchTheScalarSemanticsWithEveryCompiler) {
     const auto module = compile(op_test_source(), cxx);
     check_ops<float>(*module, "f", cxx);
     check_ops<double>(*module, "d", cxx);
+  }
+}
+
+// float sin and cos inline (vec_fast_math.h): the arguments hardest for their range reduction,
+// the floats nearest each multiple of pi/2 up to 8192 and their neighbours, then a vector that
+// also holds a larger argument (SLEEF's path) and special values; within 4 ulp of long double.
+TEST(Vectorize, InlineSinAndCosStayAccurateNearMultiplesOfHalfPi) {
+  const std::string source = std::string(kOpHarness) + R"(
+extern "C" void kiln_t_sincos(const float* x, float* s, float* c, int64_t n) {
+  for (int64_t i = 0; i < n; i += VecF::size) {
+    const int64_t k = std::min<int64_t>(VecF::size, n - i);
+    VecF vs, vc;
+    vec_sincos(kiln_t_load<VecF>(x + i, k), vs, vc);
+    kiln_t_store(vs, s + i, k);
+    kiln_t_store(vc, c + i, k);
+  }
+}
+)";
+  std::vector<float> x;
+  for (int q = 0; q <= 5215; ++q) {
+    const float nearest = static_cast<float>(q * (std::numbers::pi_v<long double> / 2));
+    x.push_back(nearest);
+    x.push_back(std::nextafter(nearest, 0.0f));
+    x.push_back(std::nextafter(nearest, 10000.0f));
+    x.push_back(-nearest);
+  }
+  for (float v : {1e5f, 3.0f, -0.0f, 0.0f, 1e-30f, -2.5e-8f, 8192.0f, 8192.5f, 1e30f, -7e20f,
+                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::denorm_min()}) {
+    x.push_back(v);
+  }
+  const auto module = compile(source, "g++");
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<float> s(x.size()), c(x.size());
+  function<void (*)(const float*, float*, float*, int64_t)>(*module, "kiln_t_sincos")(
+      x.data(), s.data(), c.data(), n);
+  int failures = 0;
+  for (size_t i = 0; i < x.size() && failures < 10; ++i) {
+    const long double a = x[i];
+    const float want_s = static_cast<float>(std::sin(a)), want_c = static_cast<float>(std::cos(a));
+    const bool ok = close_enough(s[i], want_s, 4) && close_enough(c[i], want_c, 4) &&
+                    (std::isnan(want_s) || std::signbit(s[i]) == std::signbit(want_s));
+    if (!ok) {
+      ++failures;
+      ADD_FAILURE() << "sincos(" << x[i] << ") = " << s[i] << ", " << c[i] << "; want " << want_s
+                    << ", " << want_c << " (" << ulps(s[i], want_s) << ", " << ulps(c[i], want_c)
+                    << " ulps)";
+    }
   }
 }
 
