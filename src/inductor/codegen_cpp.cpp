@@ -289,6 +289,9 @@ class NestWriter {
     }
     work *= std::max<int64_t>(per_iteration, 1);
     if (p == 0) return s + unshared(parts.at(0), work);
+    if (local_declarations.empty() && parts.size() == 1) {
+      if (auto columns = column_sum(parts[0], p, work)) return s + *columns;
+    }
     s += parallel_for(p > 1 ? fmt::format(" collapse({})", p) : "", work);
     std::string indent = "  ";
     for (size_t i = 0; i < p; ++i) {
@@ -313,6 +316,80 @@ class NestWriter {
   }
 
  private:
+  // Columns per block of a column sum: four 512-bit vectors of float.
+  static constexpr int64_t kColumnBlock = 64;
+
+  // A sum over rows of values contiguous along the output's last variable (a bias gradient: the
+  // sum over the batch of [batch, features]), written with that variable innermost: blocks of
+  // kColumnBlock columns in parallel, each adding row after row into a vector of partial sums
+  // (float blocks of kChunk rows flushed into double, as the row-wise sum does). The row-wise
+  // form would read each column with the row stride, one element per cache line. nullopt when
+  // the kernel is not such a sum.
+  std::optional<std::string> column_sum(const Kernel& k, size_t shared, int64_t work) {
+    if (k.kind != Kernel::Kind::Reduction || k.reduction != "sum" ||
+        k.reduction_ranges.size() != 1 || k.ranges.size() != shared) {
+      return std::nullopt;
+    }
+    const DType body = k.body->dtype, out = dtype_of_output_.at(k.output);
+    if ((body != DType::Float32 && body != DType::Float64) || !is_floating_point(out)) {
+      return std::nullopt;
+    }
+    const auto column = static_cast<int64_t>(shared - 1), row = static_cast<int64_t>(shared);
+    bool strided_rows = false, contiguous_columns = true;
+    for_each_load(k.body, [&](const ExprNode& l) {
+      const auto c = linear_coefficient(l.index, column), r = linear_coefficient(l.index, row);
+      contiguous_columns = contiguous_columns && c && (*c == 0 || *c == 1);
+      strided_rows = strided_rows || !r || (*r != 0 && *r != 1);
+    });
+    const auto store_column = linear_coefficient(k.store, column);
+    if (!strided_rows || !contiguous_columns || !store_column || *store_column != 1) {
+      return std::nullopt;
+    }
+    const int64_t columns = k.ranges.back(), rows = k.reduction_ranges[0];
+    const int64_t blocks = (columns + kColumnBlock - 1) / kColumnBlock;
+    const std::string part_t = c_type(body);
+    const std::string c = names_[static_cast<size_t>(column)], r = names_[static_cast<size_t>(row)];
+    std::string text = parallel_for(shared > 1 ? fmt::format(" collapse({})", shared) : "", work);
+    std::string indent = "  ";
+    for (size_t v = 0; v + 1 < shared; ++v) {
+      text += open({v, "0", fmt::format("{}", k.ranges[v]), k.ranges[v]}, indent);
+    }
+    text += fmt::format("{}for (int64_t blk = 0; blk < {}; ++blk) {{\n", indent, blocks);
+    indent += "  ";
+    text += fmt::format(
+        "{0}const int64_t {1}_begin = blk * {2}, {1}_end = std::min<int64_t>({3}, {1}_begin + "
+        "{2});\n",
+        indent, c, kColumnBlock, columns);
+    text += fmt::format("{}double total[{}] = {{}};\n", indent, kColumnBlock);
+    text += fmt::format("{}for (int64_t rb = 0; rb < {}; rb += {}) {{\n", indent, rows, kChunk);
+    text += fmt::format("{}  {} part[{}] = {{}};\n", indent, part_t, kColumnBlock);
+    std::string row_indent = indent + "  ";
+    text += open({static_cast<size_t>(row), "rb",
+                  fmt::format("std::min<int64_t>({}, rb + {})", rows, kChunk)},
+                 row_indent);
+    BodyWriter hoisted(names_, row_indent);
+    std::string loop_indent = row_indent;
+    std::string loop = loop_indent + "#pragma omp simd\n";
+    loop += open({static_cast<size_t>(column), c + "_begin", c + "_end"}, loop_indent);
+    BodyWriter w(names_, loop_indent, &hoisted, column);
+    const std::string v = w.emit(k.body);
+    loop += w.lines() + fmt::format("{}part[{} - {}_begin] += {};\n", loop_indent, c, c, v);
+    loop += close(loop_indent);
+    text += hoisted.lines() + loop;
+    text += close(row_indent);
+    text += fmt::format(
+        "{0}  for (int64_t j = 0; j < {1}; ++j) total[j] += static_cast<double>(part[j]);\n",
+        indent, kColumnBlock);
+    text += indent + "}\n";
+    std::string store_indent = indent;
+    text += open({static_cast<size_t>(column), c + "_begin", c + "_end"}, store_indent);
+    text += store(k, fmt::format("total[{} - {}_begin]", c, c), store_indent);
+    text += close(store_indent);
+    text += "  " + std::string(2 * (shared - 1), ' ') + "}\n";
+    for (size_t v = shared - 1; v-- > 0;) text += std::string(2 + 2 * v, ' ') + "}\n";
+    return text;
+  }
+
   // A kernel's own loops inside the shared ones (its variables from `first` on).
   std::string part(const Kernel& k, size_t first, std::string indent) {
     std::vector<LoopText> loops;

@@ -148,13 +148,12 @@ using MaskF = Mask<float, kiln_vec_width_float>;
 using MaskD = Mask<double, kiln_vec_width_double>;
 
 // m ? a : b, lane by lane (a bitwise blend: the mask lanes are all ones or all zeros).
+// The vector conditional: one blend (and/or/not spelled out became two masked xors).
 template <typename T, int N> Vec<T, N> vec_where(Mask<T, N> m, Vec<T, N> a, Vec<T, N> b) {
-  using I = typename Mask<T, N>::native;
-  using V = typename Vec<T, N>::native;
-  return {(V)((m.m & (I)a.v) | (~m.m & (I)b.v))};
+  return {m.m ? a.v : b.v};
 }
 template <typename T, int N> Mask<T, N> vec_where(Mask<T, N> m, Mask<T, N> a, Mask<T, N> b) {
-  return {(m.m & a.m) | (~m.m & b.m)};
+  return {m.m ? a.m : b.m};
 }
 template <typename T, int N> Mask<T, N> vec_isnan(Vec<T, N> a) { return a != a; }
 // Whether x * r, r = 1 / c (c the same in every lane), may stand for x / c: r is normal (the

@@ -201,6 +201,41 @@ TEST(Inductor, Reductions) {
 // Dividing by a value computed ahead of the vector loop multiplies by its reciprocal (rounded
 // once more: within one ulp of the quotient), except where the reciprocal is not normal (a tiny
 // or huge divisor), and exactly for divisors whose reciprocal is exact (0, infinities, NaN).
+// Sums over rows (a bias gradient: [batch, features].sum(0)) run with the features innermost:
+// blocks of columns in parallel, each summing row after row into partial sums (a vector loop),
+// not one strided column at a time. Sizes not multiples of the block, more rows than a float
+// block (4096), an outer dimension, and float64; against a float64 reference.
+TEST(Inductor, SumsOverRowsRunAlongTheColumns) {
+  struct Case {
+    std::vector<int64_t> sizes;
+    int64_t dim;
+    DType dtype;
+  };
+  for (const Case& c : {Case{{5000, 70}, 0, kFloat32}, Case{{3, 37, 130}, 1, kFloat32},
+                        Case{{64, 1024}, 0, kFloat32}, Case{{300, 65}, 0, kFloat64}}) {
+    SCOPED_TRACE(::testing::PrintToString(c.sizes));
+    LogCapture logs("output_code");
+    const int64_t dim = c.dim;
+    auto body = [dim](const Tensor& x) { return (x * 2.0 + 1.0).sum({dim}); };
+    auto f = compile(body, inductor());
+    manual_seed(12);
+    const Tensor x = randn(c.sizes).to(c.dtype);
+    autograd::NoGradGuard no_grad;
+    const Tensor want = body(x.to(kFloat64)).to(c.dtype);
+    EXPECT_TRUE(all_close(f(x), want, 1e-5, 1e-4));
+    const std::string kernels = kernel_text(logs);
+    EXPECT_EQ(occurrences(kernels, "part[i"), 1u) << kernels;
+    EXPECT_EQ(occurrences(kernels, "blk < "), 1u) << kernels;
+  }
+  // A sum along the contiguous dimension keeps the row-wise form.
+  LogCapture logs("output_code");
+  auto rows = compile([](const Tensor& x) { return x.sum({1}); }, inductor());
+  const Tensor x = randn({64, 1024});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close(rows(x), x.sum({1}), 1e-5, 1e-4));
+  EXPECT_EQ(occurrences(kernel_text(logs), "part[i"), 0u) << kernel_text(logs);
+}
+
 TEST(Inductor, DivisionByALoopInvariantIsWithinOneUlp) {
   auto body = [](const Tensor& x, const Tensor& y) { return x / y; };
   auto f = compile(body, inductor());
