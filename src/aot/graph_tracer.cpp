@@ -30,12 +30,6 @@ class Reentry {
   autograd::NoGradGuard no_grad_;
 };
 
-// PyTorch's promotion categories: bool < integer < floating.
-int promotion_category(DType d) {
-  if (d == DType::Bool) return 0;
-  return is_floating_point(d) ? 2 : 1;
-}
-
 graph::SourceLoc call_site() {
   const SourceLocation* site = ops::current_call_site();
   if (site == nullptr) return {};
@@ -168,17 +162,6 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
   return in.out();
 }
 
-graph::Value GraphTracer::literal_of(const Tensor& number) {
-  // A number without memory (made while capture traced) has no value to hold: an input.
-  if (number.storage()->data() == nullptr) return value_of(number);
-  Tensor made;
-  {
-    Reentry again(this);
-    made = full({}, number.item(), number.options());
-  }
-  return value_of(made);
-}
-
 bool GraphTracer::written(const Tensor& t) const {
   auto it = storages_.find(t.storage().get());
   return it != storages_.end() && it->second.version > 0;
@@ -190,19 +173,8 @@ std::vector<Tensor> GraphTracer::record(const ops::OpDef& op, ops::Stack& args) 
   std::vector<Tensor> meta_outputs = ops::call_kernel(op, meta_args);
   const Device device = graph::output_device(args);
 
-  // Numbers the op layer wrapped into tensors become literals where that cannot change the op's
-  // type promotion: a tensor argument with dimensions of at least their category decides it.
-  int dimensioned = -1;
-  for (const ops::IValue& a : args) {
-    if (a.is_tensor() && a.to_tensor().defined() && a.to_tensor().dim() > 0) {
-      dimensioned = std::max(dimensioned, promotion_category(a.to_tensor().dtype()));
-    }
-  }
-  auto [node_args, uses] = graph::node_arguments(args, [this, dimensioned](const Tensor& t) {
-    const bool literal = t.impl()->is_wrapped_number() && t.dim() == 0 && t.device().is_cpu() &&
-                         promotion_category(t.dtype()) <= dimensioned;
-    return literal ? literal_of(t) : value_of(t);
-  });
+  auto [node_args, uses] =
+      graph::node_arguments(args, [this](const Tensor& t) { return value_of(t); });
   std::vector<graph::ValueMeta> metas;
   for (const Tensor& m : meta_outputs) {
     // An output the op leaves undefined (convolution_backward's unwanted gradients) has no value

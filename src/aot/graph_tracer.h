@@ -40,11 +40,6 @@ class GraphTracer : public ops::DispatchMode {
   // The graph value a tensor holds now: a proxy's (re-derived if its storage was written since),
   // or, for a real tensor, a new Constant input holding it.
   graph::Value value_of(const Tensor& t);
-  // A number the op layer wrapped into a tensor (a decomposition's `x * 0.5`), as a `full` node
-  // holding it: the graph compilers then see the number itself (inlined into kernels, equal
-  // expressions shared, patterns such as relu recognized) rather than an input read at run time.
-  // Nothing outside the trace holds it, so nothing can change it between calls.
-  graph::Value literal_of(const Tensor& number);
   // Whether an op wrote into t's storage during tracing.
   bool written(const Tensor& t) const;
   // Real tensors the graph read, one per Constant input, in input order.

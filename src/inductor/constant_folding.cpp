@@ -14,36 +14,18 @@ bool is_constant_role(graph::InputRole role) {
          role == graph::InputRole::Constant;
 }
 
-bool is_literal(const graph::Node& n) {
-  return n.kind == graph::NodeKind::Op && n.uses.empty() && n.op->full_name() == "full";
-}
-
 std::unordered_set<const graph::Node*> constant_nodes(const graph::Graph& graph) {
   std::unordered_set<const graph::Node*> constant;
-  // Constant nodes that read a constant-role input: what only literals make is left to the
-  // kernels (folding it would give the constant graph no input to run on).
-  std::unordered_set<const graph::Node*> rooted;
   for (const auto& n : graph.nodes()) {
     if (n->kind == graph::NodeKind::Input) {
-      if (is_constant_role(n->role)) {
-        constant.insert(n.get());
-        rooted.insert(n.get());
-      }
-      continue;
-    }
-    if (is_literal(*n)) {
-      constant.insert(n.get());
+      if (is_constant_role(n->role)) constant.insert(n.get());
       continue;
     }
     if (n->uses.empty() || n->has_side_effects()) continue;
-    const auto reads = [&](const std::unordered_set<const graph::Node*>& set) {
-      return [&set](const graph::TensorUse& u) { return set.count(u.value.node) != 0; };
-    };
-    if (std::all_of(n->uses.begin(), n->uses.end(), reads(constant)) &&
-        std::any_of(n->uses.begin(), n->uses.end(), reads(rooted))) {
-      constant.insert(n.get());
-      rooted.insert(n.get());
-    }
+    const bool all_constant =
+        std::all_of(n->uses.begin(), n->uses.end(),
+                    [&](const graph::TensorUse& u) { return constant.count(u.value.node) != 0; });
+    if (all_constant) constant.insert(n.get());
   }
   return constant;
 }
@@ -58,9 +40,7 @@ std::unordered_set<const graph::Node*> kept_in_main(
     if (constant.count(n.get()) == 0) continue;
     const bool view_of_kept = n->kind == graph::NodeKind::Op && n->op->kind == ops::OpKind::View &&
                               kept.count(n->uses.at(0).value.node) != 0;
-    // Literals stay too: the main graph's kernels inline them (a copy goes to the constant
-    // graph where it reads them).
-    if (n->kind == graph::NodeKind::Input || view_of_kept || is_literal(*n)) kept.insert(n.get());
+    if (n->kind == graph::NodeKind::Input || view_of_kept) kept.insert(n.get());
   }
   // A returned value, and the views it is made of down to the value they view: the main graph
   // computes them anew on each call, so the caller never gets a view of a kept folded value.

@@ -13,13 +13,8 @@ namespace kiln::inductor {
 // captured tensors), so that values computed from it alone can be kept between calls.
 bool is_constant_role(graph::InputRole role);
 
-// A `full` node: a value fixed in the graph itself (a number the op layer wrapped, made a
-// literal by the tracer), constant without any input.
-bool is_literal(const graph::Node& n);
-
-// Op nodes computed from constant-role inputs and literals only: every tensor argument constant,
-// at least one tensor argument, and no side effects (a random draw or a write must happen on
-// every call); and the literals themselves.
+// Op nodes computed from constant-role inputs only: every tensor argument constant, at least one
+// tensor argument, and no side effects (a random draw or a write must happen on every call).
 std::unordered_set<const graph::Node*> constant_nodes(const graph::Graph& graph);
 
 struct ConstantSplit {
