@@ -165,7 +165,9 @@ Tensor channel_values(const Tensor& param, int64_t C, double fallback) {
   return param.defined() ? param.to(DType::Float64) : full({C}, fallback, DType::Float64);
 }
 
-// native_batch_norm in kiln ops, as the kernels compute it: per-channel statistics in float64,
+// native_batch_norm in kiln ops, as the kernels compute it: per-channel statistics of the input in
+// its opmath dtype, accumulated in float64 by whoever runs the sums (a float64 copy of the input
+// would make the compiled statistics pass twice as wide), the per-channel arithmetic in float64,
 // running statistics updated in place (copy_) with the unbiased variance, then
 // y = x * scale + shift per channel, scale = invstd * weight, shift = bias - mean * scale, in the
 // opmath dtype.
@@ -180,8 +182,10 @@ std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
   for (int64_t d = 2; d < b.input.dim(); ++d) reduced.push_back(d);
   Tensor mean, invstd, save_mean, save_invstd;
   if (b.training) {
-    auto [var, batch_mean] = var_mean(b.input.to(DType::Float64), reduced, Scalar(0));
-    mean = batch_mean;
+    auto [var_acc, mean_acc] =
+        var_mean(b.input.to(norm::opmath_dtype(b.input.dtype())), reduced, Scalar(0));
+    const Tensor var = var_acc.to(DType::Float64);
+    mean = mean_acc.to(DType::Float64);
     invstd = rsqrt(var + b.eps);
     save_mean = mean.to(sd);
     save_invstd = invstd.to(sd);

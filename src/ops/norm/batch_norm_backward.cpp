@@ -153,7 +153,10 @@ Outs batch_norm_backward_cpu(const Stack& a) {
   return out;
 }
 
-// The same in kiln ops, over the dims other than channels, in float64 as the kernel accumulates.
+// The same in kiln ops, over the dims other than channels: element-wise work in the opmath dtype
+// (float32 for float32, as PyTorch's CPU kernel), the per-channel sums accumulated in float64 by
+// whoever runs them (the kernel, the inductor's sums). Float64 element-wise math would make every
+// compiled batch-norm backward pass twice as wide as eager's.
 std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   const BatchNormBackwardArgs b = unpack(a);
   const MaybeMetas m = metas(b);
@@ -162,13 +165,14 @@ std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   for (int64_t d = 2; d < b.input.dim(); ++d) dims.push_back(d);
   shape[1] = C;
   const double count = static_cast<double>(C == 0 ? 0 : b.input.numel() / C);
-  const DType f64 = DType::Float64;
-  auto per_channel = [&](const Tensor& t) { return t.to(f64).reshape(shape); };
+  const DType acc = norm::opmath_dtype(b.input.dtype());
+  auto per_channel = [&](const Tensor& t) { return t.to(acc).reshape(shape); };
   const Tensor mean = per_channel(b.train ? b.save_mean : b.running_mean);
-  const Tensor invstd = b.train ? per_channel(b.save_invstd)
-                                : per_channel(kiln::rsqrt(b.running_var.to(f64) + b.eps));
-  const Tensor dy = b.grad_out.to(f64);
-  const Tensor xmu = b.input.to(f64) - mean;
+  const Tensor invstd = b.train
+                            ? per_channel(b.save_invstd)
+                            : per_channel(kiln::rsqrt(b.running_var.to(DType::Float64) + b.eps));
+  const Tensor dy = b.grad_out.to(acc);
+  const Tensor xmu = b.input.to(acc) - mean;
   const Tensor sum_dy = dy.sum(dims);
   const Tensor sum_dy_xmu = (dy * xmu).sum(dims);
   const Tensor scale = b.weight.defined() ? invstd * per_channel(b.weight) : invstd;
