@@ -725,31 +725,33 @@ void check_written_loops(const LoadedModule& module) {
           check(static_cast<size_t>(r), static_cast<size_t>(r * kRowStride + j));
       }
     };
-    {
+    // A float pointwise loop of writer_test_source() against want(row, i) in double.
+    const auto check_float = [&](const std::string& name, const auto& want_of, double tolerance) {
       std::vector<float> out(size);
       int64_t tail = 0;
-      function<FloatPointwise>(module, "kiln_w_where_exp")(in.x.data(), in.y.data(), in.c.get(),
-                                                           out.data(), kRows, n, &tail);
+      function<FloatPointwise>(module, "kiln_w_" + name)(in.x.data(), in.y.data(), in.c.get(),
+                                                         out.data(), kRows, n, &tail);
       EXPECT_EQ(tail, kRows * (n % wf));
       each([&](size_t r, size_t i) {
-        const double x = in.x[i], y = in.y[r];
-        const double want = x > 0 ? std::exp(x) * y + 2 : kiln_maximum(x, y);
-        EXPECT_TRUE(near(out[i], want, 1e-5))
-            << "where_exp " << i << ": " << out[i] << " vs " << want;
+        const double want = want_of(r, i);
+        EXPECT_TRUE(near(out[i], want, tolerance))
+            << name << " " << i << ": " << out[i] << " vs " << want;
       });
-    }
-    {
-      std::vector<float> out(size);
-      int64_t tail = 0;
-      function<FloatPointwise>(module, "kiln_w_sincos")(in.x.data(), in.y.data(), in.c.get(),
-                                                        out.data(), kRows, n, &tail);
-      EXPECT_EQ(tail, kRows * (n % wf));
-      each([&](size_t, size_t i) {
-        const double x = in.x[i];
-        const double want = std::sin(x) * std::cos(x) + std::cos(x);
-        EXPECT_TRUE(near(out[i], want, 1e-6)) << "sincos " << i << ": " << out[i] << " vs " << want;
-      });
-    }
+    };
+    check_float(
+        "where_exp",
+        [&](size_t r, size_t i) {
+          const double x = in.x[i], y = in.y[r];
+          return x > 0 ? std::exp(x) * y + 2 : kiln_maximum(x, y);
+        },
+        1e-5);
+    check_float(
+        "sincos",
+        [&](size_t, size_t i) {
+          const double x = in.x[i];
+          return std::sin(x) * std::cos(x) + std::cos(x);
+        },
+        1e-6);
     {
       std::vector<double> out(size);
       int64_t tail = 0;
@@ -776,19 +778,14 @@ void check_written_loops(const LoadedModule& module) {
         EXPECT_EQ(byte, want ? 1 : 0) << "logical " << i;
       });
     }
-    {
-      std::vector<float> out(size);
-      int64_t tail = 0;
-      function<FloatPointwise>(module, "kiln_w_casts")(in.x.data(), in.y.data(), in.c.get(),
-                                                       out.data(), kRows, n, &tail);
-      EXPECT_EQ(tail, kRows * (n % wf));
-      each([&](size_t, size_t i) {
-        const double x = in.x[i];
-        const double want =
-            (double(in.c[i]) + double(x != 0)) * std::sqrt(std::abs(x)) + std::nearbyint(x) + 0.25;
-        EXPECT_TRUE(near(out[i], want, 1e-6)) << "casts " << i << ": " << out[i] << " vs " << want;
-      });
-    }
+    check_float(
+        "casts",
+        [&](size_t, size_t i) {
+          const double x = in.x[i];
+          return (double(in.c[i]) + double(x != 0)) * std::sqrt(std::abs(x)) + std::nearbyint(x) +
+                 0.25;
+        },
+        1e-6);
     {
       std::vector<double> out(size);
       int64_t tail = 0;

@@ -102,9 +102,10 @@ Outs layer_norm_backward_cpu(const Stack& a) {
   return out;
 }
 
-// The same in kiln ops, in float64 as the kernel accumulates: xhat = (x - mean) * rstd,
-// g = grad_out * weight, grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) over the
-// normalized dims.
+// The same in kiln ops: xhat = (x - mean) * rstd, g = grad_out * weight,
+// grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat)) over the normalized dims, element-wise
+// in the opmath dtype (float32 for float32, as PyTorch's CPU kernel) with the sums accumulated in
+// float64 by whoever runs them (float64 element-wise math made every compiled pass twice as wide).
 std::vector<Tensor> layer_norm_backward_decomposition(const Stack& a) {
   const LayerNormBackwardArgs b = unpack(a);
   const MaybeMetas m = metas(b);
@@ -113,15 +114,15 @@ std::vector<Tensor> layer_norm_backward_decomposition(const Stack& a) {
   for (int64_t d = 0; d < b.input.dim(); ++d) (d < axis ? outer : inner).push_back(d);
   double cols = 1;
   for (int64_t n : b.shape) cols *= static_cast<double>(n);
-  const DType f64 = DType::Float64;
-  const Tensor dy = b.grad_out.to(f64);
-  const Tensor xhat = (b.input.to(f64) - b.mean.to(f64)) * b.rstd.to(f64);
+  const DType acc = norm::opmath_dtype(b.input.dtype());
+  const Tensor dy = b.grad_out.to(acc);
+  const Tensor xhat = (b.input.to(acc) - b.mean.to(acc)) * b.rstd.to(acc);
   Outs out(3);
   if (m[0]) {
-    const Tensor g = b.weight.defined() ? dy * b.weight.to(f64) : dy;
+    const Tensor g = b.weight.defined() ? dy * b.weight.to(acc) : dy;
     const Tensor row_mean_g = g.sum(inner, true) / cols;
     const Tensor row_mean_gx = (g * xhat).sum(inner, true) / cols;
-    out[0] = (b.rstd.to(f64) * (g - row_mean_g - xhat * row_mean_gx)).to(b.input.dtype());
+    out[0] = (b.rstd.to(acc) * (g - row_mean_g - xhat * row_mean_gx)).to(b.input.dtype());
   }
   if (m[1]) out[1] = (dy * xhat).sum(outer).to(b.weight.dtype());
   if (m[2]) out[2] = dy.sum(outer).to(b.bias.dtype());
