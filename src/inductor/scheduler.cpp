@@ -1,5 +1,7 @@
 #include "inductor/scheduler.h"
 
+#include "inductor/loop_merging.h"
+
 #include <kiln/capture/logs.h>
 
 #include <fmt/format.h>
@@ -238,6 +240,7 @@ class Scheduler {
     flush(steps);
     program.steps = std::move(steps);
     localize(program);
+    merge_contiguous_loops(program);
     if (!unfused_.empty()) {
       logs::log(logs::Channel::perf_hints,
                 fmt::format("inductor: {}: kernels not fused with the loop nest before them:\n{}",

@@ -236,6 +236,31 @@ TEST(Inductor, SumsOverRowsRunAlongTheColumns) {
   EXPECT_EQ(occurrences(kernel_text(logs), "part[i"), 0u) << kernel_text(logs);
 }
 
+// Loops that every index reads as one run merge after fusion: an NCHW tensor's C, H and W
+// (3 x 7 x 9) become one vector loop of 189 (merging stops at 256), a sum over H and W one
+// reduction loop of 63; a transposed read keeps W (9) as its own loop; a pooling window computed
+// from the positions (index values) is left alone. Results match eager.
+TEST(Inductor, ContiguousSpatialLoopsMergeIntoOne) {
+  manual_seed(13);
+  const Tensor x = randn({2, 3, 7, 9}), y = randn({2, 3, 7, 9}), t = randn({2, 3, 9, 7});
+  autograd::NoGradGuard no_grad;
+  const auto generated = [](auto&& body, auto&&... args) {
+    LogCapture logs("output_code");
+    auto f = compile(body, inductor());
+    EXPECT_TRUE(all_close(f(args...), body(args...), 1e-5, 1e-5));
+    return kernel_text(logs);
+  };
+  const std::string pointwise =
+      generated([](const Tensor& a, const Tensor& b) { return (a + b).relu(); }, x, y);
+  EXPECT_GE(occurrences(pointwise, "(189 - i1_vec_begin)"), 1u) << pointwise;
+  const std::string reduction = generated([](const Tensor& a) { return a.sum({2, 3}); }, x);
+  EXPECT_GE(occurrences(reduction, " < 63; "), 1u) << reduction;
+  const std::string transposed =
+      generated([](const Tensor& a, const Tensor& b) { return a + b.transpose(2, 3); }, x, t);
+  EXPECT_GE(occurrences(transposed, " < 9; "), 1u) << transposed;
+  generated([](const Tensor& a) { return adaptive_avg_pool2d(a, {2, 2}); }, x);
+}
+
 TEST(Inductor, DivisionByALoopInvariantIsWithinOneUlp) {
   auto body = [](const Tensor& x, const Tensor& y) { return x / y; };
   auto f = compile(body, inductor());

@@ -1,0 +1,18 @@
+#pragma once
+// Adjacent loops that every index of a nest reads as one run of memory become one loop: an NCHW
+// tensor's H and W (W = 7 to 56 wide: short vector loops, long scalar tails) run as one loop
+// over H * W. Applied after fusion, so it never changes which kernels share loops.
+#include "inductor/loop_ir.h"
+
+namespace kiln::inductor {
+
+// Loops shorter than this are merged with the loop around them (where the indexing allows).
+inline constexpr int64_t kShortLoop = 256;
+
+// Merges, in every nest without local buffers: for nests of pointwise kernels only, the last
+// shared loop with the kernels' vector loop; for each reduction, its last two reduction loops.
+// Each merge needs every load and store affine in both variables with the outer one's
+// coefficient equal to the inner one's times its range, and the inner range below kShortLoop.
+void merge_contiguous_loops(Program& program);
+
+}  // namespace kiln::inductor
