@@ -41,16 +41,18 @@ template <int N = 0> inline VecF kiln_fast_exp(VecF x) {
 // tanh): the hardware's reciprocal estimate (2^-14 relative with AVX-512, 2^-12 before) and one
 // Newton step. Only for finite b away from 0 and overflow: callers keep b in [1, 2^60].
 template <int N = 0> inline VecF kiln_fast_reciprocal(VecF b) {
+#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE4_1__)
 #if defined(__AVX512F__)
   const VecF r = {_mm512_maskz_rcp14_ps(__mmask16(0xFFFF), b.v)};
 #elif defined(__AVX__)
   const VecF r = {_mm256_rcp_ps(b.v)};
-#elif defined(__SSE4_1__)
+#else
   const VecF r = {_mm_rcp_ps(b.v)};
+#endif
+  return kiln_fma(r, kiln_fma(-b, r, kiln_c(1.0f)), r);
 #else
   return kiln_c(1.0f) / b;
 #endif
-  return kiln_fma(r, kiln_fma(-b, r, kiln_c(1.0f)), r);
 }
 // tanh(a) = e / (e + 2) with e = expm1(2a), a = |x| capped where tanh is 1, sign restored.
 template <int N = 0> inline VecF kiln_fast_tanh(VecF x) {
@@ -80,13 +82,19 @@ template <int N = 0> inline bool kiln_any(MaskF m) {
   return false;
 #endif
 }
-// sin and cos of a at once, inline (an out-of-line call spills every vector register): a = q pi/2
-// + r with q = round(a 2/pi) and pi/2 in three parts taken off with fused multiply-adds (r within
-// an ulp or two for |a| <= 8192), Cephes' minimax polynomials on [-pi/4, pi/4], the quadrant
-// (q mod 4) swapping and negating them. A vector with a larger |a| (or an infinity) goes to
-// SLEEF's sincos whole; NaN stays NaN; sin(-0) is -0.
+// sin and cos of a at once, inline (an out-of-line call spills every vector register) where the
+// CPU has fused multiply-adds: a = q pi/2 + r with q = round(a 2/pi) and pi/2 in three parts
+// taken off with fused multiply-adds (r within an ulp or two for |a| <= 8192), Cephes' minimax
+// polynomials on [-pi/4, pi/4], the quadrant (q mod 4) swapping and negating them. A vector with
+// a larger |a| (or an infinity) goes to SLEEF's sincos whole; NaN stays NaN; sin(-0) is -0.
 template <int N = 0> inline void kiln_fast_sincos(VecF a, VecF& s, VecF& c) {
-  if (kiln_any(vec_abs(a) > kiln_c(8192.0f))) {
+  // The reduction is exact only with fused multiply-adds: without them, SLEEF's throughout.
+#if defined(__FMA__)
+  const bool large = kiln_any(vec_abs(a) > kiln_c(8192.0f));
+#else
+  const bool large = true;
+#endif
+  if (large) {
     alignas(64) float sv[kiln_vec_width_float], cv[kiln_vec_width_float];
     KILN_SLEEF_SINCOSF(a.v, sv, cv);
     s = VecF::load(sv);
