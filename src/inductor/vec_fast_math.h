@@ -1,10 +1,10 @@
 #pragma once
 // C++ source for the generated kernels: float32 exp, tanh, erf, erfc, sin and cos written inline
-// over the prelude's VecF. SLEEF's versions are out-of-line calls (each call spills the vector registers
-// and its tanh/erf cost several exps), which left softmax, GELU and the pointwise workload
-// compute-bound; these are the algorithms of kiln's eager kernels (src/ops/unary/unary_math.h):
-// exp within 2 ulp, tanh within 3 ulp, erf within 3e-7 relative, erfc within about 2.5e-7
-// relative (Numerical Recipes' Chebyshev fit), NaN propagating.
+// over the prelude's VecF. SLEEF's versions are out-of-line calls (each call spills the vector
+// registers and its tanh/erf cost several exps), which left softmax, GELU and the pointwise
+// workload compute-bound; these are the algorithms of kiln's eager kernels
+// (src/ops/unary/unary_math.h): exp within 2 ulp, tanh within 3 ulp, erf within 3e-7 relative, erfc
+// within about 2.5e-7 relative (Numerical Recipes' Chebyshev fit), NaN propagating.
 #include <string>
 
 namespace kiln::inductor {
