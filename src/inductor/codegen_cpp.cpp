@@ -385,8 +385,7 @@ class NestWriter {
     text += open({static_cast<size_t>(column), c + "_begin", c + "_end"}, store_indent);
     text += store(k, fmt::format("total[{} - {}_begin]", c, c), store_indent);
     text += close(store_indent);
-    text += "  " + std::string(2 * (shared - 1), ' ') + "}\n";
-    for (size_t v = shared - 1; v-- > 0;) text += std::string(2 + 2 * v, ' ') + "}\n";
+    for (size_t v = 0; v < shared; ++v) text += close(indent);  // blk, then the outer loops
     return text;
   }
 

@@ -419,10 +419,11 @@ std::string unrolled_reduction_text(
   s +=
       fmt::format("{0}    for (int64_t {1}_base = {2}; {1}_base < {3}; {1}_base += {4} * {5}) {{\n",
                   in, v, begin, unrolled, kUnroll, width);
+  const std::string body = w.lines();  // written once per accumulator, and once more after
   for (int k = 0; k < kUnroll; ++k) {
     s += fmt::format("{}      {{\n{}        const int64_t {} = {}_base + {} * {};\n", in, in, v, v,
                      k, width);
-    s += w.lines();
+    s += body;
     if (!store_step.empty()) s += fmt::format("{}        {}\n", in, store_step);
     s += fmt::format("{}        {}{} = {};\n{}      }}\n", in, vacc, k,
                      fold(vacc + std::to_string(k), value), in);
@@ -430,7 +431,7 @@ std::string unrolled_reduction_text(
   s += in + "    }\n";
   s += fmt::format("{0}    for (int64_t {1} = {2}; {1} < {3}; {1} += {4}) {{\n", in, v, unrolled,
                    end, width);
-  s += w.lines();
+  s += body;
   if (!store_step.empty()) s += fmt::format("{}      {}\n", in, store_step);
   s += fmt::format("{}      {}0 = {};\n{}    }}\n", in, vacc, fold(vacc + "0", value), in);
   s += fmt::format("{}    const {} {} = {};\n", in, vec, vacc,
