@@ -157,6 +157,10 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
   graph::Node& in =
       graph_.add_input(graph::InputRole::Constant, fmt::format("constant {}", constants_.size()),
                        graph::ValueMeta::of(t));
+  if (t.impl()->is_wrapped_number() && t.dim() == 0 && t.device().is_cpu() &&
+      t.storage()->data() != nullptr) {
+    in.number = t.item();
+  }
   constants_.push_back(t);
   reals_[t.impl()] = {in.out(), t.impl_ptr()};
   return in.out();

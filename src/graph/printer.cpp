@@ -150,6 +150,7 @@ std::string Graph::str() const {
     s += fmt::format("%{} : {} = ", n->name, format_type(*n));
     if (n->kind == NodeKind::Input) {
       s += fmt::format("input[{}]({})", role_name(n->role), n->label);
+      if (n->number) s += fmt::format(" = {}", n->number->str());
     } else {
       s += fmt::format("{}({})", n->op->full_name(), format_args(*n));
       if (n->loc.known()) s += "  # " + n->loc.str();

@@ -28,6 +28,7 @@ std::string Graph::structural_key() const {
     position.emplace(n.get(), position.size());
     if (n->kind == NodeKind::Input) {
       w.out() += fmt::format("in{}", static_cast<int>(n->role));
+      if (n->number) w.constant(ops::IValue(*n->number));
     } else {
       w.out() += fmt::format("op{}:{}(", n->op->full_name().size(), n->op->full_name());
       // Tensor slots hold undefined tensors in both graphs; the uses say what fills them.

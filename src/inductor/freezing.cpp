@@ -1,6 +1,8 @@
 #include "inductor/freezing.h"
 
+#include "inductor/conv_activation_fusion.h"
 #include "inductor/conv_affine_folding.h"
+#include "inductor/layout_optimization.h"
 #include "inductor/options.h"
 #include "inductor/weight_prepacking.h"
 
@@ -37,7 +39,11 @@ Tensor with_layout(const Tensor& t, const graph::ValueMeta& meta) {
 ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
   graph::Graph g = graph.clone();
   fold_affine_into_convolutions(g);
-  if (options.prepack_weights) prepack_convolution_weights(g);
+  if (options.channels_last) convolutions_to_channels_last(g);
+  if (options.prepack_weights) {
+    prepack_convolution_weights(g);
+    fuse_convolution_activations(g);
+  }
   return split_constants(g);
 }
 
@@ -107,7 +113,8 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       const BackendContext& context) {
   if (option_is(context, "freezing", "false")) return compile_graph(graph, example_inputs, context);
   ConstantSplit split =
-      freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false")});
+      freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false"),
+                     .channels_last = !option_is(context, "layout_optimization", "false")});
   if (split.num_folded() == 0) return compile_graph(split.main, example_inputs, context);
   if (logs::enabled(logs::Channel::aot_graphs)) {
     logs::log(logs::Channel::aot_graphs,

@@ -19,10 +19,11 @@ namespace kiln::inductor {
 
 struct FreezeOptions {
   bool prepack_weights = true;  // convolution weights packed into oneDNN's layout once
+  bool channels_last = true;    // convolution nets run on channels-last activations
 };
 
-// The graph with affine chains folded into convolutions and convolution weights pre-packed, then
-// split into constant and main graphs.
+// The graph with affine chains folded into convolutions, its convolutions on channels-last
+// activations and their weights pre-packed, then split into constant and main graphs.
 ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options = {});
 
 // Runs a frozen graph: the constant graph (interpreted) when a tensor it reads changed since it

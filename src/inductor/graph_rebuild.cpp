@@ -24,6 +24,7 @@ graph::Node& GraphRebuild::copy(const graph::Node& source) {
   graph::Node* made = nullptr;
   if (source.kind == graph::NodeKind::Input) {
     made = &graph_.add_input(source.role, source.label, source.outputs[0]);
+    made->number = source.number;
   } else {
     std::vector<graph::TensorUse> uses = source.uses;
     for (graph::TensorUse& u : uses) u.value = (*this)[u.value];
@@ -43,32 +44,49 @@ graph::Node& GraphRebuild::add_input(graph::InputRole role, std::string label,
 graph::Node& GraphRebuild::emit(std::string_view op_name, std::vector<EmitArg> args,
                                 graph::SourceLoc loc) {
   const ops::OpDef& op = ops::OpRegistry::instance().get(op_name);
-  // Meta tensors stand for the values while the op's meta function runs.
-  std::unordered_map<const TensorImpl*, graph::Value> value_of_twin;
-  ops::Stack stack;
-  Device device = Device::cpu();
+  TwinStack twins;
   for (EmitArg& a : args) {
     if (const auto* v = std::get_if<graph::Value>(&a)) {
-      Tensor twin = graph::tensor_of_meta(v->meta(), kMeta);
-      value_of_twin.emplace(twin.impl(), *v);
-      device = v->meta().device;
-      stack.push_back(ops::IValue(std::move(twin)));
+      twins.stack.push_back(ops::IValue(twins.twin_of(*v)));
     } else {
-      stack.push_back(std::move(std::get<ops::IValue>(a)));
+      twins.stack.push_back(std::move(std::get<ops::IValue>(a)));
     }
   }
-  ops::normalize_args(op.schema, stack);
-  ops::Stack meta_args = stack;
+  ops::normalize_args(op.schema, twins.stack);
+  return add_with_meta(op, std::move(twins), loc);
+}
+
+graph::Node& GraphRebuild::rederive(const graph::Node& source) {
+  KILN_INTERNAL_ASSERT(source.kind == graph::NodeKind::Op);
+  TwinStack twins;
+  twins.stack = source.bind([&](graph::Value v) { return twins.twin_of((*this)[v]); });
+  graph::Node& made = add_with_meta(*source.op, std::move(twins), source.loc);
+  for (size_t i = 0; i < source.outputs.size(); ++i) {
+    map({const_cast<graph::Node*>(&source), static_cast<int>(i)}, made.out(static_cast<int>(i)));
+  }
+  return made;
+}
+
+Tensor GraphRebuild::TwinStack::twin_of(graph::Value v) {
+  Tensor twin = graph::tensor_of_meta(v.meta(), kMeta);
+  value_of_twin.emplace(twin.impl(), v);
+  device = v.meta().device;
+  return twin;
+}
+
+graph::Node& GraphRebuild::add_with_meta(const ops::OpDef& op, TwinStack twins,
+                                         graph::SourceLoc loc) {
+  ops::Stack meta_args = twins.stack;
   const std::vector<Tensor> meta_outputs = ops::call_kernel(op, meta_args);
   std::vector<graph::ValueMeta> metas;
   for (const Tensor& m : meta_outputs) {
     graph::ValueMeta vm = graph::ValueMeta::of(m);
-    vm.device = device;
+    vm.device = twins.device;
     vm.requires_grad = false;
     metas.push_back(std::move(vm));
   }
-  auto [node_args, uses] =
-      graph::node_arguments(stack, [&](const Tensor& t) { return value_of_twin.at(t.impl()); });
+  auto [node_args, uses] = graph::node_arguments(
+      twins.stack, [&](const Tensor& t) { return twins.value_of_twin.at(t.impl()); });
   return graph_.add_op(op, std::move(node_args), std::move(uses), std::move(metas), loc);
 }
 

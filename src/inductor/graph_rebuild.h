@@ -30,11 +30,24 @@ class GraphRebuild {
   // Appends a node calling `op_name` (a full schema name) with every schema argument given, in
   // order; its output metadata comes from the op's meta function.
   graph::Node& emit(std::string_view op_name, std::vector<EmitArg> args, graph::SourceLoc loc = {});
+  // Copies an op node of the source, its uses mapped, with its output metadata derived again by
+  // the op's meta function (its inputs' layouts may have changed); maps its outputs to the copy's.
+  // Throws what the meta function throws for the new inputs.
+  graph::Node& rederive(const graph::Node& source);
   // The built graph, returning what the source returns (mapped).
   graph::Graph finish() &&;
   graph::Graph& graph() { return graph_; }
 
  private:
+  // An op's argument stack with meta tensors standing for graph values.
+  struct TwinStack {
+    ops::Stack stack;
+    std::unordered_map<const TensorImpl*, graph::Value> value_of_twin;
+    Device device = Device::cpu();
+    Tensor twin_of(graph::Value v);
+  };
+  graph::Node& add_with_meta(const ops::OpDef& op, TwinStack twins, graph::SourceLoc loc);
+
   const graph::Graph& source_;
   graph::Graph graph_;
   std::unordered_map<const graph::Node*, std::vector<graph::Value>> mapped_;

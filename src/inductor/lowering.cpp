@@ -211,12 +211,20 @@ class Lowering {
     b.offset = s.offset;
     b.dtype = s.dtype;
     const int buffer = new_buffer(std::move(b));
+    // The loops run in the buffer's memory order (a channels-last value's innermost loop is over
+    // the channels), so that the store, and loads of values in the same layout, are contiguous.
     Kernel k;
     k.kind = Kernel::Kind::Pointwise;
-    k.ranges = s.sizes;
-    k.body = s.load(vars(s.sizes.size()));
+    std::vector<Index> idx(s.sizes.size());
+    size_t loop = 0;
+    for (int64_t dim : graph::outermost_first(IntList(s.strides))) {
+      const auto d = static_cast<size_t>(dim);
+      idx[d] = var(static_cast<int64_t>(loop++));
+      k.ranges.push_back(s.sizes[d]);
+    }
+    k.body = s.load(idx);
     k.output = buffer;
-    k.store = strided_offset(vars(s.sizes.size()), s.strides, s.offset);
+    k.store = strided_offset(idx, s.strides, s.offset);
     emit(std::move(k));
     s.buffer = buffer;
     s.load = nullptr;

@@ -1,7 +1,7 @@
 #pragma once
 // The inductor's options, from compile()'s `options` map (documented in
 // include/kiln/inductor/inductor.h): "fallback", "extern_epilogues", "freezing",
-// "prepack_weights", "autotune_force" (autotune.h).
+// "prepack_weights", "layout_optimization", "autotune_force" (autotune.h).
 #include <kiln/backends/backend.h>
 
 #include <string_view>

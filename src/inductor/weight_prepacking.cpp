@@ -15,6 +15,23 @@ bool row_major(const graph::ValueMeta& m) {
   return m.strides == contiguous_strides(SymIntList(m.sizes)) && m.storage_offset == SymInt(0);
 }
 
+bool channels_last(const graph::ValueMeta& m) {
+  if (m.sizes.size() != 4 || m.storage_offset != SymInt(0)) return false;
+  DimVector sizes;
+  for (const SymInt& s : m.sizes) sizes.push_back(s.raw());
+  const DimVector strides = strides_for_memory_format(sizes, MemoryFormat::ChannelsLast);
+  for (size_t d = 0; d < 4; ++d) {
+    if (sizes[d] != 1 && m.strides[d].raw() != strides[d]) return false;
+  }
+  return true;
+}
+
+// The activations' layout the packed weight is for: channels-last where the convolution reads and
+// writes it (and is not also row-major, as with 1x1 images), row-major otherwise.
+bool reads_channels_last(const graph::ValueMeta& in, const graph::ValueMeta& out) {
+  return channels_last(in) && channels_last(out) && !(row_major(in) && row_major(out));
+}
+
 graph::Value use_of(const graph::Node& n, int arg) {
   for (const graph::TensorUse& u : n.uses) {
     if (u.arg == arg) return u.value;
@@ -29,12 +46,16 @@ bool packable(const graph::Node& n, const std::unordered_set<const graph::Node*>
   const graph::ValueMeta& in = input.meta();
   const graph::ValueMeta& w = weight.meta();
   if (in.dtype != DType::Float32 || w.dtype != DType::Float32 || !in.device.is_cpu()) return false;
-  if (!row_major(in) || !row_major(w) || !row_major(n.outputs[0])) return false;
-  // A 1x1 kernel is read as it is: nothing to pack.
+  if (!row_major(w)) return false;
+  const graph::Value bias = use_of(n, 2);
+  if (bias.defined() && bias.meta().dtype != DType::Float32) return false;
+  // Channels-last activations: oneDNN reads them as they are and wants every weight blocked.
+  if (reads_channels_last(in, n.outputs[0])) return true;
+  if (!row_major(in) || !row_major(n.outputs[0])) return false;
+  // Row-major: a 1x1 kernel is read as it is: nothing to pack.
   int64_t kernel = 1;
   for (size_t d = 2; d < w.sizes.size(); ++d) kernel *= w.sizes[d].raw();
-  const graph::Value bias = use_of(n, 2);
-  return kernel > 1 && (!bias.defined() || bias.meta().dtype == DType::Float32);
+  return kernel > 1;
 }
 
 graph::Value emit_packed(GraphRebuild& rebuild, const graph::Node& conv) {
@@ -48,10 +69,11 @@ graph::Value emit_packed(GraphRebuild& rebuild, const graph::Node& conv) {
   const ops::IValue& groups = conv.args.at(8);
   const graph::Value packed =
       rebuild
-          .emit("_pack_convolution_weight",
-                {weight, ops::IValue(input_size), ops::IValue(source_bias.defined()), stride,
-                 padding, dilation, groups},
-                conv.loc)
+          .emit(
+              "_pack_convolution_weight",
+              {weight, ops::IValue(input_size), ops::IValue(source_bias.defined()), stride, padding,
+               dilation, groups, ops::IValue(reads_channels_last(input.meta(), conv.outputs[0]))},
+              conv.loc)
           .out();
   const EmitArg bias =
       source_bias.defined() ? EmitArg(rebuild[source_bias]) : EmitArg(ops::IValue());

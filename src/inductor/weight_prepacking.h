@@ -8,9 +8,10 @@
 
 namespace kiln::inductor {
 
-// Rewrites the float32 convolutions of row-major activations whose weight is constant (computed
-// from parameters, buffers and captured tensors only) and has a kernel larger than 1x1 (oneDNN
-// reads 1x1 weights as they are). Returns the number rewritten.
+// Rewrites the float32 convolutions whose weight is constant (computed from parameters, buffers
+// and captured tensors only) and row-major: those of channels-last activations, and those of
+// row-major activations with a kernel larger than 1x1 (oneDNN reads those 1x1 weights as they
+// are). Returns the number rewritten.
 size_t prepack_convolution_weights(graph::Graph& graph);
 
 }  // namespace kiln::inductor

@@ -261,6 +261,23 @@ TEST(Inductor, ContiguousSpatialLoopsMergeIntoOne) {
   generated([](const Tensor& a) { return adaptive_avg_pool2d(a, {2, 2}); }, x);
 }
 
+TEST(Inductor, ChannelsLastValuesLoopOverTheChannelsInnermost) {
+  // A channels-last value is written in memory order: one vector loop over H, W and C (merged),
+  // not strided stores along W.
+  manual_seed(14);
+  const Tensor x = randn({2, 16, 5, 7}).contiguous(MemoryFormat::ChannelsLast);
+  auto body = [](const Tensor& a) { return (a * 2).relu(); };
+  LogCapture logs("output_code");
+  auto f = compile(body, inductor());
+  autograd::NoGradGuard no_grad;
+  const Tensor got = f(x), want = body(x);
+  EXPECT_TRUE(got.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(got.strides(), want.strides());
+  EXPECT_TRUE(all_close(got, want, 1e-6, 1e-6));
+  const std::string kernels = kernel_text(logs);
+  EXPECT_GE(occurrences(kernels, "(560 - i1_vec_begin)"), 1u) << kernels;
+}
+
 TEST(Inductor, DivisionByALoopInvariantIsWithinOneUlp) {
   auto body = [](const Tensor& x, const Tensor& y) { return x / y; };
   auto f = compile(body, inductor());

@@ -150,8 +150,10 @@ ModelRecipe resnet18_recipe() {
       },
       [](Shapes shapes) {
         const bool full = shapes == Shapes::full;
-        // Tiny: batch 2, as training batch norm needs more than one value per channel.
-        Tensor x = full ? kiln::randn({8, 3, 224, 224}) : kiln::randn({2, 3, 32, 32});
+        // Tiny: batch 2 of 64x64 images, so that the last stage's training batch norm normalizes
+        // 8 values per channel (at 32x32 it saw 2, and its output, +-1 whatever the inputs,
+        // amplified rounding differences into the gradients past any fixed tolerance).
+        Tensor x = full ? kiln::randn({8, 3, 224, 224}) : kiln::randn({2, 3, 64, 64});
         Tensor labels = kiln::randint(0, full ? 1000 : 10, {full ? 8 : 2}, kiln::kInt64);
         return std::pair{x, labels};
       },
@@ -200,12 +202,12 @@ ModelRecipe gpt2_recipe() {
 
 std::vector<Case> model_cases() {
   // Whole models accumulate rounding differences over many layers (training steps also over the
-  // backward pass; ResNet's batch norm over the two values per channel of the tiny shapes' last
-  // stage amplifies them most): looser tolerances than single ops.
+  // backward pass, through batch norms over few values per channel at tiny shapes): looser
+  // tolerances than single ops.
   return {model_case("mlp", "inference", 1e-4, mlp_recipe()),
           model_case("mlp", "train", 1e-4, mlp_recipe()),
           model_case("resnet18", "inference", 1e-3, resnet18_recipe()),
-          model_case("resnet18", "train", 2e-3, resnet18_recipe()),
+          model_case("resnet18", "train", 1e-3, resnet18_recipe()),
           model_case("bert", "inference", 1e-3, bert_recipe()),
           model_case("bert", "train", 1e-3, bert_recipe()),
           model_case("gpt2", "inference", 1e-3, gpt2_recipe())};

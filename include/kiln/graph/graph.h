@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -95,6 +96,9 @@ class Node {
   // Input nodes.
   InputRole role = InputRole::UserArg;
   std::string label;  // "arg 0", "fc1.weight"
+  // A Constant input holding a number the op layer wrapped into a tensor (relu's 0, a scale):
+  // its value. Nothing outside the graph holds such a tensor, so passes may rely on the value.
+  std::optional<Scalar> number;
 
   // One entry per output (an input node has one).
   std::vector<ValueMeta> outputs;

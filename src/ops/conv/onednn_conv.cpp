@@ -37,7 +37,7 @@ PlanCache<ConvPlan>& cache() {
 // Builds the plan, or returns nullptr when no oneDNN implementation accepts the geometry.
 std::shared_ptr<const ConvPlan> make_plan(const Tensor& out, const Tensor& input,
                                           const Tensor& weight, bool has_bias, const ConvParams& p,
-                                          MemoryFormat fmt) {
+                                          MemoryFormat fmt, ConvActivation activation) {
   auto plan = std::make_shared<ConvPlan>();
   const auto f32 = memory::data_type::f32;
   plan->user_src_md = plain_md(input.sizes(), fmt);
@@ -56,6 +56,11 @@ std::shared_ptr<const ConvPlan> make_plan(const Tensor& out, const Tensor& input
   for (int64_t d : p.dilation) dilates.push_back(d - 1);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (activation == ConvActivation::Relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0F, dnnl::algorithm::eltwise_relu, 0.0F, 0.0F);
+    attr.set_post_ops(ops);
+  }
   try {
     if (!p.transposed) {
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
@@ -98,11 +103,13 @@ struct Buffers {
 // The plan of a geometry, built and cached on first use; null when oneDNN has no kernel for it.
 std::shared_ptr<const ConvPlan> plan_for(const Tensor& out, const Tensor& input,
                                          const Tensor& weight, bool has_bias, const ConvParams& p,
-                                         MemoryFormat fmt) {
-  const std::string key = plan_key('f', out, input, weight, has_bias, p, fmt);
+                                         MemoryFormat fmt,
+                                         ConvActivation activation = ConvActivation::None) {
+  const std::string key = plan_key(activation == ConvActivation::Relu ? 'r' : 'f', out, input,
+                                   weight, has_bias, p, fmt);
   std::shared_ptr<const ConvPlan> plan = cache().find(key);
   if (!plan) {
-    plan = make_plan(out, input, weight, has_bias, p, fmt);
+    plan = make_plan(out, input, weight, has_bias, p, fmt, activation);
     if (plan) cache().insert(key, plan);
   }
   return plan;
@@ -128,21 +135,20 @@ bool packed_for(const Tensor& packed, const ConvPlan& plan) {
 size_t onednn_cache_size() { return cache().size(); }
 
 int64_t onednn_packed_weight_bytes(const Tensor& out, const Tensor& input, const Tensor& weight,
-                                   bool has_bias, const ConvParams& p) {
-  std::shared_ptr<const ConvPlan> plan =
-      plan_for(out, input, weight, has_bias, p, MemoryFormat::Contiguous);
+                                   bool has_bias, const ConvParams& p, MemoryFormat fmt) {
+  std::shared_ptr<const ConvPlan> plan = plan_for(out, input, weight, has_bias, p, fmt);
   if (!plan || !plan->weights_reorder) return 0;
   return static_cast<int64_t>(kPackedHeader + plan->weights_md.get_size());
 }
 
 void onednn_pack_weight(const Tensor& packed, const Tensor& out, const Tensor& input,
-                        const Tensor& weight, bool has_bias, const ConvParams& p) {
+                        const Tensor& weight, bool has_bias, const ConvParams& p,
+                        MemoryFormat fmt) {
   KILN_CHECK(packed.dtype() == DType::UInt8 && packed.is_contiguous(),
              "convolution weight packing: expected a contiguous uint8 buffer");
   std::byte* bytes = static_cast<std::byte*>(packed.data_ptr());
   std::memset(bytes, 0, static_cast<size_t>(std::min<int64_t>(packed.numel(), kPackedHeader)));
-  std::shared_ptr<const ConvPlan> plan =
-      plan_for(out, input, weight, has_bias, p, MemoryFormat::Contiguous);
+  std::shared_ptr<const ConvPlan> plan = plan_for(out, input, weight, has_bias, p, fmt);
   if (!plan || !plan->weights_reorder ||
       static_cast<size_t>(packed.numel()) != kPackedHeader + plan->weights_md.get_size()) {
     return;  // an all-zero header matches no layout
@@ -157,8 +163,9 @@ void onednn_pack_weight(const Tensor& packed, const Tensor& out, const Tensor& i
 
 bool onednn_convolution(const Tensor& out, const Tensor& input, const Tensor& weight,
                         const Tensor& bias, const ConvParams& p, MemoryFormat fmt,
-                        const Tensor& packed) {
-  std::shared_ptr<const ConvPlan> plan = plan_for(out, input, weight, bias.defined(), p, fmt);
+                        const Tensor& packed, ConvActivation activation) {
+  std::shared_ptr<const ConvPlan> plan =
+      plan_for(out, input, weight, bias.defined(), p, fmt, activation);
   if (!plan) return false;
   thread_local Buffers buffers;
   dnnl::stream& s = stream();

@@ -34,6 +34,7 @@ struct PackGeometry {
   Tensor input, out;
   ConvParams params;
   bool has_bias = false;
+  MemoryFormat format = MemoryFormat::Contiguous;  // of the activations
 };
 
 PackGeometry pack_geometry(const Stack& args) {
@@ -41,6 +42,12 @@ PackGeometry pack_geometry(const Stack& args) {
   PackGeometry g;
   g.input = meta_tensor(args[1].to_int_list(), weight.dtype());
   g.has_bias = args[2].to_bool();
+  if (args[7].to_bool()) {
+    KILN_CHECK(weight.dim() == 4,
+               "_pack_convolution_weight: channels_last needs a 4-dimensional weight, got {}-D",
+               weight.dim());
+    g.format = MemoryFormat::ChannelsLast;
+  }
   const Stack conv_args =
       convolution_args(g.input, weight, IValue(), args[3], args[4], args[5], args[6]);
   g.params = conv::read_params(conv_args, weight.dim() - 2);
@@ -57,7 +64,7 @@ PackGeometry pack_geometry(const Stack& args) {
 int64_t packed_bytes(const Tensor& weight, const PackGeometry& g) {
   if (weight.dtype() != DType::Float32) return 0;
   const Tensor dense = weight.is_contiguous() ? weight : meta_tensor(weight.sizes(), kFloat32);
-  return conv::onednn_packed_weight_bytes(g.out, g.input, dense, g.has_bias, g.params);
+  return conv::onednn_packed_weight_bytes(g.out, g.input, dense, g.has_bias, g.params, g.format);
 }
 
 std::vector<TensorMeta> pack_meta(const Stack& args) {
@@ -73,10 +80,21 @@ void pack_impl(const Stack& args, const std::vector<Tensor>& outs) {
   if (outs[0].numel() == 0) return;
   const PackGeometry g = pack_geometry(args);
   conv::onednn_pack_weight(outs[0], g.out, g.input, args[0].to_tensor().contiguous(), g.has_bias,
-                           g.params);
+                           g.params, g.format);
+}
+
+// _convolution_packed's activation argument.
+conv::ConvActivation activation_of(const IValue& arg) {
+  const std::string& name = arg.to_string();
+  if (name == "none") return conv::ConvActivation::None;
+  if (name == "relu") return conv::ConvActivation::Relu;
+  KILN_CHECK(false, "_convolution_packed: expected activation \"none\" or \"relu\", got \"{}\"",
+             name);
+  return conv::ConvActivation::None;
 }
 
 std::vector<TensorMeta> packed_convolution_meta(const Stack& args) {
+  activation_of(args[8]);
   const Tensor& packed = args[2].to_tensor();
   KILN_CHECK(packed.dtype() == DType::UInt8 && packed.dim() == 1,
              "_convolution_packed: expected a 1-D uint8 packed weight, got {}-D {}", packed.dim(),
@@ -94,30 +112,41 @@ void packed_convolution_impl(const Stack& args, const std::vector<Tensor>& outs)
   const Tensor& packed = args[2].to_tensor();
   const Tensor bias = args[3].to_optional_tensor();
   Stack conv_args = convolution_args(input, weight, args[3], args[4], args[5], args[6], args[7]);
-  // The packed path: float32, dense row-major activations and weight, as the weight was packed.
-  const bool packed_path =
-      packed.numel() > 0 && input.dtype() == DType::Float32 && weight.dtype() == DType::Float32 &&
-      input.is_contiguous() && weight.is_contiguous() && out.is_contiguous() &&
+  // The packed path: float32, activations dense row-major or channels-last (input and output
+  // alike), a dense row-major weight, as the weight was packed.
+  const MemoryFormat format = input.dim() == 4 && input.is_contiguous(MemoryFormat::ChannelsLast) &&
+                                      out.is_contiguous(MemoryFormat::ChannelsLast) &&
+                                      !(input.is_contiguous() && out.is_contiguous())
+                                  ? MemoryFormat::ChannelsLast
+                                  : MemoryFormat::Contiguous;
+  const conv::ConvActivation activation = activation_of(args[8]);
+  const bool onednn_path =
+      input.dtype() == DType::Float32 && weight.dtype() == DType::Float32 &&
+      input.is_contiguous(format) && weight.is_contiguous() && out.is_contiguous(format) &&
       (!bias.defined() || (bias.dtype() == DType::Float32 && bias.is_contiguous()));
-  if (packed_path) {
+  if (onednn_path) {
     const ConvParams p = conv::read_params(conv_args, weight.dim() - 2);
-    if (conv::onednn_convolution(out, input, weight, bias, p, MemoryFormat::Contiguous, packed)) {
-      return;
-    }
+    if (conv::onednn_convolution(out, input, weight, bias, p, format, packed, activation)) return;
   }
   // Otherwise the convolution op's own kernel (straight to it: this runs below autograd).
   const auto& op = OpRegistry::instance().get("convolution");
+  Tensor result = call_kernel(op, conv_args).at(0);
+  if (activation == conv::ConvActivation::Relu) {
+    static const auto& relu = OpRegistry::instance().get("relu");
+    Stack relu_args{result};
+    result = call_kernel(relu, relu_args).at(0);
+  }
   Tensor dst = out;
-  dst.copy_(call_kernel(op, conv_args).at(0));
+  dst.copy_(result);
 }
 
 // A weight packed for `input` (as freezing packs it).
 Tensor pack_for(const Tensor& input, const Tensor& weight, bool has_bias, IntList stride,
-                IntList padding, int64_t groups) {
+                IntList padding, int64_t groups, bool channels_last = false) {
   const auto& op = OpRegistry::instance().get("_pack_convolution_weight");
   const std::vector<int64_t> dilation(static_cast<size_t>(weight.dim() - 2), 1);
-  return call1(
-      op, {weight, input.sizes().vec(), has_bias, stride.vec(), padding.vec(), dilation, groups});
+  return call1(op, {weight, input.sizes().vec(), has_bias, stride.vec(), padding.vec(), dilation,
+                    groups, channels_last});
 }
 
 std::vector<Sample> pack_samples() {
@@ -132,6 +161,12 @@ std::vector<Sample> pack_samples() {
       {{make_sample({4, 2, 3, 3}, kFloat64), std::vector<int64_t>{1, 4, 6, 6}, false, one, one,
         dilation, int64_t{2}},
        "float64 (nothing packed)"},
+      {{make_sample({8, 3, 3, 3}, kFloat32), std::vector<int64_t>{2, 3, 10, 10}, false, one, one,
+        dilation, int64_t{1}, true},
+       "3x3, for channels-last activations"},
+      {{make_sample({4, 4, 1, 1}, kFloat32), std::vector<int64_t>{1, 4, 5, 5}, true, one,
+        std::vector<int64_t>{0, 0}, dilation, int64_t{1}, true},
+       "1x1, for channels-last activations"},
   };
 }
 
@@ -143,6 +178,8 @@ std::vector<Sample> packed_convolution_samples() {
   const Tensor x64 = make_sample({1, 4, 6, 6}, kFloat64, -3, 3, 4);
   const Tensor w64 = make_sample({4, 2, 3, 3}, kFloat64, -1, 1, 5);
   const Tensor strided = make_sample({2, 3, 12, 12}, kFloat32, -3, 3, 6);
+  const Tensor channels_last = x.contiguous(MemoryFormat::ChannelsLast);
+  const Tensor w1 = make_sample({8, 3, 1, 1}, kFloat32, -1, 1, 7);
   return {
       {{x, w, pack_for(x, w, true, one, one, 1), b, one, one, one, int64_t{1}},
        "3x3 with bias, packed"},
@@ -156,6 +193,26 @@ std::vector<Sample> packed_convolution_samples() {
       {{strided.slice(2, 0, 10).slice(3, 0, 10), w, pack_for(x, w, true, one, one, 1), b, one, one,
         one, int64_t{1}},
        "strided input: unpacked"},
+      {{channels_last, w, pack_for(channels_last, w, true, one, one, 1, true), b, one, one, one,
+        int64_t{1}},
+       "channels-last, packed"},
+      {{channels_last, w1, pack_for(channels_last, w1, false, one, zero, 1, true), Tensor(), one,
+        zero, one, int64_t{1}},
+       "channels-last 1x1, packed"},
+      {{channels_last, w, pack_for(x, w, true, one, one, 1), b, one, one, one, int64_t{1}},
+       "channels-last, packed for row-major"},
+      {{x, w, pack_for(channels_last, w, false, two, zero, 1, true), Tensor(), two, zero, one,
+        int64_t{1}},
+       "row-major, packed for channels-last"},
+      {{channels_last, w, pack_for(channels_last, w, true, one, one, 1, true), b, one, one, one,
+        int64_t{1}, std::string("relu")},
+       "channels-last, packed, relu"},
+      {{x, w, pack_for(x, w, false, one, one, 1), Tensor(), one, one, one, int64_t{1},
+        std::string("relu")},
+       "row-major, packed, relu"},
+      {{x64, w64, empty({0}, TensorOptions(kUInt8)), Tensor(), one, one, one, int64_t{2},
+        std::string("relu")},
+       "float64 relu (the convolution op, then relu)"},
   };
 }
 
@@ -163,7 +220,7 @@ std::vector<Sample> packed_convolution_samples() {
 
 KILN_OP(
     "_pack_convolution_weight(Tensor weight, SymInt[] input_size, bool has_bias, SymInt[] stride, "
-    "SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor")
+    "SymInt[] padding, SymInt[] dilation, SymInt groups, bool channels_last=False) -> Tensor")
     .meta(pack_meta)
     .cpu(pack_impl)
     .not_differentiable()
@@ -171,7 +228,8 @@ KILN_OP(
 
 KILN_OP(
     "_convolution_packed(Tensor input, Tensor weight, Tensor packed_weight, Tensor? bias, "
-    "SymInt[] stride, SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor")
+    "SymInt[] stride, SymInt[] padding, SymInt[] dilation, SymInt groups, "
+    "str activation=\"none\") -> Tensor")
     .meta(packed_convolution_meta)
     .cpu(packed_convolution_impl)
     .not_differentiable()

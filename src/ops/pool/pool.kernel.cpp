@@ -200,6 +200,38 @@ void pool_planes(const Pool2dArgs& a) {
   });
 }
 
+// The maxima (and their positions h * W + w) of one window over all C channels of a channels-last
+// image `x`, into y and idx. Channels go in blocks held in locals, so that the compiler keeps them
+// in vector registers across the window (through y and idx it reloaded them per position).
+template <typename T>
+void max_window_channels_last(const T* x, int64_t W, int64_t C, const Window& wh, const Window& ww,
+                              T* y, int64_t* idx) {
+  constexpr int64_t kBlock = 64;
+  T best[kBlock];
+  int64_t at[kBlock];
+  for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
+    const int64_t n = std::min(kBlock, C - c0);
+    for (int64_t c = 0; c < n; ++c) {
+      best[c] = lowest<T>();
+      at[c] = wh.start * W + ww.start;
+    }
+    for (int64_t h = wh.start; h < wh.end; h += wh.step) {
+      for (int64_t w = ww.start; w < ww.end; w += ww.step) {
+        const T* v = x + (h * W + w) * C + c0;
+        const int64_t position = h * W + w;
+        for (int64_t c = 0; c < n; ++c) {
+          const bool take =
+              static_cast<acc_t<T>>(v[c]) > static_cast<acc_t<T>>(best[c]) || is_nan(v[c]);
+          best[c] = take ? v[c] : best[c];
+          at[c] = take ? position : at[c];
+        }
+      }
+    }
+    std::copy(best, best + n, y + c0);
+    std::copy(at, at + n, idx + c0);
+  }
+}
+
 template <typename T>
 void pool_channels_last(const Pool2dArgs& a) {
   const T* in = static_cast<const T*>(a.input);
@@ -218,20 +250,7 @@ void pool_channels_last(const Pool2dArgs& a) {
         const int64_t o = ((n * OH + oh) * OW + ow) * C;
         T* y = out + o;
         if (is_max(a.kind)) {
-          int64_t* idx = a.indices + o;
-          std::fill(y, y + C, lowest<T>());
-          std::fill(idx, idx + C, wh.start * W + ww.start);
-          for (int64_t h = wh.start; h < wh.end; h += wh.step) {
-            for (int64_t w = ww.start; w < ww.end; w += ww.step) {
-              const T* v = x + (h * W + w) * C;
-              for (int64_t c = 0; c < C; ++c) {
-                const bool take =
-                    static_cast<acc_t<T>>(v[c]) > static_cast<acc_t<T>>(y[c]) || is_nan(v[c]);
-                y[c] = take ? v[c] : y[c];
-                idx[c] = take ? h * W + w : idx[c];
-              }
-            }
-          }
+          max_window_channels_last(x, W, C, wh, ww, y, a.indices + o);
         } else {
           if (wh.start >= wh.end || ww.start >= ww.end) {
             std::fill(y, y + C, T(0));

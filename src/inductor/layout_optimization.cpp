@@ -1,0 +1,121 @@
+#include "inductor/layout_optimization.h"
+
+#include "inductor/constant_folding.h"
+#include "inductor/graph_rebuild.h"
+
+#include <kiln/core/error.h>
+
+#include <unordered_set>
+
+namespace kiln::inductor {
+
+namespace {
+
+bool has_strides(const graph::ValueMeta& m, const DimVector& strides) {
+  if (m.strides.size() != strides.size()) return false;
+  for (size_t d = 0; d < strides.size(); ++d) {
+    if (m.sizes[d].raw() != 1 && m.strides[d].raw() != strides[d]) return false;
+  }
+  return true;
+}
+
+bool is_channels_last(const graph::ValueMeta& m) {
+  if (m.sizes.size() != 4) return false;
+  DimVector sizes;
+  for (const SymInt& s : m.sizes) sizes.push_back(s.raw());
+  return has_strides(m, strides_for_memory_format(sizes, MemoryFormat::ChannelsLast));
+}
+
+graph::Value use_of(const graph::Node& n, int arg) {
+  for (const graph::TensorUse& u : n.uses) {
+    if (u.arg == arg) return u.value;
+  }
+  return {};
+}
+
+// A 2-d float32 convolution on the CPU whose weight is constant.
+bool convertible(const graph::Node& n, const std::unordered_set<const graph::Node*>& constant) {
+  if (!is_op(&n, "convolution") || n.args.at(6).to_bool()) return false;
+  const graph::Value input = use_of(n, 0), weight = use_of(n, 1);
+  if (!input.defined() || !weight.defined() || constant.count(weight.node) == 0) return false;
+  const graph::ValueMeta& in = input.meta();
+  return in.sizes.size() == 4 && in.dtype == DType::Float32 && in.device.is_cpu() &&
+         weight.meta().dtype == DType::Float32;
+}
+
+// Whether a new layout of a node's inputs could change its values (not only its strides).
+bool layout_sensitive(const graph::Node& n) { return n.mutates() || n.op->name() == "as_strided"; }
+
+// `v` (NCHW sizes) copied into channels-last strides: NHWC made row-major, permuted back.
+graph::Value to_channels_last(GraphRebuild& rebuild, graph::Value v, graph::SourceLoc loc) {
+  const std::vector<int64_t> to_nhwc = {0, 2, 3, 1}, to_nchw = {0, 3, 1, 2};
+  const graph::Value nhwc = rebuild.emit("permute", {v, ops::IValue(to_nhwc)}, loc).out();
+  const graph::Value dense =
+      rebuild.emit("_to_copy", {nhwc, ops::IValue(), ops::IValue(true)}, loc).out();
+  return rebuild.emit("permute", {dense, ops::IValue(to_nchw)}, loc).out();
+}
+
+// Makes source value `v` stand for a copy in its source layout, when that was row-major and the
+// new one differs. False where the source layout was another one (nothing to copy into).
+bool restore_layout(GraphRebuild& rebuild, graph::Value v) {
+  const graph::Value now = rebuild[v];
+  const graph::ValueMeta& was = v.meta();
+  DimVector sizes, strides;
+  for (const SymInt& s : was.sizes) sizes.push_back(s.raw());
+  for (const SymInt& s : was.strides) strides.push_back(s.raw());
+  if (has_strides(now.meta(), strides)) return true;
+  if (strides != strides_for_memory_format(sizes, MemoryFormat::Contiguous)) return false;
+  rebuild.map(v, rebuild.emit("_to_copy", {now, ops::IValue(), ops::IValue(true)}).out());
+  return true;
+}
+
+}  // namespace
+
+size_t convolutions_to_channels_last(graph::Graph& graph) {
+  const std::unordered_set<const graph::Node*> constant = constant_nodes(graph);
+  size_t convolutions = 0;
+  for (const auto& n : graph.nodes()) {
+    if (n->kind != graph::NodeKind::Op) continue;
+    if (layout_sensitive(*n)) return 0;
+    if (convertible(*n, constant)) ++convolutions;
+  }
+  if (convolutions == 0) return 0;
+
+  GraphRebuild rebuild(graph);
+  try {
+    for (const auto& n : graph.nodes()) {
+      if (n->kind == graph::NodeKind::Input) {
+        rebuild.copy(*n);
+        continue;
+      }
+      if (convertible(*n, constant)) {
+        // The input's readers all see the channels-last copy (the same values).
+        const graph::Value source_input = use_of(*n, 0);
+        const graph::Value input = rebuild[source_input];
+        if (!is_channels_last(input.meta())) {
+          rebuild.map(source_input, to_channels_last(rebuild, input, n->loc));
+        }
+      }
+      try {
+        rebuild.rederive(*n);
+      } catch (const Error&) {
+        // A view the new layout does not allow (flattening a feature map): its input goes back
+        // to its row-major layout first.
+        for (const graph::TensorUse& u : n->uses) {
+          if (!restore_layout(rebuild, u.value)) return 0;
+        }
+        rebuild.rederive(*n);
+      }
+    }
+    // Outputs leave in the layouts the graph gave them before.
+    for (const graph::Value& out : graph.outputs()) {
+      if (!restore_layout(rebuild, out)) return 0;
+    }
+  } catch (const Error&) {
+    return 0;  // a layout not derived: keep the graph as it was
+  }
+  graph = std::move(rebuild).finish();
+  return convolutions;
+}
+
+}  // namespace kiln::inductor
