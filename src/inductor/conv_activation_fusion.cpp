@@ -19,13 +19,6 @@ bool is_zero(graph::Value v) {
          v.meta().sizes.empty() && n->number->to<double>() == 0.0;
 }
 
-graph::Value use_of(const graph::Node& n, int arg) {
-  for (const graph::TensorUse& u : n.uses) {
-    if (u.arg == arg && u.element < 0) return u.value;
-  }
-  return {};
-}
-
 bool returned(const graph::Graph& g, graph::Value v) {
   return std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end();
 }

@@ -97,6 +97,24 @@ graph::Graph GraphRebuild::finish() && {
   return std::move(graph_);
 }
 
+bool is_channels_last(const graph::ValueMeta& meta) {
+  if (meta.sizes.size() != 4 || meta.storage_offset != SymInt(0)) return false;
+  DimVector sizes;
+  for (const SymInt& s : meta.sizes) sizes.push_back(s.raw());
+  const DimVector strides = strides_for_memory_format(sizes, MemoryFormat::ChannelsLast);
+  for (size_t d = 0; d < 4; ++d) {
+    if (sizes[d] != 1 && meta.strides[d].raw() != strides[d]) return false;
+  }
+  return true;
+}
+
+graph::Value use_of(const graph::Node& n, int arg) {
+  for (const graph::TensorUse& u : n.uses) {
+    if (u.arg == arg && u.element < 0) return u.value;
+  }
+  return {};
+}
+
 bool is_per_channel(const graph::ValueMeta& meta, const SymDimVector& out_sizes) {
   const size_t rank = meta.sizes.size();
   if (rank > out_sizes.size() || out_sizes.size() < 2) return false;

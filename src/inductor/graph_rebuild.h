@@ -57,10 +57,17 @@ class GraphRebuild {
 // except (right-aligned onto out_sizes) dimension 1's, and of `out_sizes` rank at most.
 bool is_per_channel(const graph::ValueMeta& meta, const SymDimVector& out_sizes);
 
+// Whether `meta` is a 4-d value dense in channels-last order at offset 0 (the strides of size-1
+// dimensions are not compared).
+bool is_channels_last(const graph::ValueMeta& meta);
+
 // The op node producing a value, or null for an input.
 inline const graph::Node* op_node(graph::Value v) {
   return v.node != nullptr && v.node->kind == graph::NodeKind::Op ? v.node : nullptr;
 }
+// The value node `n` reads as its tensor argument `arg` (not an element of a tensor list), or an
+// undefined value.
+graph::Value use_of(const graph::Node& n, int arg);
 // Whether node `n` is a call of the op `full_name`.
 bool is_op(const graph::Node* n, std::string_view full_name);
 

@@ -19,20 +19,6 @@ bool has_strides(const graph::ValueMeta& m, const DimVector& strides) {
   return true;
 }
 
-bool is_channels_last(const graph::ValueMeta& m) {
-  if (m.sizes.size() != 4) return false;
-  DimVector sizes;
-  for (const SymInt& s : m.sizes) sizes.push_back(s.raw());
-  return has_strides(m, strides_for_memory_format(sizes, MemoryFormat::ChannelsLast));
-}
-
-graph::Value use_of(const graph::Node& n, int arg) {
-  for (const graph::TensorUse& u : n.uses) {
-    if (u.arg == arg) return u.value;
-  }
-  return {};
-}
-
 // A 2-d float32 convolution on the CPU whose weight is constant.
 bool convertible(const graph::Node& n, const std::unordered_set<const graph::Node*>& constant) {
   if (!is_op(&n, "convolution") || n.args.at(6).to_bool()) return false;

@@ -15,28 +15,10 @@ bool row_major(const graph::ValueMeta& m) {
   return m.strides == contiguous_strides(SymIntList(m.sizes)) && m.storage_offset == SymInt(0);
 }
 
-bool channels_last(const graph::ValueMeta& m) {
-  if (m.sizes.size() != 4 || m.storage_offset != SymInt(0)) return false;
-  DimVector sizes;
-  for (const SymInt& s : m.sizes) sizes.push_back(s.raw());
-  const DimVector strides = strides_for_memory_format(sizes, MemoryFormat::ChannelsLast);
-  for (size_t d = 0; d < 4; ++d) {
-    if (sizes[d] != 1 && m.strides[d].raw() != strides[d]) return false;
-  }
-  return true;
-}
-
 // The activations' layout the packed weight is for: channels-last where the convolution reads and
 // writes it (and is not also row-major, as with 1x1 images), row-major otherwise.
 bool reads_channels_last(const graph::ValueMeta& in, const graph::ValueMeta& out) {
-  return channels_last(in) && channels_last(out) && !(row_major(in) && row_major(out));
-}
-
-graph::Value use_of(const graph::Node& n, int arg) {
-  for (const graph::TensorUse& u : n.uses) {
-    if (u.arg == arg) return u.value;
-  }
-  return {};
+  return is_channels_last(in) && is_channels_last(out) && !(row_major(in) && row_major(out));
 }
 
 bool packable(const graph::Node& n, const std::unordered_set<const graph::Node*>& constant) {

@@ -5,7 +5,9 @@
 #include <kiln/graph/graph.h>
 #include <kiln/inductor/inductor.h>
 
+#include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +35,12 @@ inline Backend recording_inductor(std::shared_ptr<RecordedGraphs> record) {
                             .backward_compiler = recorded(inductor::compile_graph),
                             .inference_compiler = recorded(inductor::compile_inference_graph),
                             .decompose = true});
+}
+
+// Compile options running recording_inductor with `options`.
+inline CompileOptions recording(const std::shared_ptr<RecordedGraphs>& record,
+                                std::map<std::string, std::string> options = {}) {
+  return {.backend = recording_inductor(record), .options = std::move(options)};
 }
 
 // Op nodes calling `full_name` ("addmm", "convolution").

@@ -15,10 +15,7 @@ namespace {
 using testing::all_close;
 using testing::count_ops;
 using testing::RecordedGraphs;
-
-CompileOptions recording(const std::shared_ptr<RecordedGraphs>& record) {
-  return {.backend = testing::recording_inductor(record)};
-}
+using testing::recording;
 
 // The activation arguments of the frozen main graph's packed convolutions.
 std::vector<std::string> activations(const graph::Graph& g) {

@@ -15,11 +15,7 @@ namespace {
 using testing::all_close;
 using testing::count_ops;
 using testing::RecordedGraphs;
-
-CompileOptions recording(const std::shared_ptr<RecordedGraphs>& record,
-                         std::map<std::string, std::string> options = {}) {
-  return {.backend = testing::recording_inductor(record), .options = std::move(options)};
-}
+using testing::recording;
 
 // The first recorded graph with its epilogues fused, and how many were.
 std::pair<graph::Graph, size_t> fused_first(const RecordedGraphs& record) {

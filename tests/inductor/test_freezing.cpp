@@ -16,11 +16,7 @@ using testing::all_close;
 using testing::count_ops;
 using testing::LogCapture;
 using testing::RecordedGraphs;
-
-CompileOptions recording(const std::shared_ptr<RecordedGraphs>& record,
-                         std::map<std::string, std::string> options = {}) {
-  return {.backend = testing::recording_inductor(record), .options = std::move(options)};
-}
+using testing::recording;
 
 // Conv (no bias) + BatchNorm2d + ReLU in eval mode, with running statistics away from 0 and 1.
 std::shared_ptr<nn::Sequential> conv_bn_relu(DType dtype) {

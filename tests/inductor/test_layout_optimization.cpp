@@ -15,11 +15,7 @@ namespace {
 using testing::all_close;
 using testing::count_ops;
 using testing::RecordedGraphs;
-
-CompileOptions recording(const std::shared_ptr<RecordedGraphs>& record,
-                         std::map<std::string, std::string> options = {}) {
-  return {.backend = testing::recording_inductor(record), .options = std::move(options)};
-}
+using testing::recording;
 
 std::shared_ptr<nn::Conv2d> conv(int64_t in, int64_t out, int64_t kernel) {
   return std::make_shared<nn::Conv2d>(in, out, std::vector<int64_t>{kernel},
