@@ -51,6 +51,19 @@ void adam_options_validate(const Options& o, const char* who) {
   KILN_CHECK(o.weight_decay >= 0, "{}: Invalid weight_decay value: {}", who, o.weight_decay);
 }
 
+// The whole update in one pass (adam_kernel.h) where every tensor is dense float32 and no
+// running maximum is kept; false (nothing done) otherwise.
+bool fused_adam_step(Tensor& param, const Tensor& grad, AdamParamState& state, double lr,
+                     const std::vector<double>& betas, double eps, double weight_decay,
+                     bool amsgrad, bool maximize, bool decoupled_weight_decay);
+
+template <class Options>
+bool fused_adam_step(Tensor& p, const Tensor& grad, AdamParamState& s, const Options& o,
+                     bool decoupled_weight_decay) {
+  return fused_adam_step(p, grad, s, o.lr, o.betas, o.eps, o.weight_decay, o.amsgrad, o.maximize,
+                         decoupled_weight_decay);
+}
+
 template <class Options>
 void adam_step(std::vector<std::vector<Tensor>>& params, const std::vector<Options>& options,
                std::vector<std::vector<AdamParamState>>& state, bool decoupled_weight_decay) {
@@ -70,6 +83,7 @@ void adam_step(std::vector<std::vector<Tensor>>& params, const std::vector<Optio
       }
       if (o.amsgrad && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = zeros_like(p);
       s.step += 1;
+      if (fused_adam_step(p, grad, s, o, decoupled_weight_decay)) continue;
 
       // d_sign * d is the gradient the moments see.
       Tensor d = grad;

@@ -1,6 +1,7 @@
 // where, clamp (Scalar and Tensor bounds), clamp_min/max, lerp, addcmul, addcdiv.
 #include "ops/test_binary_util.h"
 
+#include <cmath>
 #include <limits>
 
 namespace kiln {
@@ -105,6 +106,36 @@ TEST(BinaryTernary, Lerp) {
   EXPECT_TRUE(all_close(c, f64(ref_s, {5, 40}), 1e-5, 1e-5));
   EXPECT_TRUE(throws_error([&] { lerp(a, b.to(kFloat64), Scalar(0.5)); }, {"end", "float64"}));
   EXPECT_THROW(lerp(i64({1}, {1}), i64({2}, {1}), Scalar(0.5)), TypeError);
+}
+
+TEST(BinaryTernary, VectorLoopsComputeTheScalarFormulasExactly) {
+  // lerp, addcmul and addcdiv run in vector lanes (with a scalar tail): each element must be the
+  // float formula evaluated in the same order, both lerp branches and NaN included.
+  const int64_t n = 1003;
+  manual_seed(3);
+  Tensor a = randn({n}), b = randn({n}), w = rand({n}) * 3 - 1, t = rand({n}) + 0.5;
+  a.data_ptr<float>()[7] = std::numeric_limits<float>::quiet_NaN();
+  w.data_ptr<float>()[8] = 0.5F;
+  w.data_ptr<float>()[9] = -0.5F;
+  const float* pa = a.data_ptr<float>();
+  const float* pb = b.data_ptr<float>();
+  const float* pw = w.data_ptr<float>();
+  const float* pt = t.data_ptr<float>();
+  const Tensor lerped = lerp(a, b, w), lerped_s = lerp(a, b, Scalar(0.75));
+  const Tensor mul = addcmul(a, b, t, 0.3), div = addcdiv(a, b, t, -0.7);
+  const auto same = [](float got, float want) {
+    return std::isnan(want) ? std::isnan(got) : got == want;
+  };
+  size_t wrong = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = pb[i] - pa[i];
+    const float l = std::abs(pw[i]) < 0.5F ? pa[i] + pw[i] * d : pb[i] - d * (1.0F - pw[i]);
+    const float ls = pb[i] - d * (1.0F - 0.75F);
+    wrong += !same(lerped.data_ptr<float>()[i], l) + !same(lerped_s.data_ptr<float>()[i], ls);
+    wrong += !same(mul.data_ptr<float>()[i], pa[i] + 0.3F * pb[i] * pt[i]);
+    wrong += !same(div.data_ptr<float>()[i], pa[i] + -0.7F * pb[i] / pt[i]);
+  }
+  EXPECT_EQ(wrong, 0u);
 }
 
 TEST(BinaryTernary, AddcmulAddcdiv) {

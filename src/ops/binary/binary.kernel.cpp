@@ -149,6 +149,12 @@ template <typename C>
 C lerp(C a, C b, C w) {
   return std::abs(w) < C(0.5) ? a + w * (b - a) : b - (b - a) * (C(1) - w);
 }
+// The same formulas, lane by lane (the same operations in the same order: the same results).
+template <typename T>
+Vec<T> lerp(Vec<T> a, Vec<T> b, Vec<T> w) {
+  const Vec<T> abs_w = select<T>(w < Vec<T>(T(0)), -w, w);
+  return select<T>(abs_w < Vec<T>(T(0.5)), a + w * (b - a), b - (b - a) * (Vec<T>(T(1)) - w));
+}
 
 // Runs f on elements computed in opmath_t<T> (float for the 16-bit floats).
 template <typename T, typename F>
@@ -166,6 +172,21 @@ void vec_binary(TensorIterator& iter, F f) {
         iter, [f](T a, T b) -> T { return f(a, b); }, [f](Vec<T> a, Vec<T> b) { return f(a, b); });
   } else {
     scalar_binary<T>(iter, f);
+  }
+}
+
+// f is generic, of three operands: called with opmath_t<T> scalars and with Vec<T>.
+template <typename T, typename F>
+void vec_ternary(TensorIterator& iter, F f) {
+  using O = opmath_t<T>;
+  if constexpr (kVectorizable<T>) {
+    cpu_kernel_vec(
+        iter, [f](T a, T b, T c) -> T { return f(a, b, c); },
+        [f](Vec<T> a, Vec<T> b, Vec<T> c) { return f(a, b, c); });
+  } else {
+    cpu_kernel(iter, [f](T a, T b, T c) -> T {
+      return static_cast<T>(f(static_cast<O>(a), static_cast<O>(b), static_cast<O>(c)));
+    });
   }
 }
 
@@ -267,7 +288,10 @@ void binary_typed(TensorIterator& iter, BinaryOp op, const Scalar& alpha) {
     case BinaryOp::Lerp:
       if constexpr (floating) {
         const O w = alpha.to<O>();
-        return scalar_binary<T>(iter, [w](O a, O b) { return lerp(a, b, w); });
+        return vec_binary<T>(iter, [w](auto a, auto b) {
+          using V = decltype(a);
+          return lerp(a, b, V(w));
+        });
       }
       break;
     case BinaryOp::BitwiseAnd:
@@ -335,21 +359,28 @@ void ternary_typed(TensorIterator& iter, TernaryOp op, const Scalar& alpha) {
       });
     case TernaryOp::Lerp:
       if constexpr (kFloating<T>) {
-        return cpu_kernel(iter,
-                          [](T a, T b, T w) -> T { return static_cast<T>(lerp<O>(a, b, w)); });
+        return vec_ternary<T>(iter, [](auto a, auto b, auto w) { return lerp(a, b, w); });
       }
       break;
     case TernaryOp::Addcmul: {
       const O al = alpha.to<O>();
-      return cpu_kernel(iter, [al](T a, T t1, T t2) -> T {
-        return static_cast<T>(static_cast<O>(a) + al * static_cast<O>(t1) * static_cast<O>(t2));
-      });
+      if constexpr (std::is_same_v<T, bool>) {
+        return cpu_kernel(iter, [al](T a, T t1, T t2) -> T {
+          return static_cast<T>(static_cast<O>(a) + al * static_cast<O>(t1) * static_cast<O>(t2));
+        });
+      } else {
+        return vec_ternary<T>(iter, [al](auto a, auto t1, auto t2) {
+          using V = decltype(a);
+          return a + V(al) * t1 * t2;
+        });
+      }
     }
     case TernaryOp::Addcdiv:
       if constexpr (kFloating<T>) {
         const O al = alpha.to<O>();
-        return cpu_kernel(iter, [al](T a, T t1, T t2) -> T {
-          return static_cast<T>(static_cast<O>(a) + al * static_cast<O>(t1) / static_cast<O>(t2));
+        return vec_ternary<T>(iter, [al](auto a, auto t1, auto t2) {
+          using V = decltype(a);
+          return a + V(al) * t1 / t2;
         });
       }
       break;
