@@ -1,4 +1,5 @@
 // Adam(W)'s single-pass update (adam_kernel.h) behind adam_update.h's step.
+#include "ops/current_dispatch_mode.h"
 #include "optim/adam_kernel.h"
 #include "optim/adam_update.h"
 
@@ -10,8 +11,11 @@ cpu::KernelDispatch<AdamUpdateKernel> adam_update_kernels;
 
 namespace {
 
+// A real dense float32 CPU tensor of like's sizes. Under a dispatch mode (a capture or an aot
+// trace recording the step's ops) the elementwise ops must run: they are what gets recorded.
 bool dense_float(const Tensor& t, const Tensor& like) {
-  return t.defined() && t.dtype() == DType::Float32 && t.device().is_cpu() && t.is_contiguous() &&
+  return ops::current_dispatch_mode() == nullptr && t.defined() && !t.impl()->is_proxy() &&
+         t.dtype() == DType::Float32 && t.device().is_cpu() && t.is_contiguous() &&
          t.sizes() == like.sizes();
 }
 

@@ -4,11 +4,62 @@
 //   p -= lr * (nesterov ? d + momentum * buf : buf)      (p -= lr * d without momentum)
 // The sign of maximize is folded into the scalar factors where no weight decay forces a
 // temporary, so the common paths run in place without allocating.
+#include "ops/current_dispatch_mode.h"
+#include "optim/sgd_kernel.h"
+
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 #include <kiln/optim/sgd.h>
 
 namespace kiln::optim {
+
+namespace detail {
+cpu::KernelDispatch<SGDUpdateKernel> sgd_update_kernels;
+}  // namespace detail
+
+namespace {
+
+// A real dense float32 CPU tensor of like's sizes. Under a dispatch mode (a capture or an aot
+// trace recording the step's ops) the elementwise ops must run: they are what gets recorded.
+bool dense_float(const Tensor& t, const Tensor& like) {
+  return ops::current_dispatch_mode() == nullptr && t.defined() && !t.impl()->is_proxy() &&
+         t.dtype() == DType::Float32 && t.device().is_cpu() && t.is_contiguous() &&
+         t.sizes() == like.sizes();
+}
+
+// The momentum update (an existing buffer) in one pass where parameter, gradient and buffer are
+// distinct dense float32 tensors; false (nothing done) otherwise.
+bool fused_momentum_step(Tensor& p, const Tensor& grad, Tensor& buf, const SGDOptions& o) {
+  if (!dense_float(p, p) || !dense_float(grad, p) || !dense_float(buf, p) ||
+      grad.data_ptr() == p.data_ptr() || buf.data_ptr() == p.data_ptr() ||
+      buf.data_ptr() == grad.data_ptr()) {
+    return false;
+  }
+  detail::SGDUpdateArgs a;
+  a.param = p.data_ptr<float>();
+  a.grad = grad.data_ptr<float>();
+  a.momentum_buffer = buf.data_ptr<float>();
+  a.n = p.numel();
+  // The scalars as step()'s elementwise ops see them: converted to float.
+  double d_sign = o.maximize ? -1.0 : 1.0;
+  if (o.weight_decay != 0) {
+    a.decay_grad = true;
+    a.negate_grad = o.maximize;
+    a.grad_decay = static_cast<float>(o.weight_decay);
+    d_sign = 1.0;
+  }
+  a.momentum = static_cast<float>(o.momentum);
+  a.buf_scale = static_cast<float>(d_sign * (1 - o.dampening));
+  a.nesterov = o.nesterov;
+  a.grad_step = static_cast<float>(-o.lr * d_sign);
+  a.buf_step = static_cast<float>(o.nesterov ? -o.lr * o.momentum : -o.lr);
+  if (a.n > 0) detail::sgd_update_kernels(a);
+  p.impl()->bump_version();
+  buf.impl()->bump_version();
+  return true;
+}
+
+}  // namespace
 
 OptionMap SGDOptions::to_map() const {
   return {{"lr", lr},
@@ -68,6 +119,7 @@ void SGD::step() {
         continue;
       }
       Tensor& buf = state_[g][i].momentum_buffer;
+      if (buf.defined() && fused_momentum_step(p, grad, buf, o)) continue;
       if (!buf.defined()) {
         buf = d_sign > 0 ? d.clone() : d.neg();
       } else {
