@@ -100,7 +100,10 @@ graph::Graph GraphRebuild::finish() && {
 bool is_channels_last(const graph::ValueMeta& meta) {
   if (meta.sizes.size() != 4 || meta.storage_offset != SymInt(0)) return false;
   DimVector sizes;
-  for (const SymInt& s : meta.sizes) sizes.push_back(s.raw());
+  for (const SymInt& s : meta.sizes) {
+    if (s.is_symbolic()) return false;
+    sizes.push_back(s.raw());
+  }
   const DimVector strides = strides_for_memory_format(sizes, MemoryFormat::ChannelsLast);
   for (size_t d = 0; d < 4; ++d) {
     if (sizes[d] != 1 && meta.strides[d].raw() != strides[d]) return false;

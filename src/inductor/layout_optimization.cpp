@@ -29,6 +29,20 @@ bool convertible(const graph::Node& n, const std::unordered_set<const graph::Nod
          weight.meta().dtype == DType::Float32;
 }
 
+// Whether every size and stride of a node's outputs is a number (layouts of symbolic sizes are
+// left to the dynamic-shape path).
+bool concrete(const graph::Node& n) {
+  for (const graph::ValueMeta& m : n.outputs) {
+    for (const SymInt& s : m.sizes) {
+      if (s.is_symbolic()) return false;
+    }
+    for (const SymInt& s : m.strides) {
+      if (s.is_symbolic()) return false;
+    }
+  }
+  return true;
+}
+
 // Whether a new layout of a node's inputs could change its values (not only its strides).
 bool layout_sensitive(const graph::Node& n) { return n.mutates() || n.op->name() == "as_strided"; }
 
@@ -61,6 +75,7 @@ size_t convolutions_to_channels_last(graph::Graph& graph) {
   const std::unordered_set<const graph::Node*> constant = constant_nodes(graph);
   size_t convolutions = 0;
   for (const auto& n : graph.nodes()) {
+    if (!concrete(*n)) return 0;
     if (n->kind != graph::NodeKind::Op) continue;
     if (layout_sensitive(*n)) return 0;
     if (convertible(*n, constant)) ++convolutions;
