@@ -1,8 +1,7 @@
 #include "optim/adam_kernel.h"
 
 #include "ops/cpu/vec.h"
-
-#include <kiln/core/parallel.h>
+#include "optim/parallel_vectors.h"
 
 #include <cmath>
 
@@ -40,21 +39,16 @@ void update(const AdamUpdateArgs& a, V& p, V g, V& m, V& v) {
 
 void adam_update_kernel(const AdamUpdateArgs& a) {
   using V = Vec<float>;
-  constexpr int64_t W = V::size;
-  // Whole vectors in parallel (tails only at the very end, as the elementwise ops have them).
-  const int64_t vectors = a.n / W;
-  parallel_for(0, vectors, std::max<int64_t>(1, kGrainSize / W), [&](int64_t v0, int64_t v1) {
-    for (int64_t i = v0 * W; i < v1 * W; i += W) {
-      V p = V::loadu(a.param + i), m = V::loadu(a.exp_avg + i), v = V::loadu(a.exp_avg_sq + i);
-      update(a, p, V::loadu(a.grad + i), m, v);
-      p.storeu(a.param + i);
-      m.storeu(a.exp_avg + i);
-      v.storeu(a.exp_avg_sq + i);
-    }
-  });
-  for (int64_t i = vectors * W; i < a.n; ++i) {
-    update(a, a.param[i], a.grad[i], a.exp_avg[i], a.exp_avg_sq[i]);
-  }
+  optim::detail::parallel_vectors<V::size>(
+      a.n,
+      [&a](int64_t i) {
+        V p = V::loadu(a.param + i), m = V::loadu(a.exp_avg + i), v = V::loadu(a.exp_avg_sq + i);
+        update(a, p, V::loadu(a.grad + i), m, v);
+        p.storeu(a.param + i);
+        m.storeu(a.exp_avg + i);
+        v.storeu(a.exp_avg_sq + i);
+      },
+      [&a](int64_t i) { update(a, a.param[i], a.grad[i], a.exp_avg[i], a.exp_avg_sq[i]); });
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 #include "optim/sgd_kernel.h"
 
 #include "ops/cpu/vec.h"
-
-#include <kiln/core/parallel.h>
+#include "optim/parallel_vectors.h"
 
 namespace kiln::cpu::KILN_CAP_NAMESPACE {
 namespace {
@@ -22,19 +21,15 @@ void update(const SGDUpdateArgs& a, V& p, V g, V& buf) {
 
 void sgd_update_kernel(const SGDUpdateArgs& a) {
   using V = Vec<float>;
-  constexpr int64_t W = V::size;
-  const int64_t vectors = a.n / W;
-  parallel_for(0, vectors, std::max<int64_t>(1, kGrainSize / W), [&](int64_t v0, int64_t v1) {
-    for (int64_t i = v0 * W; i < v1 * W; i += W) {
-      V p = V::loadu(a.param + i), buf = V::loadu(a.momentum_buffer + i);
-      update(a, p, V::loadu(a.grad + i), buf);
-      p.storeu(a.param + i);
-      buf.storeu(a.momentum_buffer + i);
-    }
-  });
-  for (int64_t i = vectors * W; i < a.n; ++i) {
-    update(a, a.param[i], a.grad[i], a.momentum_buffer[i]);
-  }
+  optim::detail::parallel_vectors<V::size>(
+      a.n,
+      [&a](int64_t i) {
+        V p = V::loadu(a.param + i), buf = V::loadu(a.momentum_buffer + i);
+        update(a, p, V::loadu(a.grad + i), buf);
+        p.storeu(a.param + i);
+        buf.storeu(a.momentum_buffer + i);
+      },
+      [&a](int64_t i) { update(a, a.param[i], a.grad[i], a.momentum_buffer[i]); });
 }
 
 }  // namespace
