@@ -97,18 +97,34 @@ graph::Graph GraphRebuild::finish() && {
   return std::move(graph_);
 }
 
-bool is_channels_last(const graph::ValueMeta& meta) {
-  if (meta.sizes.size() != 4 || meta.storage_offset != SymInt(0)) return false;
-  DimVector sizes;
+namespace {
+
+// The sizes and strides of a value at offset 0 with concrete sizes, for core's layout predicates.
+bool concrete_layout(const graph::ValueMeta& meta, DimVector& sizes, DimVector& strides) {
+  if (meta.storage_offset != SymInt(0)) return false;
   for (const SymInt& s : meta.sizes) {
     if (s.is_symbolic()) return false;
     sizes.push_back(s.raw());
   }
-  const DimVector strides = strides_for_memory_format(sizes, MemoryFormat::ChannelsLast);
-  for (size_t d = 0; d < 4; ++d) {
-    if (sizes[d] != 1 && meta.strides[d].raw() != strides[d]) return false;
+  for (const SymInt& s : meta.strides) {
+    if (s.is_symbolic()) return false;
+    strides.push_back(s.raw());
   }
   return true;
+}
+
+}  // namespace
+
+bool is_channels_last(const graph::ValueMeta& meta) {
+  DimVector sizes, strides;
+  return concrete_layout(meta, sizes, strides) &&
+         is_contiguous_in(sizes, strides, MemoryFormat::ChannelsLast);
+}
+
+MemoryFormat suggest_memory_format(const graph::ValueMeta& meta) {
+  DimVector sizes, strides;
+  if (!concrete_layout(meta, sizes, strides)) return MemoryFormat::Contiguous;
+  return kiln::suggest_memory_format(sizes, strides);
 }
 
 graph::Value use_of(const graph::Node& n, int arg) {

@@ -57,9 +57,12 @@ class GraphRebuild {
 // except (right-aligned onto out_sizes) dimension 1's, and of `out_sizes` rank at most.
 bool is_per_channel(const graph::ValueMeta& meta, const SymDimVector& out_sizes);
 
-// Whether `meta` is a 4-d value dense in channels-last order at offset 0 (the strides of size-1
-// dimensions are not compared).
+// Whether `meta` is a 4-d value dense in channels-last order at offset 0 (core's
+// is_contiguous_in: the strides of size-1 dimensions are not compared).
 bool is_channels_last(const graph::ValueMeta& meta);
+// Core's suggest_memory_format of a value at offset 0 (Contiguous for others and for symbolic
+// sizes): the layout a convolution reading it computes in (conv::output_format).
+MemoryFormat suggest_memory_format(const graph::ValueMeta& meta);
 
 // The op node producing a value, or null for an input.
 inline const graph::Node* op_node(graph::Value v) {

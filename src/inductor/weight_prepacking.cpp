@@ -15,10 +15,10 @@ bool row_major(const graph::ValueMeta& m) {
   return m.strides == contiguous_strides(SymIntList(m.sizes)) && m.storage_offset == SymInt(0);
 }
 
-// The activations' layout the packed weight is for: channels-last where the convolution reads and
-// writes it (and is not also row-major, as with 1x1 images), row-major otherwise.
-bool reads_channels_last(const graph::ValueMeta& in, const graph::ValueMeta& out) {
-  return is_channels_last(in) && is_channels_last(out) && !(row_major(in) && row_major(out));
+// The activations' layout the packed weight is for: the convolution's own decision
+// (conv::output_format) for a row-major weight, channels-last where its input suggests it.
+bool reads_channels_last(const graph::ValueMeta& in) {
+  return suggest_memory_format(in) == MemoryFormat::ChannelsLast;
 }
 
 bool packable(const graph::Node& n, const std::unordered_set<const graph::Node*>& constant) {
@@ -32,7 +32,7 @@ bool packable(const graph::Node& n, const std::unordered_set<const graph::Node*>
   const graph::Value bias = use_of(n, 2);
   if (bias.defined() && bias.meta().dtype != DType::Float32) return false;
   // Channels-last activations: oneDNN reads them as they are and wants every weight blocked.
-  if (reads_channels_last(in, n.outputs[0])) return true;
+  if (reads_channels_last(in)) return true;
   if (!row_major(in) || !row_major(n.outputs[0])) return false;
   // Row-major: a 1x1 kernel is read as it is: nothing to pack.
   int64_t kernel = 1;
@@ -51,11 +51,10 @@ graph::Value emit_packed(GraphRebuild& rebuild, const graph::Node& conv) {
   const ops::IValue& groups = conv.args.at(8);
   const graph::Value packed =
       rebuild
-          .emit(
-              "_pack_convolution_weight",
-              {weight, ops::IValue(input_size), ops::IValue(source_bias.defined()), stride, padding,
-               dilation, groups, ops::IValue(reads_channels_last(input.meta(), conv.outputs[0]))},
-              conv.loc)
+          .emit("_pack_convolution_weight",
+                {weight, ops::IValue(input_size), ops::IValue(source_bias.defined()), stride,
+                 padding, dilation, groups, ops::IValue(reads_channels_last(input.meta()))},
+                conv.loc)
           .out();
   const EmitArg bias =
       source_bias.defined() ? EmitArg(rebuild[source_bias]) : EmitArg(ops::IValue());

@@ -1,7 +1,7 @@
 // Adam(W)'s single-pass update (adam_kernel.h) behind adam_update.h's step.
-#include "ops/current_dispatch_mode.h"
 #include "optim/adam_kernel.h"
 #include "optim/adam_update.h"
+#include "optim/one_pass_update.h"
 
 #include <cmath>
 
@@ -9,31 +9,10 @@ namespace kiln::optim::detail {
 
 cpu::KernelDispatch<AdamUpdateKernel> adam_update_kernels;
 
-namespace {
-
-// A real dense float32 CPU tensor of like's sizes. Under a dispatch mode (a capture or an aot
-// trace recording the step's ops) the elementwise ops must run: they are what gets recorded.
-bool dense_float(const Tensor& t, const Tensor& like) {
-  return ops::current_dispatch_mode() == nullptr && t.defined() && !t.impl()->is_proxy() &&
-         t.dtype() == DType::Float32 && t.device().is_cpu() && t.is_contiguous() &&
-         t.sizes() == like.sizes();
-}
-
-}  // namespace
-
 bool fused_adam_step(Tensor& param, const Tensor& grad, AdamParamState& state, double lr,
                      const std::vector<double>& betas, double eps, double weight_decay,
                      bool amsgrad, bool maximize, bool decoupled_weight_decay) {
-  if (amsgrad || !dense_float(param, param) || !dense_float(grad, param) ||
-      !dense_float(state.exp_avg, param) || !dense_float(state.exp_avg_sq, param)) {
-    return false;
-  }
-  // Four distinct tensors: the kernel reads each element of each once, then writes.
-  const void* p = param.data_ptr();
-  if (grad.data_ptr() == p || state.exp_avg.data_ptr() == p || state.exp_avg_sq.data_ptr() == p ||
-      state.exp_avg.data_ptr() == state.exp_avg_sq.data_ptr()) {
-    return false;
-  }
+  if (amsgrad || !one_pass_applies({param, grad, state.exp_avg, state.exp_avg_sq})) return false;
   const double beta1 = betas[0], beta2 = betas[1];
   AdamUpdateArgs a;
   a.param = param.data_ptr<float>();

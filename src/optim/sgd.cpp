@@ -4,7 +4,7 @@
 //   p -= lr * (nesterov ? d + momentum * buf : buf)      (p -= lr * d without momentum)
 // The sign of maximize is folded into the scalar factors where no weight decay forces a
 // temporary, so the common paths run in place without allocating.
-#include "ops/current_dispatch_mode.h"
+#include "optim/one_pass_update.h"
 #include "optim/sgd_kernel.h"
 
 #include <kiln/autograd/grad_mode.h>
@@ -19,22 +19,10 @@ cpu::KernelDispatch<SGDUpdateKernel> sgd_update_kernels;
 
 namespace {
 
-// A real dense float32 CPU tensor of like's sizes. Under a dispatch mode (a capture or an aot
-// trace recording the step's ops) the elementwise ops must run: they are what gets recorded.
-bool dense_float(const Tensor& t, const Tensor& like) {
-  return ops::current_dispatch_mode() == nullptr && t.defined() && !t.impl()->is_proxy() &&
-         t.dtype() == DType::Float32 && t.device().is_cpu() && t.is_contiguous() &&
-         t.sizes() == like.sizes();
-}
-
-// The momentum update (an existing buffer) in one pass where parameter, gradient and buffer are
-// distinct dense float32 tensors; false (nothing done) otherwise.
+// The momentum update (an existing buffer) in one pass where one_pass_applies; false (nothing
+// done) otherwise.
 bool fused_momentum_step(Tensor& p, const Tensor& grad, Tensor& buf, const SGDOptions& o) {
-  if (!dense_float(p, p) || !dense_float(grad, p) || !dense_float(buf, p) ||
-      grad.data_ptr() == p.data_ptr() || buf.data_ptr() == p.data_ptr() ||
-      buf.data_ptr() == grad.data_ptr()) {
-    return false;
-  }
+  if (!detail::one_pass_applies({p, grad, buf})) return false;
   detail::SGDUpdateArgs a;
   a.param = p.data_ptr<float>();
   a.grad = grad.data_ptr<float>();

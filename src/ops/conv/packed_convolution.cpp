@@ -112,13 +112,9 @@ void packed_convolution_impl(const Stack& args, const std::vector<Tensor>& outs)
   const Tensor& packed = args[2].to_tensor();
   const Tensor bias = args[3].to_optional_tensor();
   Stack conv_args = convolution_args(input, weight, args[3], args[4], args[5], args[6], args[7]);
-  // The packed path: float32, activations dense row-major or channels-last (input and output
-  // alike), a dense row-major weight, as the weight was packed.
-  const MemoryFormat format = input.dim() == 4 && input.is_contiguous(MemoryFormat::ChannelsLast) &&
-                                      out.is_contiguous(MemoryFormat::ChannelsLast) &&
-                                      !(input.is_contiguous() && out.is_contiguous())
-                                  ? MemoryFormat::ChannelsLast
-                                  : MemoryFormat::Contiguous;
+  // oneDNN on the activations' layout as the convolution op decides it (the packed weight is for
+  // that layout), when input, output and a row-major weight are dense in it.
+  const MemoryFormat format = conv::output_format(input, weight);
   const conv::ConvActivation activation = activation_of(args[8]);
   const bool onednn_path =
       input.dtype() == DType::Float32 && weight.dtype() == DType::Float32 &&
