@@ -289,8 +289,8 @@ class NestWriter {
     }
     work *= std::max<int64_t>(per_iteration, 1);
     if (p == 0) return s + unshared(parts.at(0), work);
-    if (local_declarations.empty() && parts.size() == 1) {
-      if (auto columns = column_sum(parts[0], p, work)) return s + *columns;
+    if (local_declarations.empty()) {
+      if (auto columns = column_sums(parts, p, work)) return s + *columns;
     }
     s += parallel_for(p > 1 ? fmt::format(" collapse({})", p) : "", work);
     std::string indent = "  ";
@@ -316,77 +316,145 @@ class NestWriter {
   }
 
  private:
-  // Columns per block of a column sum: four 512-bit vectors of float.
-  static constexpr int64_t kColumnBlock = 64;
-
-  // A sum over rows of values contiguous along the output's last variable (a bias gradient: the
-  // sum over the batch of [batch, features]), written with that variable innermost: blocks of
-  // kColumnBlock columns in parallel, each adding row after row into a vector of partial sums
+  // Sums over rows of values contiguous along the output's last variable (a bias gradient: the
+  // sum over the batch of [batch, features]; batch norm's statistics of a channels-last
+  // activation: sums over N, H and W with C innermost), written with that variable innermost:
+  // blocks of columns in parallel, each adding row after row into a vector of partial sums
   // (float blocks of kChunk rows flushed into double, as the row-wise sum does). The row-wise
-  // form would read each column with the row stride, one element per cache line. nullopt when
-  // the kernel is not such a sum.
-  std::optional<std::string> column_sum(const Kernel& k, size_t shared, int64_t work) {
-    if (k.kind != Kernel::Kind::Reduction || k.reduction != "sum" ||
-        k.reduction_ranges.size() != 1 || k.ranges.size() != shared) {
-      return std::nullopt;
+  // form would read each column with the row stride, one element per cache line. Every part of
+  // the nest must be such a sum over the same rows; a part may read an earlier part's result at
+  // its own column (the variance after the mean): each block runs the parts in order. nullopt
+  // when the nest is not of that form.
+  std::optional<std::string> column_sums(const std::vector<Kernel>& parts, size_t shared,
+                                         int64_t work) {
+    const Kernel& first = parts.front();
+    const auto column = static_cast<int64_t>(shared - 1);
+    const auto innermost_row = static_cast<int64_t>(shared + first.reduction_ranges.size() - 1);
+    std::map<int, std::string> stored_at;  // earlier parts' outputs and where they are written
+    bool strided_rows = false;
+    for (const Kernel& k : parts) {
+      if (k.kind != Kernel::Kind::Reduction || k.reduction != "sum" || k.ranges.size() != shared ||
+          k.reduction_ranges != first.reduction_ranges || k.reduction_ranges.empty()) {
+        return std::nullopt;
+      }
+      const DType body = k.body->dtype, out = dtype_of_output_.at(k.output);
+      if ((body != DType::Float32 && body != DType::Float64) || !is_floating_point(out)) {
+        return std::nullopt;
+      }
+      bool readable = true;
+      for_each_load(k.body, [&](const ExprNode& l) {
+        if (auto it = stored_at.find(l.buffer); it != stored_at.end()) {
+          // Only the element of this column is ready when this part runs.
+          readable = readable && to_cpp(l.index, names_) == it->second;
+          return;
+        }
+        const auto c = linear_coefficient(l.index, column);
+        readable = readable && c && (*c == 0 || *c == 1);
+        const auto r = linear_coefficient(l.index, innermost_row);
+        strided_rows = strided_rows || !r || (*r != 0 && *r != 1);
+      });
+      const auto store_column = linear_coefficient(k.store, column);
+      if (!readable || !store_column || *store_column != 1) return std::nullopt;
+      stored_at.emplace(k.output, to_cpp(k.store, names_));
     }
-    const DType body = k.body->dtype, out = dtype_of_output_.at(k.output);
-    if ((body != DType::Float32 && body != DType::Float64) || !is_floating_point(out)) {
-      return std::nullopt;
-    }
-    const auto column = static_cast<int64_t>(shared - 1), row = static_cast<int64_t>(shared);
-    bool strided_rows = false, contiguous_columns = true;
-    for_each_load(k.body, [&](const ExprNode& l) {
-      const auto c = linear_coefficient(l.index, column), r = linear_coefficient(l.index, row);
-      contiguous_columns = contiguous_columns && c && (*c == 0 || *c == 1);
-      strided_rows = strided_rows || !r || (*r != 0 && *r != 1);
-    });
-    const auto store_column = linear_coefficient(k.store, column);
-    if (!strided_rows || !contiguous_columns || !store_column || *store_column != 1) {
-      return std::nullopt;
-    }
-    const int64_t columns = k.ranges.back(), rows = k.reduction_ranges[0];
-    const int64_t blocks = (columns + kColumnBlock - 1) / kColumnBlock;
-    const std::string part_t = c_type(body);
-    const std::string c = names_[static_cast<size_t>(column)], r = names_[static_cast<size_t>(row)];
+    if (!strided_rows) return std::nullopt;
+    const int64_t columns = first.ranges.back();
+    // Blocks of 16 to 64 columns: at least eight blocks where the columns allow (threads need
+    // blocks: 64 channels are four blocks, not one).
+    const int64_t width =
+        16 * std::clamp<int64_t>((columns + 16 * 8 - 1) / (16 * 8), int64_t{1}, int64_t{4});
+    const int64_t blocks = (columns + width - 1) / width;
+    const std::string c = names_[static_cast<size_t>(column)];
     std::string text = parallel_for(shared > 1 ? fmt::format(" collapse({})", shared) : "", work);
     std::string indent = "  ";
     for (size_t v = 0; v + 1 < shared; ++v) {
-      text += open({v, "0", fmt::format("{}", k.ranges[v]), k.ranges[v]}, indent);
+      text += open({v, "0", fmt::format("{}", first.ranges[v]), first.ranges[v]}, indent);
     }
     text += fmt::format("{}for (int64_t blk = 0; blk < {}; ++blk) {{\n", indent, blocks);
     indent += "  ";
     text += fmt::format(
         "{0}const int64_t {1}_begin = blk * {2}, {1}_end = std::min<int64_t>({3}, {1}_begin + "
         "{2});\n",
-        indent, c, kColumnBlock, columns);
-    text += fmt::format("{}double total[{}] = {{}};\n", indent, kColumnBlock);
-    text += fmt::format("{}for (int64_t rb = 0; rb < {}; rb += {}) {{\n", indent, rows, kChunk);
-    text += fmt::format("{}  {} part[{}] = {{}};\n", indent, part_t, kColumnBlock);
-    std::string row_indent = indent + "  ";
-    text += open({static_cast<size_t>(row), "rb",
-                  fmt::format("std::min<int64_t>({}, rb + {})", rows, kChunk)},
-                 row_indent);
-    BodyWriter hoisted(names_, row_indent);
-    std::string loop_indent = row_indent;
-    std::string loop = loop_indent + "#pragma omp simd\n";
-    loop += open({static_cast<size_t>(column), c + "_begin", c + "_end"}, loop_indent);
-    BodyWriter w(names_, loop_indent, &hoisted, column);
-    const std::string v = w.emit(k.body);
-    loop += w.lines() + fmt::format("{}part[{} - {}_begin] += {};\n", loop_indent, c, c, v);
-    loop += close(loop_indent);
-    text += hoisted.lines() + loop;
-    text += close(row_indent);
-    text += fmt::format(
-        "{0}  for (int64_t j = 0; j < {1}; ++j) total[j] += static_cast<double>(part[j]);\n",
-        indent, kColumnBlock);
-    text += indent + "}\n";
-    std::string store_indent = indent;
-    text += open({static_cast<size_t>(column), c + "_begin", c + "_end"}, store_indent);
-    text += store(k, fmt::format("total[{} - {}_begin]", c, c), store_indent);
-    text += close(store_indent);
+        indent, c, width, columns);
+    // Parts in sweeps: a part reading an earlier part's result starts the next one.
+    std::vector<const Kernel*> sweep;
+    std::set<int> in_sweep;
+    for (const Kernel& k : parts) {
+      bool reads_sweep = false;
+      for_each_load(k.body,
+                    [&](const ExprNode& l) { reads_sweep |= in_sweep.count(l.buffer) > 0; });
+      if (reads_sweep) {
+        text += column_sweep(sweep, shared, width, indent);
+        sweep.clear();
+        in_sweep.clear();
+      }
+      sweep.push_back(&k);
+      in_sweep.insert(k.output);
+    }
+    text += column_sweep(sweep, shared, width, indent);
     for (size_t v = 0; v < shared; ++v) text += close(indent);  // blk, then the outer loops
     return text;
+  }
+
+  // Parts of column_sums in one sweep over the rows of their block of `width` columns (they
+  // read the same rows: one pass, common subexpressions once).
+  std::string column_sweep(const std::vector<const Kernel*>& sweep, size_t shared, int64_t width,
+                           std::string indent) {
+    const Kernel& first = *sweep.front();
+    const auto column = static_cast<size_t>(shared - 1);
+    const std::string c = names_[column];
+    std::string text = indent + "{\n";
+    indent += "  ";
+    for (size_t q = 0; q < sweep.size(); ++q) {
+      text += fmt::format("{}double total{}[{}] = {{}};\n", indent, q, width);
+    }
+    std::string row_indent = indent;
+    const size_t rows = first.reduction_ranges.size();
+    for (size_t j = 0; j + 1 < rows; ++j) {
+      text += open({shared + j, "0", fmt::format("{}", first.reduction_ranges[j])}, row_indent);
+    }
+    const size_t inner = shared + rows - 1;
+    const std::string r = names_[inner];
+    const int64_t inner_rows = first.reduction_ranges.back();
+    text += fmt::format("{0}for (int64_t {1}_block = 0; {1}_block < {2}; {1}_block += {3}) {{\n",
+                        row_indent, r, inner_rows, kChunk);
+    for (size_t q = 0; q < sweep.size(); ++q) {
+      text += fmt::format("{}  {} part{}[{}] = {{}};\n", row_indent, c_type(sweep[q]->body->dtype),
+                          q, width);
+    }
+    std::string loop_indent = row_indent + "  ";
+    text += open({inner, r + "_block",
+                  fmt::format("std::min<int64_t>({}, {}_block + {})", inner_rows, r, kChunk)},
+                 loop_indent);
+    BodyWriter hoisted(names_, loop_indent);
+    std::string body_indent = loop_indent;
+    std::string loop = body_indent + "#pragma omp simd\n";
+    loop += open({column, c + "_begin", c + "_end"}, body_indent);
+    BodyWriter w(names_, body_indent, &hoisted, static_cast<int64_t>(column));
+    std::vector<std::string> values;
+    for (const Kernel* k : sweep) values.push_back(w.emit(k->body));
+    loop += w.lines();
+    for (size_t q = 0; q < sweep.size(); ++q) {
+      loop += fmt::format("{}part{}[{} - {}_begin] += {};\n", body_indent, q, c, c, values[q]);
+    }
+    loop += close(body_indent);
+    text += hoisted.lines() + loop;
+    text += close(loop_indent);
+    for (size_t q = 0; q < sweep.size(); ++q) {
+      text += fmt::format(
+          "{0}  for (int64_t j = 0; j < {1}; ++j) total{2}[j] += "
+          "static_cast<double>(part{2}[j]);\n",
+          row_indent, width, q);
+    }
+    text += row_indent + "}\n";
+    for (size_t j = 0; j + 1 < rows; ++j) text += close(row_indent);
+    std::string store_indent = indent;
+    text += open({column, c + "_begin", c + "_end"}, store_indent);
+    for (size_t q = 0; q < sweep.size(); ++q) {
+      text += store(*sweep[q], fmt::format("total{}[{} - {}_begin]", q, c, c), store_indent);
+    }
+    text += close(store_indent);
+    return text + close(indent);
   }
 
   // A kernel's own loops inside the shared ones (its variables from `first` on).

@@ -224,7 +224,7 @@ TEST(Inductor, SumsOverRowsRunAlongTheColumns) {
     const Tensor want = body(x.to(kFloat64)).to(c.dtype);
     EXPECT_TRUE(all_close(f(x), want, 1e-5, 1e-4));
     const std::string kernels = kernel_text(logs);
-    EXPECT_EQ(occurrences(kernels, "part[i"), 1u) << kernels;
+    EXPECT_EQ(occurrences(kernels, "part0[i"), 1u) << kernels;
     EXPECT_EQ(occurrences(kernels, "blk < "), 1u) << kernels;
   }
   // A sum along the contiguous dimension keeps the row-wise form.
@@ -233,7 +233,43 @@ TEST(Inductor, SumsOverRowsRunAlongTheColumns) {
   const Tensor x = randn({64, 1024});
   autograd::NoGradGuard no_grad;
   EXPECT_TRUE(all_close(rows(x), x.sum({1}), 1e-5, 1e-4));
-  EXPECT_EQ(occurrences(kernel_text(logs), "part[i"), 0u) << kernel_text(logs);
+  EXPECT_EQ(occurrences(kernel_text(logs), "part0[i"), 0u) << kernel_text(logs);
+}
+
+// Batch norm's statistics of a channels-last activation (sums over N, H and W with C innermost
+// in memory) run along the channels like the sums above: the mean and the variance (which reads
+// the mean) in two sweeps of each block of channels, the backward's two sums in one sweep. A
+// training step through batch norm on a channels-last input (24 channels: a block of 16 and one
+// of 8; N apart from H and W: two reduction loops), compiled vs eager: the output and the
+// gradients of the input, weight and bias; no generated sum reads a channel with the row stride.
+TEST(Inductor, ChannelsLastBatchNormStatisticsRunAlongTheChannels) {
+  manual_seed(14);
+  const Tensor x = randn({2, 24, 20, 20}).contiguous(MemoryFormat::ChannelsLast);
+  const Tensor w0 = randn({24}), b0 = randn({24}), g = randn({2, 24, 20, 20});
+  auto body = [](const Tensor& a, const Tensor& w, const Tensor& b) {
+    return nn::functional::batch_norm(a, Tensor(), Tensor(), w, b, /*training=*/true).relu();
+  };
+  const auto step = [&](auto&& f) {
+    Tensor a = x.detach().set_requires_grad(true), w = w0.detach().set_requires_grad(true),
+           b = b0.detach().set_requires_grad(true);
+    Tensor y = f(a, w, b);
+    (y * g).sum().backward();
+    return std::vector<Tensor>{y.detach(), a.grad(), w.grad(), b.grad()};
+  };
+  LogCapture logs("output_code");
+  auto compiled = compile(body, inductor());
+  const std::vector<Tensor> got = step(compiled), want = step(body);
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_TRUE(all_close(got[i], want[i], 1e-4, 1e-4));
+  }
+  const std::string kernels = kernel_text(logs);
+  // The forward's nest (mean, then variance: two sweeps) and the backward's (its two sums in
+  // one sweep); no row-wise sum.
+  EXPECT_EQ(occurrences(kernels, "blk < 2;"), 2u) << kernels;
+  EXPECT_EQ(occurrences(kernels, "double total0["), 3u) << kernels;
+  EXPECT_GE(occurrences(kernels, "part1[i"), 1u) << kernels;
+  EXPECT_EQ(occurrences(kernels, "reduction(+:part)"), 0u) << kernels;
 }
 
 // Loops that every index reads as one run merge after fusion: an NCHW tensor's C, H and W
