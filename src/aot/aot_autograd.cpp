@@ -59,7 +59,10 @@ class AotFunction {
     try {
       m.layout = trace_joint_with_examples(captured_, training, options_.decompose, inputs);
       check_input_aliasing(m.layout, inputs);
-      if (training) m.partition = partition(m.layout, options_.partitioner);
+      if (training) {
+        if (options_.joint_graph_pass) options_.joint_graph_pass(m.layout.graph, context_);
+        m.partition = partition(m.layout, options_.partitioner);
+      }
     } catch (const Error& e) {
       fallback_ = true;
       logs::log(logs::Channel::perf_hints,

@@ -14,7 +14,8 @@ namespace {
                                       .backward_compiler = inductor::compile_graph,
                                       .inference_compiler = inductor::compile_inference_graph,
                                       .partitioner = aot::Partitioner::MinCut,
-                                      .decompose = true}));
+                                      .decompose = true,
+                                      .joint_graph_pass = inductor::optimize_joint_graph}));
   return true;
 }();
 

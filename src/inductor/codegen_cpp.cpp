@@ -1,6 +1,7 @@
 #include "inductor/codegen_cpp.h"
 
 #include "inductor/accumulator.h"
+#include "inductor/column_values.h"
 #include "inductor/kernel_variants.h"
 #include "inductor/vec_prelude.h"
 #include "inductor/vectorize.h"
@@ -280,6 +281,7 @@ class NestWriter {
       parts.push_back(std::move(l));
     }
     const size_t p = nest_.outer.size();
+    if (p > 0) s += column_values(parts, static_cast<int>(local.size()));
     int64_t work = product(nest_.outer);
     int64_t per_iteration = 0;
     for (const Kernel& k : parts) {
@@ -455,6 +457,36 @@ class NestWriter {
     }
     text += close(store_indent);
     return text + close(indent);
+  }
+
+  // Values of pointwise parts that read only their innermost loop variable, computed once per
+  // column before the nest (column_values.h): the arrays' declarations and loops. The arrays are
+  // numbered from `next_buffer` on.
+  std::string column_values(std::vector<Kernel>& parts, int next_buffer) {
+    std::set<int> unavailable;  // written in this nest: not ready before it
+    for (const Kernel& k : parts) unavailable.insert(k.output);
+    for (int b = next_buffer - static_cast<int>(nest_.locals.size()); b < next_buffer; ++b) {
+      unavailable.insert(b);
+    }
+    std::string s;
+    for (Kernel& k : parts) {
+      if (k.kind != Kernel::Kind::Pointwise || k.ranges.size() <= nest_.outer.size()) continue;
+      const int64_t columns = k.ranges.back();
+      if (columns > kChunk || product(k.ranges) / columns < 2) continue;
+      const auto var = static_cast<int64_t>(k.ranges.size() - 1);
+      for (const ColumnValue& c : extract_column_values(k.body, var, unavailable, next_buffer)) {
+        std::string indent = "  ";
+        s += fmt::format("{}alignas(64) {} b{}[{}];\n", indent, c_type(c.value->dtype), c.buffer,
+                         columns);
+        s += open({static_cast<size_t>(var), "0", fmt::format("{}", columns), columns}, indent);
+        BodyWriter w(names_, indent);
+        const std::string v = w.emit(c.value);
+        s += w.lines() + fmt::format("{}b{}[{}] = {};\n", indent, c.buffer,
+                                     names_[static_cast<size_t>(var)], v);
+        s += close(indent);
+      }
+    }
+    return s;
   }
 
   // A kernel's own loops inside the shared ones (its variables from `first` on).

@@ -80,7 +80,9 @@ graph::Node& GraphRebuild::add_with_meta(const ops::OpDef& op, TwinStack twins,
   const std::vector<Tensor> meta_outputs = ops::call_kernel(op, meta_args);
   std::vector<graph::ValueMeta> metas;
   for (const Tensor& m : meta_outputs) {
-    graph::ValueMeta vm = graph::ValueMeta::of(m);
+    // An output the op leaves undefined (convolution_backward's unwanted gradients): a
+    // placeholder, as the tracer records it.
+    graph::ValueMeta vm = m.defined() ? graph::ValueMeta::of(m) : graph::ValueMeta{};
     vm.device = twins.device;
     vm.requires_grad = false;
     metas.push_back(std::move(vm));

@@ -2,8 +2,13 @@
 
 #include "inductor/constant_folding.h"
 #include "inductor/graph_rebuild.h"
+#include "inductor/options.h"
 
+#include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
+#include <kiln/inductor/inductor.h>
+
+#include <fmt/format.h>
 
 #include <unordered_set>
 
@@ -19,11 +24,12 @@ bool has_strides(const graph::ValueMeta& m, const DimVector& strides) {
   return true;
 }
 
-// A 2-d float32 convolution on the CPU whose weight is constant.
-bool convertible(const graph::Node& n, const std::unordered_set<const graph::Node*>& constant) {
+// A 2-d float32 convolution on the CPU whose weight is constant (unless `constant` is null).
+bool convertible(const graph::Node& n, const std::unordered_set<const graph::Node*>* constant) {
   if (!is_op(&n, "convolution") || n.args.at(6).to_bool()) return false;
   const graph::Value input = use_of(n, 0), weight = use_of(n, 1);
-  if (!input.defined() || !weight.defined() || constant.count(weight.node) == 0) return false;
+  if (!input.defined() || !weight.defined()) return false;
+  if (constant != nullptr && constant->count(weight.node) == 0) return false;
   const graph::ValueMeta& in = input.meta();
   return in.sizes.size() == 4 && in.dtype == DType::Float32 && in.device.is_cpu() &&
          weight.meta().dtype == DType::Float32;
@@ -45,6 +51,12 @@ bool concrete(const graph::Node& n) {
 
 // Whether a new layout of a node's inputs could change its values (not only its strides).
 bool layout_sensitive(const graph::Node& n) { return n.mutates() || n.op->name() == "as_strided"; }
+
+DimVector raw_strides(const graph::ValueMeta& m) {
+  DimVector strides;
+  for (const SymInt& s : m.strides) strides.push_back(s.raw());
+  return strides;
+}
 
 // `v` (NCHW sizes) copied into channels-last strides: NHWC made row-major, permuted back.
 graph::Value to_channels_last(GraphRebuild& rebuild, graph::Value v, graph::SourceLoc loc) {
@@ -71,13 +83,19 @@ bool restore_layout(GraphRebuild& rebuild, graph::Value v) {
 
 }  // namespace
 
-size_t convolutions_to_channels_last(graph::Graph& graph) {
-  const std::unordered_set<const graph::Node*> constant = constant_nodes(graph);
+size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_only,
+                                     std::string* why_not) {
+  const auto refuse = [why_not](std::string reason) -> size_t {
+    if (why_not != nullptr) *why_not = std::move(reason);
+    return 0;
+  };
+  const std::unordered_set<const graph::Node*> constant_set =
+      constant_weights_only ? constant_nodes(graph) : std::unordered_set<const graph::Node*>{};
+  const auto* constant = constant_weights_only ? &constant_set : nullptr;
   size_t convolutions = 0;
   for (const auto& n : graph.nodes()) {
-    if (!concrete(*n)) return 0;
+    if (!concrete(*n)) return refuse("symbolic sizes");
     if (n->kind != graph::NodeKind::Op) continue;
-    if (layout_sensitive(*n)) return 0;
     if (convertible(*n, constant)) ++convolutions;
   }
   if (convolutions == 0) return 0;
@@ -97,26 +115,52 @@ size_t convolutions_to_channels_last(graph::Graph& graph) {
           rebuild.map(source_input, to_channels_last(rebuild, input, n->loc));
         }
       }
+      // A node that writes into its inputs or reads their storage directly sees what the
+      // source graph gave it, or the graph stays as it was.
+      if (layout_sensitive(*n)) {
+        for (const graph::TensorUse& u : n->uses) {
+          if (!has_strides(rebuild[u.value].meta(), raw_strides(u.value.meta()))) {
+            return refuse(fmt::format("{} would see another layout", n->op->name()));
+          }
+        }
+      }
       try {
         rebuild.rederive(*n);
       } catch (const Error&) {
         // A view the new layout does not allow (flattening a feature map): its input goes back
         // to its row-major layout first.
         for (const graph::TensorUse& u : n->uses) {
-          if (!restore_layout(rebuild, u.value)) return 0;
+          if (!restore_layout(rebuild, u.value)) {
+            return refuse(fmt::format("{} reads a value of another layout", n->op->name()));
+          }
         }
         rebuild.rederive(*n);
       }
     }
     // Outputs leave in the layouts the graph gave them before.
     for (const graph::Value& out : graph.outputs()) {
-      if (!restore_layout(rebuild, out)) return 0;
+      if (!restore_layout(rebuild, out)) return refuse("an output of another layout");
     }
-  } catch (const Error&) {
-    return 0;  // a layout not derived: keep the graph as it was
+  } catch (const Error& e) {
+    return refuse(e.what());  // a layout not derived: keep the graph as it was
   }
   graph = std::move(rebuild).finish();
   return convolutions;
+}
+
+void optimize_joint_graph(graph::Graph& joint, const BackendContext& context) {
+  if (option_is(context, "layout_optimization", "false")) return;
+  std::string why_not;
+  if (const size_t n =
+          convolutions_to_channels_last(joint, /*constant_weights_only=*/false, &why_not)) {
+    logs::log(logs::Channel::fusion,
+              fmt::format("inductor: {}: {} convolutions and their backward run channels-last",
+                          context.graph_name, n));
+  } else if (!why_not.empty()) {
+    logs::log(logs::Channel::perf_hints,
+              fmt::format("inductor: {}: convolutions keep their layout: {}", context.graph_name,
+                          why_not));
+  }
 }
 
 }  // namespace kiln::inductor

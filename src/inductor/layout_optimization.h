@@ -7,13 +7,19 @@
 // converted back to the layouts eager code returns.
 #include <kiln/graph/graph.h>
 
+#include <string>
+
 namespace kiln::inductor {
 
-// Rewrites a graph whose 2-d float32 CPU convolutions have constant weights so that they read
-// channels-last activations; every other node's layout is derived again from its inputs'. Leaves
+// Rewrites a graph whose 2-d float32 CPU convolutions have constant weights (or any weights, with
+// `constant_weights_only` false: a training joint graph, whose backward convolutions then follow
+// too) so that they read channels-last activations; every other node's layout is derived again
+// from its inputs'. Leaves
 // the graph as it is (returning 0) where a layout could change a value or not be derived: a node
 // that mutates or reads storage directly (as_strided), or a view a new layout does not allow.
-// Returns the number of convolutions that now read channels-last inputs.
-size_t convolutions_to_channels_last(graph::Graph& graph);
+// Returns the number of convolutions that now read channels-last inputs; where that is 0 for a
+// graph with convolutions, `why_not` (if given) says why.
+size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_only = true,
+                                     std::string* why_not = nullptr);
 
 }  // namespace kiln::inductor

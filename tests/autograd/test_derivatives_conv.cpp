@@ -124,7 +124,7 @@ TEST(DerivativesConv, HandComputed1d) {
   }
 }
 
-TEST(DerivativesConv, ChannelsLastInputKeepsChannelsLastGradients) {
+TEST(DerivativesConv, ChannelsLastGradientsFollowTheInputAndWeightLayouts) {
   Tensor x = rnd({2, 3, 6, 6}, 5).contiguous(MemoryFormat::ChannelsLast).requires_grad_();
   Tensor w = rnd({4, 3, 3, 3}, 6).requires_grad_();
   conv2d(x, w, Tensor(), 1, 1).sum().backward();
@@ -135,8 +135,17 @@ TEST(DerivativesConv, ChannelsLastInputKeepsChannelsLastGradients) {
                       std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}, false,
                       std::vector<int64_t>{0, 0}, 1, std::vector<int64_t>{1, 1, 0}});
   EXPECT_TRUE(g[0].is_contiguous(MemoryFormat::ChannelsLast));
-  EXPECT_TRUE(g[1].is_contiguous(MemoryFormat::ChannelsLast));
+  // The weight's gradient keeps the weight's layout (it becomes w.grad without a copy).
+  EXPECT_TRUE(g[1].is_contiguous());
+  EXPECT_TRUE(w.grad().is_contiguous());
   EXPECT_FALSE(g[2].defined());
+  const Tensor w_cl = w.detach().contiguous(MemoryFormat::ChannelsLast);
+  auto h = ops::call(op("convolution_backward"),
+                     {go, x.detach(), w_cl, ops::IValue(), std::vector<int64_t>{1, 1},
+                      std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}, false,
+                      std::vector<int64_t>{0, 0}, 1, std::vector<int64_t>{0, 1, 0}});
+  EXPECT_TRUE(h[1].is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(all_close(h[1], g[1], 1e-5, 1e-5));
 }
 
 TEST(DerivativesConv, OutputMaskSkipsGradients) {

@@ -20,8 +20,9 @@ struct RecordedGraphs {
   std::vector<std::vector<Tensor>> examples;  // each graph's example inputs
 };
 
-// The inductor backend (aot with every op as prims, then the inductor), recording each graph
-// before the inductor compiles it. Inference graphs go through compile_inference_graph.
+// The inductor backend (aot with every op as prims and the inductor's joint-graph rewrites, then
+// the inductor), recording each graph before the inductor compiles it. Inference graphs go through
+// compile_inference_graph.
 inline Backend recording_inductor(std::shared_ptr<RecordedGraphs> record) {
   auto recorded = [record](Backend inner) -> Backend {
     return [record, inner](const graph::Graph& g, std::span<const Tensor> examples,
@@ -34,7 +35,8 @@ inline Backend recording_inductor(std::shared_ptr<RecordedGraphs> record) {
   return aot::aot_autograd({.forward_compiler = recorded(inductor::compile_graph),
                             .backward_compiler = recorded(inductor::compile_graph),
                             .inference_compiler = recorded(inductor::compile_inference_graph),
-                            .decompose = true});
+                            .decompose = true,
+                            .joint_graph_pass = inductor::optimize_joint_graph});
 }
 
 // Compile options running recording_inductor with `options`.

@@ -1,6 +1,7 @@
-// Layout optimization under inference freezing: convolution nets run on channels-last activations
-// inside (checked on the frozen graphs), compiled against eager in float64, outputs in eager's
-// layouts, a flattened feature map, and the option that turns it off.
+// Layout optimization: convolution nets run on channels-last activations inside, under inference
+// freezing (checked on the frozen graphs, compiled against eager in float64, outputs in eager's
+// layouts, a flattened feature map, the option that turns it off) and in training (the joint
+// graph before partition: forward, saved activations and backward; steps against eager's).
 #include "capture/capture_test_util.h"
 #include "inductor/freezing.h"
 #include "inductor/freezing_test_util.h"
@@ -123,6 +124,93 @@ TEST(InductorLayoutOptimization, Float64ConvolutionsKeepTheirLayout) {
   EXPECT_TRUE(all_close((*compiled)(x), net->forward(x), 1e-10, 1e-10));
   ASSERT_EQ(record->graphs.size(), 1u);
   EXPECT_EQ(count_ops(inductor::freeze(record->graphs[0]).main, "_to_copy"), 0u);
+}
+
+// The training net: feature_net's layers with batch norm in training mode (its statistics and
+// running averages), then a global average pool and a linear head, as a ResNet ends.
+std::shared_ptr<nn::Sequential> training_net() {
+  auto net = std::make_shared<nn::Sequential>(
+      conv(3, 8, 3), std::make_shared<nn::BatchNorm2d>(8), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::MaxPool2d>(2), conv(8, 16, 1), std::make_shared<nn::BatchNorm2d>(16),
+      std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::AdaptiveAvgPool2d>(std::vector<int64_t>{1, 1}),
+      std::make_shared<nn::Flatten>(), std::make_shared<nn::Linear>(16, 5));
+  net->train();
+  return net;
+}
+
+// A training step's joint graph goes channels-last before partition: the forward's convolutions
+// read and write it, the backward's convolution gradients of the activations follow, and the
+// activations saved between them are channels-last. Three SGD steps match eager's: losses,
+// gradients (in the parameters' own layouts) and batch norm's running statistics.
+TEST(InductorLayoutOptimization, TrainingStepsRunChannelsLastForwardAndBackward) {
+  const Tensor x = [] {
+    manual_seed(7);
+    return randn({4, 3, 12, 12});
+  }();
+  manual_seed(8);
+  auto eager = training_net();
+  manual_seed(8);
+  auto model = training_net();
+  auto record = std::make_shared<RecordedGraphs>();
+  auto compiled = compile(model, recording(record));
+  optim::SGD eager_opt(eager->parameters(), {.lr = 0.05, .momentum = 0.9});
+  optim::SGD opt(model->parameters(), {.lr = 0.05, .momentum = 0.9});
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE(step);
+    eager_opt.zero_grad();
+    Tensor eager_loss = eager->forward(x).square().mean();
+    eager_loss.backward();
+    opt.zero_grad();
+    Tensor loss = (*compiled)(x).square().mean();
+    loss.backward();
+    EXPECT_TRUE(all_close(loss, eager_loss, 1e-4, 1e-6));
+    const auto want = eager->named_parameters();
+    for (const auto& [name, param] : model->named_parameters()) {
+      ASSERT_TRUE(param.grad().defined()) << name;
+      EXPECT_TRUE(param.grad().is_contiguous()) << name;
+      EXPECT_TRUE(all_close(param.grad(), want.at(name).grad(), 1e-4, 1e-6)) << name;
+    }
+    eager_opt.step();
+    opt.step();
+    const auto buffers = eager->named_buffers();
+    for (const auto& [name, buffer] : model->named_buffers()) {
+      EXPECT_TRUE(all_close(buffer, buffers.at(name), 1e-4, 1e-6)) << name;
+    }
+  }
+
+  ASSERT_EQ(record->graphs.size(), 2u);  // forward, backward
+  const graph::Graph& forward = record->graphs[0];
+  const graph::Graph& backward = record->graphs[1];
+  size_t convolutions = 0, backward_convolutions = 0, saved_channels_last = 0;
+  for (const auto& n : forward.nodes()) {
+    if (n->kind != graph::NodeKind::Op || n->op->full_name() != "convolution") continue;
+    ++convolutions;
+    EXPECT_TRUE(channels_last(n->outputs[0])) << n->name << ": " << n->outputs[0].str();
+  }
+  for (const auto& n : backward.nodes()) {
+    if (n->kind == graph::NodeKind::Input && channels_last(n->outputs[0])) ++saved_channels_last;
+    if (n->kind != graph::NodeKind::Op || n->op->full_name() != "convolution_backward") continue;
+    ++backward_convolutions;
+    if (n->outputs[0].sizes.size() == 4) {
+      EXPECT_TRUE(channels_last(n->outputs[0])) << n->name << ": " << n->outputs[0].str();
+    }
+  }
+  EXPECT_EQ(convolutions, 2u) << forward.str();
+  EXPECT_EQ(backward_convolutions, 2u) << backward.str();
+  EXPECT_GE(saved_channels_last, 2u) << backward.str();
+
+  // Turned off, the training graphs keep the input's row-major layout.
+  auto plain_record = std::make_shared<RecordedGraphs>();
+  manual_seed(8);
+  auto plain = compile(training_net(), recording(plain_record, {{"layout_optimization", "false"}}));
+  (*plain)(x).sum().backward();
+  ASSERT_EQ(plain_record->graphs.size(), 2u);
+  for (const auto& n : plain_record->graphs[0].nodes()) {
+    if (n->kind == graph::NodeKind::Op && n->op->full_name() == "convolution") {
+      EXPECT_FALSE(channels_last(n->outputs[0])) << n->name;
+    }
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <kiln/graph/graph.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace kiln::aot {
@@ -31,6 +32,10 @@ struct AotOptions {
   Partitioner partitioner = Partitioner::MinCut;
   // Trace every op with a decomposition as its prims (what a code generator lowers).
   bool decompose = false;
+  // Rewrites a training joint graph before it is partitioned (decisions both halves must share,
+  // such as the layout of the activations the backward reads); its inputs and outputs must keep
+  // their order and metadata.
+  std::function<void(graph::Graph&, const BackendContext&)> joint_graph_pass = {};
 };
 
 // A backend doing the above around two graph compilers. A graph it cannot trace ahead of time

@@ -32,4 +32,10 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context);
 
+// The inductor's rewrites of a training joint graph before aot partitions it: a convolution net
+// runs channels-last inside, forward and backward (its saved activations in that layout), its
+// outputs and gradients in the layouts eager code gives; option "layout_optimization" = "false"
+// leaves the layouts as they are.
+void optimize_joint_graph(graph::Graph& joint, const BackendContext& context);
+
 }  // namespace kiln::inductor

@@ -92,7 +92,10 @@ ConvParams backward_params(const Stack& args, int64_t spatial) {
 struct BackwardGeometry {
   ConvParams p;
   std::array<bool, 3> mask{};
-  MemoryFormat fmt = MemoryFormat::Contiguous;  // grad_input's and grad_weight's layout
+  MemoryFormat fmt = MemoryFormat::Contiguous;  // grad_input's layout (the convolution's)
+  // grad_weight's: the weight's own, so that it becomes the weight's .grad without a copy (a
+  // channels-last input with a row-major weight: oneDNN writes either layout at the same cost).
+  MemoryFormat weight_fmt = MemoryFormat::Contiguous;
   int64_t bias_size = 0;
 };
 
@@ -121,6 +124,7 @@ BackwardGeometry backward_geometry(const Stack& args) {
                "same",
                dtype_name(go.dtype()), dtype_name(input.dtype()));
   g.fmt = output_format(input, weight);
+  g.weight_fmt = weight.suggest_memory_format() == g.fmt ? g.fmt : MemoryFormat::Contiguous;
   g.bias_size = out[1].expect_int();
   if (!args[3].is_none()) {
     const std::vector<int64_t> bs = args[3].to_int_list();
@@ -135,18 +139,18 @@ BackwardGeometry backward_geometry(const Stack& args) {
 // like the weight, both in the convolution's layout (channels-last stays channels-last).
 std::array<std::optional<TensorMeta>, 3> backward_metas(const Stack& args,
                                                         const BackwardGeometry& g) {
-  auto like = [&](const Tensor& t) {
+  auto like = [&](const Tensor& t, MemoryFormat fmt) {
     TensorMeta m;
     m.sizes = SymDimVector(t.sym_sizes().begin(), t.sym_sizes().end());
-    m.strides = strides_for_memory_format(SymIntList(m.sizes), g.fmt);
+    m.strides = strides_for_memory_format(SymIntList(m.sizes), fmt);
     m.dtype = t.dtype();
     m.device = t.device();
     return m;
   };
   const Tensor& input = args[1].to_tensor();
   std::array<std::optional<TensorMeta>, 3> out;
-  if (g.mask[0]) out[0] = like(input);
-  if (g.mask[1]) out[1] = like(args[2].to_tensor());
+  if (g.mask[0]) out[0] = like(input, g.fmt);
+  if (g.mask[1]) out[1] = like(args[2].to_tensor(), g.weight_fmt);
   if (g.mask[2]) {
     out[2] = TensorMeta::contiguous({SymInt(g.bias_size)}, input.dtype(), input.device());
   }
@@ -188,7 +192,7 @@ std::vector<Tensor> onednn_backward(const Tensor& go_arg, const Tensor& input_ar
     fallback[0] = !onednn_convolution_backward_data(out[0], go, weight, g.p, g.fmt);
   }
   if (g.mask[1]) {
-    out[1] = float_buffer(weight.sizes(), g.fmt);
+    out[1] = float_buffer(weight.sizes(), g.weight_fmt);
     if (g.mask[2]) out[2] = empty({g.bias_size}, TensorOptions(DType::Float32));
     fallback[1] = !onednn_convolution_backward_weights(out[1], out[2], go, input, g.p, g.fmt);
     fallback[2] = fallback[1] && g.mask[2];
@@ -221,7 +225,7 @@ std::vector<Tensor> backward_cpu_kernel(const Stack& args) {
   std::vector<Tensor> out(3);
   for (size_t i = 0; i < 3; ++i) {
     if (!metas[i]) continue;
-    const MemoryFormat fmt = i < 2 ? g.fmt : MemoryFormat::Contiguous;
+    const MemoryFormat fmt = i == 0 ? g.fmt : i == 1 ? g.weight_fmt : MemoryFormat::Contiguous;
     if (grads[i].dtype() == metas[i]->dtype && grads[i].is_contiguous(fmt)) {
       out[i] = grads[i];
     } else {
