@@ -272,6 +272,25 @@ TEST(Inductor, ChannelsLastBatchNormStatisticsRunAlongTheChannels) {
   EXPECT_EQ(occurrences(kernels, "reduction(+:part)"), 0u) << kernels;
 }
 
+// A value of a pointwise body that reads only the innermost loop's variable (a per-column scale:
+// here exp and rsqrt of a [96] weight broadcast over [64, 96]; a channels-last batch norm's
+// per-channel terms) is computed once per column into an array before the nest, not once per
+// element; the vector loop reads the array. Results match eager.
+TEST(Inductor, PerColumnValuesAreComputedOncePerColumn) {
+  manual_seed(15);
+  const Tensor x = randn({64, 96}), w = randn({96});
+  auto body = [](const Tensor& a, const Tensor& b) {
+    return a * (b * 0.5).exp() + (b * b + 1.0).rsqrt();
+  };
+  LogCapture logs("output_code");
+  auto f = compile(body, inductor());
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close(f(x, w), body(x, w), 1e-5, 1e-6));
+  const std::string kernels = kernel_text(logs);
+  EXPECT_EQ(occurrences(kernels, "[96];"), 2u) << kernels;     // two per-column arrays
+  EXPECT_EQ(occurrences(kernels, "vec_exp("), 0u) << kernels;  // exp outside the element loop
+}
+
 // Loops that every index reads as one run merge after fusion: an NCHW tensor's C, H and W
 // (3 x 7 x 9) become one vector loop of 189 (merging stops at 256), a sum over H and W one
 // reduction loop of 63; a transposed read keeps W (9) as its own loop; a pooling window computed
