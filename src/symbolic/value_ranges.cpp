@@ -78,7 +78,7 @@ std::string SymRange::str() const {
   auto end = [](int64_t v) {
     return v == kNegInf ? std::string("-inf") : v == kPosInf ? "inf" : std::to_string(v);
   };
-  return "[" + end(lo) + ", " + end(hi) + "]";
+  return fmt::format("[{}, {}]", end(lo), end(hi));
 }
 
 SymRange bounds(const SymExpr& e, std::span<const SymRange> ranges) {
