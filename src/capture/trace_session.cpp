@@ -109,16 +109,54 @@ Tensor TraceSession::make_proxy(const Tensor& like, Device device,
   return Tensor(std::move(impl));
 }
 
+std::vector<SymDimVector> TraceSession::symbolic_arg_sizes(const Leaves& args) const {
+  if (!config_.shape_env) {
+    KILN_CHECK(config_.dynamic_dims.empty(),
+               "compile: {} lists dynamic dimensions but has no shape environment",
+               config_.function_name);
+    return {};
+  }
+  std::vector<SymDimVector> sizes(args.size());
+  for (const DynamicDim& d : config_.dynamic_dims) {
+    KILN_CHECK(d.arg < args.size() && args[d.arg].is_tensor() && args[d.arg].to_tensor().defined(),
+               "compile: {}: dynamic dimension {} of argument {}, which is not a tensor",
+               config_.function_name, d.dim, d.arg);
+    const Tensor& real = args[d.arg].to_tensor();
+    const int64_t dim = wrap_dim(d.dim, real.dim(), "compile: dynamic dimension");
+    SymDimVector& arg_sizes = sizes[d.arg];
+    if (arg_sizes.empty()) arg_sizes.assign(real.sym_sizes().begin(), real.sym_sizes().end());
+    const auto u = static_cast<size_t>(dim);
+    KILN_CHECK(!arg_sizes[u].is_symbolic(), "compile: {}: dimension {} of argument {} listed twice",
+               config_.function_name, dim, d.arg);
+    arg_sizes[u] =
+        config_.shape_env->create_symbol(real.size(dim), fmt::format("arg{}.size({})", d.arg, dim));
+  }
+  return sizes;
+}
+
+Tensor TraceSession::make_symbolic_proxy(const Tensor& real, const SymDimVector& sizes) {
+  // The storage's byte size is only a hint here: graph values of symbolic size own no memory.
+  auto storage = std::make_shared<StorageImpl>(real.storage()->nbytes(), real.device());
+  auto impl = std::make_shared<TensorImpl>(std::move(storage), real.dtype(), SymIntList(sizes),
+                                           SymIntList(contiguous_strides(SymIntList(sizes))),
+                                           SymInt(int64_t{0}));
+  impl->set_requires_grad(real.requires_grad());
+  return Tensor(std::move(impl));
+}
+
 Leaves TraceSession::trace(const Leaves& args, const std::function<Leaves(const Leaves&)>& run) {
   args_ = &args;
   Leaves proxied = args;
+  const std::vector<SymDimVector> symbolic_sizes = symbolic_arg_sizes(args);
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].is_tensor() || !args[i].to_tensor().defined()) continue;
     const Tensor& real = args[i].to_tensor();
+    Tensor proxy = symbolic_sizes.empty() || symbolic_sizes[i].empty()
+                       ? make_proxy(real, real.device(), nullptr, real.requires_grad())
+                       : make_symbolic_proxy(real, symbolic_sizes[i]);
     graph::Node& in = graph_.add_input(graph::InputRole::UserArg, fmt::format("arg {}", i),
-                                       graph::ValueMeta::of(real));
+                                       graph::ValueMeta::of(proxy));
     bindings_.push_back(InputBinding{InputBinding::Kind::UserArg, i, Tensor()});
-    Tensor proxy = make_proxy(real, real.device(), nullptr, real.requires_grad());
     values_[proxy.impl()] = Tracked{in.out(), proxy.impl_ptr()};
     proxies_.push_back(Tracked{in.out(), proxy.impl_ptr()});
     proxied[i] = ops::IValue(std::move(proxy));

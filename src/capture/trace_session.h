@@ -12,6 +12,7 @@
 #include <kiln/graph/graph.h>
 #include <kiln/nn/module.h>
 #include <kiln/ops/registry.h>
+#include <kiln/symbolic/shape_env.h>
 
 #include <functional>
 #include <memory>
@@ -50,6 +51,13 @@ struct GraphBreak {
   std::string str() const;  // "<reason> (at file.cpp:12)"
 };
 
+// One dynamic dimension of a user argument: argument leaf `arg`, dimension `dim` (negative counts
+// from the end). Traced with a symbol of the session's ShapeEnv instead of its size.
+struct DynamicDim {
+  size_t arg = 0;
+  int64_t dim = 0;
+};
+
 // A result leaf of the function: graph output `output`, or a constant.
 struct ResultSlot {
   std::optional<size_t> output;
@@ -77,6 +85,12 @@ class TraceSession : public ops::DispatchMode {
         compile;
     // Module tensors by identity: graph inputs named by their dotted names.
     std::shared_ptr<nn::Module> module;
+    // Dynamic shapes: with an environment, each listed dimension of a tensor argument is traced
+    // as a symbol (ShapeEnv::create_symbol, in this order, source "arg<i>.size(<d>)"), and its
+    // proxy has contiguous strides over the symbolic sizes. Without one, dynamic_dims must be
+    // empty and tracing is static.
+    std::shared_ptr<symbolic::ShapeEnv> shape_env;
+    std::vector<DynamicDim> dynamic_dims;
   };
 
   explicit TraceSession(Config config);
@@ -119,6 +133,10 @@ class TraceSession : public ops::DispatchMode {
   // storage of like's size when null).
   Tensor make_proxy(const Tensor& like, Device device, std::shared_ptr<StorageImpl> storage,
                     bool requires_grad);
+  // Each tensor argument's traced sizes: symbols for its dynamic dimensions (empty when static).
+  std::vector<SymDimVector> symbolic_arg_sizes(const Leaves& args) const;
+  // A proxy of a user argument traced with symbolic `sizes` and contiguous strides.
+  static Tensor make_symbolic_proxy(const Tensor& real, const SymDimVector& sizes);
   std::vector<Tensor> run_concretely(const ops::OpDef& op, ops::Stack& args,
                                      const std::string& reason);
   // Ends the current graph: outputs = `extra` values then every live proxy's value; compiles, runs

@@ -1,8 +1,11 @@
 // interpret: runs a graph node by node with eager kernels (torch.fx's Interpreter). Ops go through
 // ops::call, so autograd records them as in eager code. Each value's tensor is dropped after its
 // last reader, so peak memory follows the graph's live ranges rather than its length.
+#include "graph/interpret_symbolic.h"
+
 #include <kiln/graph/graph.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace kiln::graph {
@@ -50,9 +53,31 @@ std::string where(const Node& node) {
   }
 }
 
+// Replaces the symbolic sizes among an op's arguments (view sizes, slice bounds) by their values.
+void concretize(ops::Stack& args, const SizeOf& size_of) {
+  for (ops::IValue& v : args) {
+    if (const auto* s = std::get_if<SymInt>(&v.variant()); s && s->is_symbolic()) {
+      v = ops::IValue(SymInt(size_of(*s)));
+    } else if (const auto* l = std::get_if<std::vector<SymInt>>(&v.variant())) {
+      if (std::none_of(l->begin(), l->end(), [](const SymInt& x) { return x.is_symbolic(); })) {
+        continue;
+      }
+      std::vector<SymInt> values;
+      values.reserve(l->size());
+      for (const SymInt& x : *l) values.emplace_back(x.is_symbolic() ? size_of(x) : x.raw());
+      v = ops::IValue(std::move(values));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> interpret(const Graph& graph, std::span<const Tensor> inputs) {
+  return interpret(graph, inputs, SizeOf());
+}
+
+std::vector<Tensor> interpret(const Graph& graph, std::span<const Tensor> inputs,
+                              const SizeOf& size_of) {
   const auto& nodes = graph.nodes();
   std::unordered_map<const Node*, size_t> position;
   position.reserve(nodes.size());
@@ -98,7 +123,9 @@ std::vector<Tensor> interpret(const Graph& graph, std::span<const Tensor> inputs
       };
       std::vector<Tensor> results;
       try {
-        results = ops::call(*node.op, node.bind(value_of));
+        ops::Stack args = node.bind(value_of);
+        if (size_of) concretize(args, size_of);
+        results = ops::call(*node.op, args);
       } catch (const Error&) {
         rethrow_with_node(node);
       }

@@ -4,6 +4,7 @@
 #include <kiln/models/bert.h>
 #include <kiln/nn/functional.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/sym_size_ops.h>
 
 namespace kiln::models {
 
@@ -35,15 +36,18 @@ BertEmbeddings::BertEmbeddings(const BertConfig& config) : nn::Module("BertEmbed
 Tensor BertEmbeddings::forward(const Tensor& input_ids, const Tensor& token_type_ids) {
   KILN_CHECK(input_ids.dim() == 2, "BertEmbeddings: expected input_ids (batch, seq), got {} dims",
              input_ids.dim());
-  int64_t seq = input_ids.size(1);
+  // Symbolic under a dynamic trace: the check then guards the sequence length.
+  const SymInt seq = input_ids.sym_size(1);
   KILN_CHECK(seq <= position_embeddings->num_embeddings,
-             "BertEmbeddings: sequence length {} exceeds max_position_embeddings {}", seq,
+             "BertEmbeddings: sequence length {} exceeds max_position_embeddings {}", seq.str(),
              position_embeddings->num_embeddings);
-  Tensor position_ids = arange(seq, TensorOptions(DType::Int64)).unsqueeze(0);
+  // The embeddings of positions 0..seq-1 are the table's first rows (Hugging Face's
+  // position_ids buffer sliced to seq, looked up), read as a slice so that seq may be symbolic.
+  Tensor positions = narrow_symint(position_embeddings->weight, 0, 0, seq).unsqueeze(0);
   Tensor types = token_type_ids.defined() ? token_type_ids
                                           : zeros_like(input_ids, TensorOptions(DType::Int64));
-  Tensor x = word_embeddings->forward(input_ids) + token_type_embeddings->forward(types) +
-             position_embeddings->forward(position_ids);
+  Tensor x =
+      word_embeddings->forward(input_ids) + token_type_embeddings->forward(types) + positions;
   return dropout->forward(LayerNorm->forward(x));
 }
 
@@ -62,14 +66,15 @@ BertSelfAttention::BertSelfAttention(const BertConfig& config)
 }
 
 Tensor BertSelfAttention::forward(const Tensor& hidden_states, const Tensor& mask) {
-  int64_t batch = hidden_states.size(0), seq = hidden_states.size(1);
+  const SymInt batch = hidden_states.sym_size(0), seq = hidden_states.sym_size(1);
   auto heads = [&](const Tensor& t) {  // (B, S, H) -> (B, heads, S, head_size)
-    return t.view({batch, seq, num_attention_heads, attention_head_size}).transpose(1, 2);
+    return view_symint(t, {batch, seq, num_attention_heads, attention_head_size}).transpose(1, 2);
   };
   Tensor context = scaled_dot_product_attention(
       heads(query->forward(hidden_states)), heads(key->forward(hidden_states)),
       heads(value->forward(hidden_states)), mask, is_training() ? dropout->p : 0.0);
-  return context.transpose(1, 2).reshape({batch, seq, num_attention_heads * attention_head_size});
+  return reshape_symint(context.transpose(1, 2),
+                        {batch, seq, num_attention_heads * attention_head_size});
 }
 
 BertResidualOutput::BertResidualOutput(std::string type_name, int64_t in_features,
@@ -143,9 +148,9 @@ BertModel::BertModel(const BertConfig& config_) : nn::Module("BertModel"), confi
 
 BertModelOutput BertModel::forward(const Tensor& input_ids, const Tensor& attention_mask,
                                    const Tensor& token_type_ids) {
-  KILN_CHECK(!attention_mask.defined() || IntList(attention_mask.sizes()) == input_ids.sizes(),
+  KILN_CHECK(!attention_mask.defined() || attention_mask.sym_sizes() == input_ids.sym_sizes(),
              "BertModel: attention_mask must have input_ids' shape (batch, seq)");
-  KILN_CHECK(!token_type_ids.defined() || IntList(token_type_ids.sizes()) == input_ids.sizes(),
+  KILN_CHECK(!token_type_ids.defined() || token_type_ids.sym_sizes() == input_ids.sym_sizes(),
              "BertModel: token_type_ids must have input_ids' shape (batch, seq)");
   // (B, S) -> bool (B, 1, 1, S): every query may attend to the unpadded keys.
   Tensor mask;

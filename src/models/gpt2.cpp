@@ -6,6 +6,7 @@
 #include <kiln/nn/functional.h>
 #include <kiln/nn/init.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/sym_size_ops.h>
 
 #include <cmath>
 
@@ -21,12 +22,12 @@ Conv1D::Conv1D(int64_t nf_, int64_t nx_) : nn::Module("Conv1D"), nf(nf_), nx(nx_
 }
 
 Tensor Conv1D::forward(const Tensor& input) {
-  KILN_CHECK(input.dim() >= 1 && input.size(-1) == nx,
+  KILN_CHECK(input.dim() >= 1 && input.sym_size(-1) == nx,
              "Conv1D: expected input (..., {}), got last dim {}", nx,
-             input.dim() >= 1 ? input.size(-1) : 0);
-  std::vector<int64_t> out_shape(input.sizes().begin(), input.sizes().end());
+             input.dim() >= 1 ? input.sym_size(-1).str() : "none");
+  SymDimVector out_shape(input.sym_sizes().begin(), input.sym_sizes().end());
   out_shape.back() = nf;
-  return addmm(bias, input.reshape({-1, nx}), weight).view(out_shape);
+  return view_symint(addmm(bias, input.reshape({-1, nx}), weight), out_shape);
 }
 
 std::string Conv1D::extra_repr() const { return fmt::format("nf={}, nx={}", nf, nx); }
@@ -45,11 +46,11 @@ GPT2Attention::GPT2Attention(const GPT2Config& config)
 }
 
 Tensor GPT2Attention::forward(const Tensor& hidden_states, const Tensor& mask) {
-  int64_t batch = hidden_states.size(0), seq = hidden_states.size(1);
+  const SymInt batch = hidden_states.sym_size(0), seq = hidden_states.sym_size(1);
   int64_t embd = num_heads * head_dim;
   auto qkv = c_attn->forward(hidden_states).split(embd, 2);
   auto heads = [&](const Tensor& t) {  // (B, S, E) -> (B, heads, S, head_dim)
-    return t.view({batch, seq, num_heads, head_dim}).transpose(1, 2);
+    return view_symint(t, {batch, seq, num_heads, head_dim}).transpose(1, 2);
   };
   double p = is_training() ? attn_dropout->p : 0.0;
   Tensor context =
@@ -57,7 +58,7 @@ Tensor GPT2Attention::forward(const Tensor& hidden_states, const Tensor& mask) {
           ? scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), mask, p)
           : scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), Tensor(), p,
                                          /*is_causal=*/true);
-  context = context.transpose(1, 2).reshape({batch, seq, embd});
+  context = reshape_symint(context.transpose(1, 2), {batch, seq, embd});
   return resid_dropout->forward(c_proj->forward(context));
 }
 
@@ -100,19 +101,21 @@ GPT2Model::GPT2Model(const GPT2Config& config) : nn::Module("GPT2Model") {
 Tensor GPT2Model::forward(const Tensor& input_ids, const Tensor& attention_mask) {
   KILN_CHECK(input_ids.dim() == 2, "GPT2Model: expected input_ids (batch, seq), got {} dims",
              input_ids.dim());
-  int64_t seq = input_ids.size(1);
+  // Symbolic under a dynamic trace: the check then guards the sequence length.
+  const SymInt seq = input_ids.sym_size(1);
   KILN_CHECK(seq <= wpe->num_embeddings, "GPT2Model: sequence length {} exceeds n_positions {}",
-             seq, wpe->num_embeddings);
+             seq.str(), wpe->num_embeddings);
   Tensor mask;
   if (attention_mask.defined()) {
-    KILN_CHECK(IntList(attention_mask.sizes()) == input_ids.sizes(),
+    KILN_CHECK(attention_mask.sym_sizes() == input_ids.sym_sizes(),
                "GPT2Model: attention_mask must have input_ids' shape (batch, seq)");
     // Causality and padding in one bool mask (B, 1, S, S): query i attends key j <= i if unpadded.
-    Tensor causal = ones({seq, seq}, TensorOptions(DType::Bool)).tril();
+    Tensor causal = full_symint({seq, seq}, true, TensorOptions(DType::Bool)).tril();
     mask = attention_mask.ne(0).unsqueeze(1).unsqueeze(1).logical_and(causal);
   }
-  Tensor positions = arange(seq, TensorOptions(DType::Int64)).unsqueeze(0);
-  Tensor x = drop->forward(wte->forward(input_ids) + wpe->forward(positions));
+  // Positions 0..seq-1 embed as the table's first rows, read as a slice so seq may be symbolic.
+  Tensor positions = narrow_symint(wpe->weight, 0, 0, seq).unsqueeze(0);
+  Tensor x = drop->forward(wte->forward(input_ids) + positions);
   for (const auto& m : *h) x = std::static_pointer_cast<GPT2Block>(m)->forward(x, mask);
   return ln_f->forward(x);
 }

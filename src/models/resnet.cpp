@@ -121,9 +121,9 @@ std::shared_ptr<nn::Sequential> ResNet::make_layer(ResNetBlock block, int64_t pl
 }
 
 Tensor ResNet::forward(const Tensor& input) {
-  KILN_CHECK(input.dim() == 4 && input.size(1) == 3,
+  KILN_CHECK(input.dim() == 4 && input.sym_size(1) == 3,
              "ResNet: expected input (N, 3, H, W), got {} dims with {} channels", input.dim(),
-             input.dim() >= 2 ? input.size(1) : 0);
+             input.dim() >= 2 ? input.sym_size(1).str() : "no");
   Tensor x = maxpool->forward(relu->forward(bn1->forward(conv1->forward(input))));
   x = layer4->forward(layer3->forward(layer2->forward(layer1->forward(x))));
   x = avgpool->forward(x).flatten(1);

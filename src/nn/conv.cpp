@@ -1,3 +1,5 @@
+#include "nn/shape_str.h"
+
 #include <kiln/nn/conv.h>
 #include <kiln/nn/functional.h>
 #include <kiln/nn/init.h>
@@ -71,10 +73,10 @@ void ConvNdBase::check_input(const Tensor& input) const {
   const int64_t d = input.dim();
   KILN_CHECK(d == spatial_dims_ + 1 || d == spatial_dims_ + 2,
              "{}: expected {}-D (unbatched) or {}-D (batched) input, got {}-D input of shape [{}]",
-             name(), spatial_dims_ + 1, spatial_dims_ + 2, d, fmt::join(input.sizes(), ", "));
-  const int64_t c = input.size(d - spatial_dims_ - 1);
+             name(), spatial_dims_ + 1, spatial_dims_ + 2, d, detail::shape_str(input));
+  const SymInt c = input.sym_size(d - spatial_dims_ - 1);
   KILN_CHECK(c == in_channels, "{}: expected input with {} channels, got {} (input shape [{}])",
-             name(), in_channels, c, fmt::join(input.sizes(), ", "));
+             name(), in_channels, c.str(), detail::shape_str(input));
 }
 
 void ConvNdBase::set_padding_string(PaddingString value) {

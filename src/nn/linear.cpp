@@ -1,3 +1,5 @@
+#include "nn/shape_str.h"
+
 #include <kiln/nn/functional.h>
 #include <kiln/nn/init.h>
 #include <kiln/nn/linear.h>
@@ -29,9 +31,9 @@ void Linear::reset_parameters() {
 }
 
 Tensor Linear::forward(const Tensor& input) {
-  KILN_CHECK(input.dim() >= 1 && input.size(-1) == in_features,
+  KILN_CHECK(input.dim() >= 1 && input.sym_size(-1) == in_features,
              "{}: expected input with last dim {} (in_features), got shape [{}]", name(),
-             in_features, fmt::join(input.sizes(), ", "));
+             in_features, detail::shape_str(input));
   return functional::linear(input, weight, bias);
 }
 

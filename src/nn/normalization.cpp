@@ -1,3 +1,5 @@
+#include "nn/shape_str.h"
+
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/nn/functional.h>
 #include <kiln/nn/init.h>
@@ -50,9 +52,9 @@ void BatchNormBase::reset_parameters() {
 
 Tensor BatchNormBase::forward(const Tensor& input) {
   check_input_dim(input);
-  KILN_CHECK(input.size(1) == num_features,
+  KILN_CHECK(input.sym_size(1) == num_features,
              "{}: expected input with {} channels (dim 1), got shape [{}]", name(), num_features,
-             fmt::join(input.sizes(), ", "));
+             detail::shape_str(input));
   double factor = momentum.value_or(0.0);
   if (training_ && track_running_stats) {
     {
@@ -91,9 +93,9 @@ void check_trailing_shape(const std::string& type_name, const Tensor& input,
   const int64_t n = static_cast<int64_t>(shape.size());
   bool ok = input.dim() >= n;
   for (int64_t i = 0; ok && i < n; ++i)
-    ok = input.size(input.dim() - n + i) == shape[static_cast<size_t>(i)];
+    ok = input.sym_size(input.dim() - n + i) == shape[static_cast<size_t>(i)];
   KILN_CHECK(ok, "{}: expected input with trailing shape {}, got shape [{}]", type_name,
-             py_tuple(shape), fmt::join(input.sizes(), ", "));
+             py_tuple(shape), detail::shape_str(input));
 }
 
 }  // namespace
@@ -147,9 +149,9 @@ void GroupNorm::reset_parameters() {
 }
 
 Tensor GroupNorm::forward(const Tensor& input) {
-  KILN_CHECK(input.dim() >= 2 && input.size(1) == num_channels,
+  KILN_CHECK(input.dim() >= 2 && input.sym_size(1) == num_channels,
              "GroupNorm: expected input (N, {}, *), got shape [{}]", num_channels,
-             fmt::join(input.sizes(), ", "));
+             detail::shape_str(input));
   return functional::group_norm(input, num_groups, weight, bias, eps);
 }
 

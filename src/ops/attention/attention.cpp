@@ -12,6 +12,7 @@
 #include <kiln/ops/linalg.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/softmax.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/view.h>
 
 #include <cmath>
@@ -23,24 +24,41 @@ namespace {
 
 constexpr const char* kOp = "scaled_dot_product_attention";
 
+// Sizes are SymInts throughout, so that a trace with symbolic sizes stays symbolic.
+
 // The dims of t before its last `keep` dims.
-IntList leading(const Tensor& t, int64_t keep) {
-  return IntList(t.sizes().data(), static_cast<size_t>(t.dim() - keep));
+SymIntList leading(const Tensor& t, int64_t keep) {
+  return SymIntList(t.sym_sizes().data(), static_cast<size_t>(t.dim() - keep));
 }
 
-DimVector concat(IntList a, IntList b) {
-  DimVector r(a.begin(), a.end());
-  for (int64_t x : b) r.push_back(x);
+SymDimVector concat(SymIntList a, SymIntList b) {
+  SymDimVector r(a.begin(), a.end());
+  r.insert(r.end(), b.begin(), b.end());
   return r;
 }
 
+Tensor expand_symint(const Tensor& t, SymIntList sizes) {
+  static const OpDef& expand = OpRegistry::instance().get("expand");
+  return call1(expand, {t, sizes, false});
+}
+
 // [B, Hk, S, D] -> [B, Hq, S, D]: query head h reads key/value head h / (Hq / Hk).
-Tensor repeat_heads(const Tensor& t, int64_t q_heads) {
-  const int64_t heads = t.size(1);
+Tensor repeat_heads(const Tensor& t, const SymInt& q_heads) {
+  const SymInt heads = t.sym_size(1);
   if (heads == q_heads) return t;
-  return t.unsqueeze(2)
-      .expand({t.size(0), heads, q_heads / heads, t.size(2), t.size(3)})
-      .reshape({t.size(0), q_heads, t.size(2), t.size(3)});
+  const SymInt batch = t.sym_size(0), rows = t.sym_size(2), cols = t.sym_size(3);
+  return reshape_symint(expand_symint(t.unsqueeze(2), {batch, heads, q_heads / heads, rows, cols}),
+                        {batch, q_heads, rows, cols});
+}
+
+// The default scale 1/sqrt(E) needs E as a number: a symbolic head dim cannot be traced.
+double default_scale(const Tensor& q) {
+  const SymInt e = q.sym_size(-1);
+  KILN_CHECK(!e.is_symbolic(),
+             "{}: the default scale 1/sqrt(E) needs a concrete embedding size E, got the symbolic "
+             "size {}; pass scale",
+             kOp, e.str());
+  return 1.0 / std::sqrt(static_cast<double>(e.raw()));
 }
 
 // softmax(q k^T * scale + mask) with dropout, times v, in differentiable ops: the path taken when
@@ -49,13 +67,12 @@ Tensor repeat_heads(const Tensor& t, int64_t q_heads) {
 // op's arguments.
 Tensor math_attention(const Stack& core) {
   const Tensor& q = core[0].to_tensor();
-  const Tensor k = repeat_heads(core[1].to_tensor(), q.size(1));
-  const Tensor v = repeat_heads(core[2].to_tensor(), q.size(1));
+  const Tensor k = repeat_heads(core[1].to_tensor(), q.sym_size(1));
+  const Tensor v = repeat_heads(core[2].to_tensor(), q.sym_size(1));
   const double dropout_p = core[3].to_double();
   const bool is_causal = core[4].to_bool();
   const Tensor mask = core[5].to_optional_tensor();
-  const double scale =
-      core[6].to_optional_double().value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  const double scale = core[6].is_none() ? default_scale(q) : core[6].to_double();
   Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;
   Tensor keep;
   if (mask.defined()) {
@@ -66,7 +83,8 @@ Tensor math_attention(const Stack& core) {
     }
   }
   if (is_causal) {
-    Tensor causal = ones({q.size(2), k.size(2)}, TensorOptions(DType::Bool)).tril();
+    Tensor causal =
+        full_symint({q.sym_size(2), k.sym_size(2)}, true, TensorOptions(DType::Bool)).tril();
     keep = keep.defined() ? keep.logical_and(causal) : causal;
   }
   if (keep.defined()) {
@@ -91,45 +109,45 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
   if (mask.defined()) attention::check_mask_dtype(mask, q.dtype(), kOp);
 
   // Batch dims = outer dims + an optional heads dim; heads may differ between q and k/v (GQA).
-  DimVector outer;
-  int64_t q_heads = 1, k_heads = 1, v_heads = 1;
+  SymDimVector outer;
+  SymInt q_heads = 1, k_heads = 1, v_heads = 1;
   bool has_heads = true;
   if (enable_gqa) {
     KILN_CHECK(q.dim() >= 3 && k.dim() >= 3 && v.dim() >= 3,
                "{}: enable_gqa needs a heads dim (-3) in query, key and value, but got {}-D, "
                "{}-D and {}-D",
                kOp, q.dim(), k.dim(), v.dim());
-    q_heads = q.size(-3);
-    k_heads = k.size(-3);
-    v_heads = v.size(-3);
+    q_heads = q.sym_size(-3);
+    k_heads = k.sym_size(-3);
+    v_heads = v.sym_size(-3);
     attention::check_heads(q_heads, k_heads, v_heads, kOp);
-    outer =
-        broadcast_shapes(broadcast_shapes(leading(q, 3), leading(k, 3), kOp), leading(v, 3), kOp);
+    outer = broadcast_sym_shapes(broadcast_sym_shapes(leading(q, 3), leading(k, 3), kOp),
+                                 leading(v, 3), kOp);
   } else {
-    DimVector batch =
-        broadcast_shapes(broadcast_shapes(leading(q, 2), leading(k, 2), kOp), leading(v, 2), kOp);
+    SymDimVector batch = broadcast_sym_shapes(
+        broadcast_sym_shapes(leading(q, 2), leading(k, 2), kOp), leading(v, 2), kOp);
     has_heads = !batch.empty();
     if (has_heads) {
       q_heads = k_heads = v_heads = batch.back();
       outer.assign(batch.begin(), batch.end() - 1);
     }
   }
-  const int64_t q_len = q.size(-2), kv_len = k.size(-2);
-  DimVector out_batch = outer;
+  const SymInt q_len = q.sym_size(-2), kv_len = k.sym_size(-2), v_dim = v.sym_size(-1);
+  SymDimVector out_batch = outer;
   if (has_heads) out_batch.push_back(q_heads);
-  int64_t flat = 1;
-  for (int64_t d : outer) flat *= d;
+  SymInt flat = 1;
+  for (const SymInt& d : outer) flat = flat * d;
 
   // [outer..., heads, rows, cols] (or [outer..., rows, cols]) viewed as [flat, heads, rows, cols].
-  auto as_4d = [&](const Tensor& t, int64_t heads, int64_t rows, int64_t cols) {
-    DimVector full = outer;
+  auto as_4d = [&](const Tensor& t, const SymInt& heads, const SymInt& rows, const SymInt& cols) {
+    SymDimVector full = outer;
     if (has_heads) full.push_back(heads);
     full.push_back(rows);
     full.push_back(cols);
-    return t.expand(full).reshape({flat, heads, rows, cols});
+    return reshape_symint(expand_symint(t, full), {flat, heads, rows, cols});
   };
-  Stack core{as_4d(q, q_heads, q_len, q.size(-1)), as_4d(k, k_heads, kv_len, k.size(-1)),
-             as_4d(v, v_heads, kv_len, v.size(-1)), dropout_p, is_causal};
+  Stack core{as_4d(q, q_heads, q_len, q.sym_size(-1)), as_4d(k, k_heads, kv_len, k.sym_size(-1)),
+             as_4d(v, v_heads, kv_len, v_dim), dropout_p, is_causal};
   if (mask.defined()) {
     attention::check_mask_shape(mask, concat(out_batch, {q_len, kv_len}), kOp);
     core.emplace_back(as_4d(mask, q_heads, q_len, kv_len));
@@ -140,12 +158,12 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
   if (dropout_p > 0 && (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
                         (mask.defined() && mask.requires_grad()))) {
     Tensor out = math_attention(core);
-    return {out.reshape(concat(out_batch, {q_len, v.size(-1)}))};
+    return {reshape_symint(out, concat(out_batch, {q_len, v_dim}))};
   }
   static const OpDef& flash =
       OpRegistry::instance().get("_scaled_dot_product_flash_attention_for_cpu");
   Tensor out = call(flash, std::move(core))[0];
-  return {out.reshape(concat(out_batch, {q_len, v.size(-1)}))};
+  return {reshape_symint(out, concat(out_batch, {q_len, v_dim}))};
 }
 
 }  // namespace

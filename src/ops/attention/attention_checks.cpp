@@ -7,7 +7,12 @@
 namespace kiln::ops::attention {
 
 namespace {
-std::string shape(const Tensor& t) { return fmt::format("[{}]", fmt::join(t.sizes(), ", ")); }
+std::string sizes_str(SymIntList sizes) {
+  std::string s;
+  for (const SymInt& d : sizes) s += (s.empty() ? "" : ", ") + d.str();
+  return "[" + s + "]";
+}
+std::string shape(const Tensor& t) { return sizes_str(t.sym_sizes()); }
 }  // namespace
 
 void check_qkv(const Tensor& q, const Tensor& k, const Tensor& v, int64_t min_rank,
@@ -23,10 +28,10 @@ void check_qkv(const Tensor& q, const Tensor& k, const Tensor& v, int64_t min_ra
   KILN_CHECK_T(TypeError, is_floating_point(q.dtype()),
                "{}: expected floating point query, key and value, but got {}", op,
                dtype_name(q.dtype()));
-  KILN_CHECK(q.size(-1) == k.size(-1),
+  KILN_CHECK(q.sym_size(-1) == k.sym_size(-1),
              "{}: query's embedding size (dim -1, {}) must match key's ({}): query {}, key {}", op,
-             q.size(-1), k.size(-1), shape(q), shape(k));
-  KILN_CHECK(k.size(-2) == v.size(-2),
+             q.sym_size(-1).str(), k.sym_size(-1).str(), shape(q), shape(k));
+  KILN_CHECK(k.sym_size(-2) == v.sym_size(-2),
              "{}: key and value must have the same sequence length (dim -2), but got key {} and "
              "value {}",
              op, shape(k), shape(v));
@@ -44,24 +49,25 @@ void check_mask_dtype(const Tensor& mask, DType query_dtype, const char* op) {
                dtype_name(query_dtype), dtype_name(d));
 }
 
-void check_mask_shape(const Tensor& mask, IntList scores, const char* op) {
+void check_mask_shape(const Tensor& mask, SymIntList scores, const char* op) {
   bool ok = mask.dim() <= static_cast<int64_t>(scores.size());
   for (int64_t d = 1; ok && d <= mask.dim(); ++d) {
-    const int64_t m = mask.size(-d), s = scores[scores.size() - static_cast<size_t>(d)];
-    ok = m == s || m == 1;
+    const SymInt m = mask.sym_size(-d);
+    const SymInt& s = scores[scores.size() - static_cast<size_t>(d)];
+    ok = m == 1 || m == s;
   }
-  KILN_CHECK(ok,
-             "{}: attn_mask of shape {} cannot be broadcast to the attention scores' shape [{}]",
-             op, shape(mask), fmt::join(scores, ", "));
+  KILN_CHECK(ok, "{}: attn_mask of shape {} cannot be broadcast to the attention scores' shape {}",
+             op, shape(mask), sizes_str(scores));
 }
 
-void check_heads(int64_t q_heads, int64_t k_heads, int64_t v_heads, const char* op) {
+void check_heads(const SymInt& q_heads, const SymInt& k_heads, const SymInt& v_heads,
+                 const char* op) {
   const bool same = k_heads == q_heads && v_heads == q_heads;  // covers zero heads
   KILN_CHECK(
       same || (k_heads > 0 && v_heads > 0 && q_heads % k_heads == 0 && q_heads % v_heads == 0),
       "{}: the number of heads of key ({}) and of value ({}) must divide the number of "
       "heads of query ({})",
-      op, k_heads, v_heads, q_heads);
+      op, k_heads.str(), v_heads.str(), q_heads.str());
 }
 
 }  // namespace kiln::ops::attention

@@ -61,6 +61,52 @@ Inputs unpack(const Stack& args) {
           args[6].to_optional_double()};
 }
 
+// layout_like for symbolic sizes or strides: the same rule, its comparisons recording guards.
+bool is_dense_symbolic(const Tensor& t) {
+  const SymIntList sizes = t.sym_sizes(), strides = t.sym_strides();
+  std::vector<size_t> perm(sizes.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  // Innermost first; dims of size 0 or 1 last (their strides do not matter).
+  std::stable_sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  SymInt expected = 1;
+  for (size_t d : perm) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected = expected * sizes[d];
+  }
+  return true;
+}
+
+SymDimVector layout_like(SymIntList sizes, const Tensor& t) {
+  if (!t.impl()->has_symbolic_sizes_strides()) {
+    DimVector concrete;
+    bool all_concrete = true;
+    for (const SymInt& s : sizes) {
+      all_concrete = all_concrete && !s.is_symbolic();
+      concrete.push_back(s.raw());
+    }
+    if (all_concrete) return layout_like(IntList(concrete), t);
+  }
+  const size_t n = sizes.size();
+  if (!is_dense_symbolic(t)) return contiguous_strides(sizes);
+  std::vector<size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  const SymIntList st = t.sym_strides();
+  std::stable_sort(perm.begin(), perm.end(), [&](size_t x, size_t y) { return st[x] > st[y]; });
+  SymDimVector strides(n);
+  SymInt s = 1;
+  for (size_t i = n; i-- > 0;) {
+    strides[perm[i]] = s;
+    const SymInt& size = sizes[perm[i]];
+    s = s * (size < 1 ? SymInt(1) : size);
+  }
+  return strides;
+}
+
 std::vector<TensorMeta> flash_meta(const Stack& args) {
   const Inputs in = unpack(args);
   const Tensor &q = in.q, &k = in.k, &v = in.v;
@@ -69,21 +115,23 @@ std::vector<TensorMeta> flash_meta(const Stack& args) {
              "and {}-D",
              kOp, q.dim(), k.dim(), v.dim());
   attention::check_qkv(q, k, v, 4, kOp);
-  const int64_t batch = q.size(0), heads = q.size(1), q_len = q.size(2), kv_len = k.size(2);
-  KILN_CHECK((k.size(0) == batch || k.size(0) == 1) && (v.size(0) == batch || v.size(0) == 1),
-             "{}: key's batch size ({}) and value's ({}) must be query's ({}) or 1", kOp, k.size(0),
-             v.size(0), batch);
-  attention::check_heads(heads, k.size(1), v.size(1), kOp);
+  const SymInt batch = q.sym_size(0), heads = q.sym_size(1), q_len = q.sym_size(2),
+               kv_len = k.sym_size(2);
+  const SymInt k_batch = k.sym_size(0), v_batch = v.sym_size(0);
+  KILN_CHECK((k_batch == 1 || k_batch == batch) && (v_batch == 1 || v_batch == batch),
+             "{}: key's batch size ({}) and value's ({}) must be query's ({}) or 1", kOp,
+             k_batch.str(), v_batch.str(), batch.str());
+  attention::check_heads(heads, k.sym_size(1), v.sym_size(1), kOp);
   attention::check_dropout(in.dropout_p, kOp);
   if (in.mask.defined()) {
     attention::check_mask_dtype(in.mask, q.dtype(), kOp);
-    const int64_t scores[] = {batch, heads, q_len, kv_len};
-    attention::check_mask_shape(in.mask, scores, kOp);
+    const SymInt scores[] = {batch, heads, q_len, kv_len};
+    attention::check_mask_shape(in.mask, SymIntList(scores, 4), kOp);
   }
-  const int64_t out_sizes[] = {batch, heads, q_len, v.size(3)};
+  const SymDimVector out_sizes{batch, heads, q_len, v.sym_size(3)};
   TensorMeta out;
-  out.sizes = to_sym(IntList(out_sizes));
-  out.strides = layout_like(out_sizes, q);
+  out.sizes = out_sizes;
+  out.strides = layout_like(SymIntList(out_sizes), q);
   out.dtype = q.dtype();
   out.device = q.device();
   // logsumexp [B, H, L] stored as [B, L, H], in the accumulation dtype.

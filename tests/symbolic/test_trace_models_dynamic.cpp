@@ -1,0 +1,189 @@
+// Tracing the reference models with symbolic input sizes: capture's TraceSession gives the
+// listed input dimensions symbols of a ShapeEnv, and the one traced graph, interpreted with those
+// symbols bound per call, matches the eager model at other sizes, which the environment's
+// GuardChecker accepts; sizes that break a recorded guard are rejected.
+#include "capture/symbolic_interpreter.h"
+#include "capture/trace_session.h"
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+#include <kiln/kiln.h>
+#include <kiln/symbolic/guard_checker.h>
+#include <kiln/symbolic/shape_env.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+using capture::DynamicDim;
+using testing::all_close;
+
+// One model traced with symbolic sizes, and what it takes to run its graph again.
+struct DynamicTrace {
+  std::shared_ptr<symbolic::ShapeEnv> env;
+  std::vector<DynamicDim> dims;
+  graph::Graph graph;
+  std::vector<capture::InputBinding> bindings;
+
+  // The graph's inputs for a call with `arg`: module tensors as traced, the argument in its place.
+  std::vector<Tensor> inputs(const Tensor& arg) const {
+    std::vector<Tensor> in;
+    for (const capture::InputBinding& b : bindings) {
+      in.push_back(b.kind == capture::InputBinding::Kind::UserArg ? arg : b.held);
+    }
+    return in;
+  }
+  // The sizes the GuardChecker reads: one per create_symbol call (dims, in order).
+  std::vector<int64_t> checked_sizes(const Tensor& arg) const {
+    std::vector<int64_t> sizes;
+    for (const DynamicDim& d : dims) sizes.push_back(arg.size(d.dim));
+    return sizes;
+  }
+  std::string output_sizes() const { return sizes_str(graph.outputs()[0].meta().sizes); }
+  std::string input_sizes() const {
+    for (const graph::Node* n : graph.inputs()) {
+      if (n->role == graph::InputRole::UserArg) return sizes_str(n->outputs[0].sizes);
+    }
+    return "no user input";
+  }
+  static std::string sizes_str(const SymDimVector& sizes) {
+    std::string s;
+    for (const SymInt& x : sizes) s += (s.empty() ? "" : ", ") + x.str();
+    return "[" + s + "]";
+  }
+};
+
+// Traces `model` in eval mode without grad on `example`, dims `dims` dynamic, into one graph.
+DynamicTrace trace_dynamic(const std::shared_ptr<nn::Module>& model, const Tensor& example,
+                           std::vector<DynamicDim> dims) {
+  model->eval();
+  autograd::NoGradGuard no_grad;
+  DynamicTrace t;
+  t.env = symbolic::ShapeEnv::create();
+  t.dims = dims;
+  capture::TraceSession::Config config;
+  config.function_name = "trace_dynamic";
+  config.fullgraph = true;
+  config.grad_enabled = false;
+  config.module = model;
+  config.shape_env = t.env;
+  config.dynamic_dims = std::move(dims);
+  config.compile = [](const graph::Graph& g, std::span<const Tensor>, size_t) {
+    return capture::symbolic_interpreter(g);
+  };
+  capture::TraceSession session(std::move(config));
+  const capture::Leaves args{ops::IValue(example)};
+  session.trace(args, [&model](const capture::Leaves& a) {
+    return capture::Leaves{ops::IValue(model->forward(a[0].to_tensor()))};
+  });
+  EXPECT_EQ(session.graphs().size(), 1u);
+  if (!session.graphs().empty()) {
+    t.graph = session.graphs()[0].graph.clone();
+    t.bindings = session.graphs()[0].bindings;
+  }
+  return t;
+}
+
+// Runs the traced graph on `arg` and compares it with eager; the guards must accept `arg`.
+void expect_like_eager(const DynamicTrace& t, nn::Module& model, const Tensor& arg,
+                       const std::string& what) {
+  autograd::NoGradGuard no_grad;
+  const symbolic::GuardChecker checker(*t.env);
+  const std::vector<int64_t> sizes = t.checked_sizes(arg);
+  EXPECT_TRUE(checker.check(sizes)) << what << ": " << checker.explain_failure(sizes);
+  const Tensor eager = model.forward(arg);
+  const std::vector<Tensor> out = capture::symbolic_interpreter(t.graph)(t.inputs(arg));
+  ASSERT_FALSE(out.empty()) << what;
+  EXPECT_TRUE(all_close(out[0], eager, 1e-5, 1e-6)) << what;
+}
+
+bool guards_accept(const DynamicTrace& t, std::vector<int64_t> sizes) {
+  return symbolic::GuardChecker(*t.env).check(sizes);
+}
+
+TEST(TraceModelsDynamic, MlpWithSymbolicBatch) {
+  manual_seed(1);
+  auto model = models::mlp({.in_features = 16, .hidden_features = {32, 32}, .out_features = 8});
+  const DynamicTrace t = trace_dynamic(model, randn({4, 16}), {{0, 0}});
+  EXPECT_EQ(t.input_sizes(), "[s0, 16]");
+  EXPECT_EQ(t.output_sizes(), "[s0, 8]");
+  for (int64_t batch : {3, 5, 64}) {
+    expect_like_eager(t, *model, randn({batch, 16}), fmt::format("mlp batch {}", batch));
+  }
+  // Batch 1 was specialized away by the trace (0/1 specialization): the checker says no.
+  EXPECT_FALSE(guards_accept(t, {1}));
+}
+
+TEST(TraceModelsDynamic, BertWithSymbolicBatchAndSequence) {
+  manual_seed(3);
+  auto model = models::bert({.vocab_size = 100,
+                             .hidden_size = 32,
+                             .num_hidden_layers = 2,
+                             .num_attention_heads = 2,
+                             .intermediate_size = 64,
+                             .max_position_embeddings = 64});
+  const DynamicTrace t = trace_dynamic(model, randint(0, 100, {2, 12}), {{0, 0}, {0, 1}});
+  EXPECT_EQ(t.input_sizes(), "[s0, s1]");
+  EXPECT_EQ(t.output_sizes(), "[s0, s1, 32]");
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 7}, {5, 33}, {4, 64}, {2, 2}}) {
+    expect_like_eager(t, *model, randint(0, 100, {batch, seq}),
+                      fmt::format("bert batch {} seq {}", batch, seq));
+  }
+  // The position table has 64 rows: the embeddings' check became a guard on the sequence length.
+  EXPECT_FALSE(guards_accept(t, {3, 65})) << t.env->guards_str();
+  EXPECT_THROW(model->forward(randint(0, 100, {3, 65})), Error);
+}
+
+TEST(TraceModelsDynamic, Gpt2WithSymbolicBatchAndSequence) {
+  manual_seed(4);
+  auto model =
+      models::gpt2({.vocab_size = 100, .n_positions = 64, .n_embd = 32, .n_layer = 2, .n_head = 2});
+  const DynamicTrace t = trace_dynamic(model, randint(0, 100, {2, 12}), {{0, 0}, {0, 1}});
+  EXPECT_EQ(t.input_sizes(), "[s0, s1]");
+  EXPECT_EQ(t.output_sizes(), "[s0, s1, 100]");
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 7}, {5, 33}, {2, 64}}) {
+    expect_like_eager(t, *model, randint(0, 100, {batch, seq}),
+                      fmt::format("gpt2 batch {} seq {}", batch, seq));
+  }
+  EXPECT_FALSE(guards_accept(t, {3, 65})) << t.env->guards_str();
+}
+
+TEST(TraceModelsDynamic, ResNet18WithSymbolicBatch) {
+  manual_seed(2);
+  auto model = models::resnet18(10);
+  const DynamicTrace t = trace_dynamic(model, randn({2, 3, 32, 32}), {{0, 0}});
+  EXPECT_EQ(t.input_sizes(), "[s0, 3, 32, 32]");
+  EXPECT_EQ(t.output_sizes(), "[s0, 10]");
+  for (int64_t batch : {3, 5}) {
+    expect_like_eager(t, *model, randn({batch, 3, 32, 32}),
+                      fmt::format("resnet18 batch {}", batch));
+  }
+}
+
+TEST(TraceModelsDynamic, ResNet18WithSymbolicBatchHeightAndWidth) {
+  manual_seed(2);
+  auto model = models::resnet18(10);
+  const DynamicTrace t = trace_dynamic(model, randn({2, 3, 32, 40}), {{0, 0}, {0, 2}, {0, 3}});
+  EXPECT_EQ(t.input_sizes(), "[s0, 3, s1, s2]");
+  EXPECT_EQ(t.output_sizes(), "[s0, 10]");
+  for (auto [batch, h, w] :
+       {std::tuple<int64_t, int64_t, int64_t>{3, 24, 36}, {5, 40, 28}, {2, 33, 47}}) {
+    expect_like_eager(t, *model, randn({batch, 3, h, w}),
+                      fmt::format("resnet18 {}x3x{}x{}", batch, h, w));
+  }
+}
+
+TEST(TraceModelsDynamic, DynamicDimsNeedAShapeEnv) {
+  capture::TraceSession::Config config;
+  config.function_name = "f";
+  config.dynamic_dims = {{0, 0}};
+  capture::TraceSession session(std::move(config));
+  const capture::Leaves args{ops::IValue(randn({3, 4}))};
+  EXPECT_THROW(session.trace(args, [](const capture::Leaves& a) { return a; }), Error);
+}
+
+}  // namespace
+}  // namespace kiln
