@@ -13,6 +13,11 @@ Tensor reshape_symint(const Tensor& self, SymIntList shape, const kiln::SourceLo
   return ops::call1(op, {self, shape}, &loc);
 }
 
+Tensor expand_symint(const Tensor& self, SymIntList size, const kiln::SourceLocation& loc) {
+  static const auto& op = ops::OpRegistry::instance().get("expand");
+  return ops::call1(op, {self, size, false}, &loc);
+}
+
 Tensor narrow_symint(const Tensor& self, int64_t dim, SymInt start, SymInt length,
                      const kiln::SourceLocation& loc) {
   static const auto& op = ops::OpRegistry::instance().get("narrow");

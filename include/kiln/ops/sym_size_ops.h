@@ -13,6 +13,8 @@ Tensor view_symint(const Tensor& self, SymIntList size,
                    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor reshape_symint(const Tensor& self, SymIntList shape,
                       const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+Tensor expand_symint(const Tensor& self, SymIntList size,
+                     const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor narrow_symint(const Tensor& self, int64_t dim, SymInt start, SymInt length,
                      const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor full_symint(SymIntList size, const Scalar& fill_value, TensorOptions options = {},

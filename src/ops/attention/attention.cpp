@@ -37,11 +37,6 @@ SymDimVector concat(SymIntList a, SymIntList b) {
   return r;
 }
 
-Tensor expand_symint(const Tensor& t, SymIntList sizes) {
-  static const OpDef& expand = OpRegistry::instance().get("expand");
-  return call1(expand, {t, sizes, false});
-}
-
 // [B, Hk, S, D] -> [B, Hq, S, D]: query head h reads key/value head h / (Hq / Hk).
 Tensor repeat_heads(const Tensor& t, const SymInt& q_heads) {
   const SymInt heads = t.sym_size(1);

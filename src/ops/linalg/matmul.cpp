@@ -1,10 +1,12 @@
 // matmul (PyTorch's dispatch on ranks, folding and batch broadcasting), linear and outer, all
-// composites over the registry's products and views.
+// composites over the registry's products and views. Sizes are SymInts, so that tracing with
+// symbolic sizes stays symbolic (comparisons then record guards).
 #include "ops/samples.h"
 
 #include <kiln/ops/binary.h>
 #include <kiln/ops/linalg.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/view.h>
 
 #include <algorithm>
@@ -14,26 +16,32 @@ namespace kiln::ops {
 namespace {
 
 // The product of sizes, 1 for none.
-int64_t numel_of(IntList sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+SymInt numel_of(SymIntList sizes) {
+  SymInt n = 1;
+  for (const SymInt& s : sizes) n = n * s;
   return n;
 }
 
 // Broadcasts two batch shapes (PyTorch's infer_size), naming matmul in the error.
-std::vector<int64_t> broadcast_batch(IntList a, IntList b) {
+SymDimVector broadcast_batch(SymIntList a, SymIntList b) {
   const size_t n = std::max(a.size(), b.size());
-  std::vector<int64_t> out(n);
+  SymDimVector out(n);
   for (size_t i = 0; i < n; ++i) {
-    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    KILN_CHECK(x == y || x == 1 || y == 1,
+    const SymInt x = i < n - a.size() ? SymInt(1) : a[i - (n - a.size())];
+    const SymInt y = i < n - b.size() ? SymInt(1) : b[i - (n - b.size())];
+    KILN_CHECK(x == 1 || y == 1 || x == y,
                "matmul: the size of tensor a ({}) must match the size of tensor b ({}) at "
                "non-singleton dimension {}",
-               x, y, i);
+               x.str(), y.str(), i);
     out[i] = x == 1 ? y : x;
   }
   return out;
+}
+
+// The sizes of t before its last `keep` dims (none when t has fewer).
+SymIntList leading(const Tensor& t, int64_t keep) {
+  return SymIntList(t.sym_sizes().data(),
+                    static_cast<size_t>(std::max<int64_t>(t.dim() - keep, 0)));
 }
 
 // PyTorch's should_fold: fold the larger operand's batch into mm's rows when it is >= 3-D, the
@@ -45,9 +53,10 @@ bool should_fold(const Tensor& a, const Tensor& b) {
   if (!(t1.dim() >= 3 && dim_t2 <= 2)) return false;
   if (t1.requires_grad()) return true;
   if (a.dim() == 2) return false;
-  if (t1.numel() == 0) return true;
-  for (int64_t i = 0; i + 2 < t1.dim(); ++i) {
-    if (t1.stride(i) != t1.stride(i + 1) * t1.size(i + 1)) return false;
+  if (t1.sym_numel() == 0) return true;
+  const SymIntList sizes = t1.sym_sizes(), strides = t1.sym_strides();
+  for (size_t i = 0; i + 2 < sizes.size(); ++i) {
+    if (strides[i] != strides[i + 1] * sizes[i + 1]) return false;
   }
   return true;
 }
@@ -66,52 +75,50 @@ Tensor matmul_impl(const Tensor& a, const Tensor& b) {
     const bool transpose = db > da;
     const Tensor t1 = transpose ? b.mT() : a;
     const Tensor t2 = !transpose ? b : (da == 2 ? a.t() : a);
-    std::vector<int64_t> shape(t1.sizes().begin(), t1.sizes().end() - 1);
-    const int64_t folded = numel_of(shape);
-    const Tensor t1_folded = t1.reshape({folded, t1.size(-1)});
+    SymDimVector shape(leading(t1, 1).begin(), leading(t1, 1).end());
+    const SymInt folded = numel_of(shape);
+    const Tensor t1_folded = reshape_symint(t1, {folded, t1.sym_size(-1)});
     if (t2.dim() == 2) {
-      shape.push_back(t2.size(1));
-      Tensor out = mm(t1_folded, t2).view(shape);
+      shape.push_back(t2.sym_size(1));
+      Tensor out = view_symint(mm(t1_folded, t2), shape);
       return transpose ? out.mT().contiguous() : out;
     }
-    return mm(t1_folded, t2.unsqueeze(1)).view(shape);
+    return view_symint(mm(t1_folded, t2.unsqueeze(1)), shape);
   }
   // Batched: broadcast the batch dims, flatten them into one, bmm.
-  const int64_t n = da > 1 ? a.size(-2) : 1;
-  const int64_t m1 = a.size(-1);
-  const IntList batch_a(a.sizes().data(), static_cast<size_t>(std::max<int64_t>(da - 2, 0)));
-  const int64_t m2 = db > 1 ? b.size(-2) : b.size(0);
-  const int64_t p = db > 1 ? b.size(-1) : 1;
-  const IntList batch_b(b.sizes().data(), static_cast<size_t>(std::max<int64_t>(db - 2, 0)));
-  std::vector<int64_t> shape = broadcast_batch(batch_a, batch_b);
-  const int64_t batch = numel_of(shape);
+  const SymInt n = da > 1 ? a.sym_size(-2) : SymInt(1);
+  const SymInt m1 = a.sym_size(-1);
+  const SymInt m2 = db > 1 ? b.sym_size(-2) : b.sym_size(0);
+  const SymInt p = db > 1 ? b.sym_size(-1) : SymInt(1);
+  SymDimVector shape = broadcast_batch(leading(a, 2), leading(b, 2));
+  const SymInt batch = numel_of(shape);
 
-  std::vector<int64_t> a_size = shape;
+  SymDimVector a_size = shape;
   a_size.insert(a_size.end(), {n, m1});
-  const Tensor a3 = a.expand(a_size).reshape({batch, n, m1});
+  const Tensor a3 = reshape_symint(expand_symint(a, a_size), {batch, n, m1});
   const bool vector_rhs = db == 1;
-  std::vector<int64_t> b_size = shape;
+  SymDimVector b_size = shape;
   if (vector_rhs) {
     b_size.push_back(m2);
   } else {
     b_size.insert(b_size.end(), {m2, p});
   }
-  const Tensor b3 = vector_rhs ? b.expand(b_size).reshape({batch, m2}).unsqueeze(2)
-                               : b.expand(b_size).reshape({batch, m2, p});
+  const Tensor b3 = vector_rhs ? reshape_symint(expand_symint(b, b_size), {batch, m2}).unsqueeze(2)
+                               : reshape_symint(expand_symint(b, b_size), {batch, m2, p});
   if (da > 1) shape.push_back(n);
   if (db > 1) shape.push_back(p);
   Tensor out = bmm(a3, b3);
   if (vector_rhs) out = out.squeeze(-1);
-  return out.view(shape);
+  return view_symint(out, shape);
 }
 
 Tensor linear_impl(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (input.dim() == 2 && bias.defined()) return addmm(bias, input, weight.t());
   if (bias.defined() && input.dim() == 3 && input.is_contiguous()) {
     // A contiguous 3-D input folds into one addmm.
-    const Tensor out =
-        addmm(bias, input.view({input.size(0) * input.size(1), input.size(2)}), weight.t());
-    return out.view({input.size(0), input.size(1), out.size(1)});
+    const SymInt d0 = input.sym_size(0), d1 = input.sym_size(1);
+    const Tensor out = addmm(bias, view_symint(input, {d0 * d1, input.sym_size(2)}), weight.t());
+    return view_symint(out, {d0, d1, out.sym_size(1)});
   }
   Tensor out = matmul(input, weight.t());
   return bias.defined() ? add(out, bias) : out;

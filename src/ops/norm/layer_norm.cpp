@@ -18,6 +18,12 @@ namespace {
 using norm::Metas;
 using norm::Outs;
 
+std::string sizes_str(SymIntList sizes) {
+  std::string s;
+  for (const SymInt& d : sizes) s += (s.empty() ? "" : ", ") + d.str();
+  return s;
+}
+
 // Checks normalized_shape, weight and bias against input; returns the number of rows' dims.
 int64_t check_normalized_shape(const Tensor& input, IntList normalized_shape, const Tensor& weight,
                                const Tensor& bias, const char* op) {
@@ -28,12 +34,16 @@ int64_t check_normalized_shape(const Tensor& input, IntList normalized_shape, co
              "least one element, but got normalized_shape = []",
              op);
   const int64_t axis = input.dim() - k;
-  KILN_CHECK(
-      axis >= 0 && IntList(input.sizes().data() + axis, static_cast<size_t>(k)) == normalized_shape,
-      "{}: given normalized_shape=[{}], expected input with shape [*, {}], but got input of "
-      "size [{}]",
-      op, fmt::join(normalized_shape, ", "), fmt::join(normalized_shape, ", "),
-      fmt::join(input.sizes(), ", "));
+  // SymInt comparisons: a symbolic input's trailing dims are checked with guards.
+  bool trailing_match = axis >= 0;
+  for (int64_t i = 0; trailing_match && i < k; ++i) {
+    trailing_match = input.sym_size(axis + i) == normalized_shape[static_cast<size_t>(i)];
+  }
+  KILN_CHECK(trailing_match,
+             "{}: given normalized_shape=[{}], expected input with shape [*, {}], but got input of "
+             "size [{}]",
+             op, fmt::join(normalized_shape, ", "), fmt::join(normalized_shape, ", "),
+             sizes_str(input.sym_sizes()));
   for (const auto& [param, what] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
     if (!param.defined()) continue;
     KILN_CHECK(IntList(param.sizes()) == normalized_shape,
@@ -49,12 +59,12 @@ Metas native_layer_norm_meta(const Stack& a) {
   std::vector<int64_t> shape = a[1].to_int_list();
   const Tensor weight = a[2].to_optional_tensor(), bias = a[3].to_optional_tensor();
   const int64_t axis = check_normalized_shape(input, shape, weight, bias, "native_layer_norm");
-  DimVector stats_sizes(input.sizes());
+  SymDimVector stats_sizes(input.sym_sizes().begin(), input.sym_sizes().end());
   for (size_t d = static_cast<size_t>(axis); d < stats_sizes.size(); ++d) stats_sizes[d] = 1;
   const DType sd = norm::stats_dtype(input, norm::is_mixed(input, {weight, bias}));
-  return {TensorMeta::contiguous(norm::sym(input.sizes()), input.dtype(), input.device()),
-          TensorMeta::contiguous(norm::sym(stats_sizes), sd, input.device()),
-          TensorMeta::contiguous(norm::sym(stats_sizes), sd, input.device())};
+  return {TensorMeta::contiguous(input.sym_sizes().vec(), input.dtype(), input.device()),
+          TensorMeta::contiguous(stats_sizes, sd, input.device()),
+          TensorMeta::contiguous(stats_sizes, sd, input.device())};
 }
 
 // Runs the row kernel: rows are the leading dims, columns the normalized ones.
