@@ -37,29 +37,38 @@ BatchNormArgs unpack(const Stack& a) {
           a[6].to_double(),          a[7].to_double()};
 }
 
+std::string sizes_str(const Tensor& t) {
+  std::string s;
+  for (const SymInt& d : t.sym_sizes()) s += (s.empty() ? "" : ", ") + d.str();
+  return s;
+}
+
+// Sizes are SymInts: a symbolic input is checked with guards (the channels are static in
+// practice; the batch and spatial sizes may be symbols).
 void check_batch_norm(const BatchNormArgs& b) {
   const char* op = "native_batch_norm";
   norm::check_floating(b.input, op);
   KILN_CHECK(
       b.input.dim() >= 2,
       "{}: expected an input of at least 2 dimensions (N, C, *), but got input of shape [{}]", op,
-      fmt::join(b.input.sizes(), ", "));
-  const int64_t C = b.input.size(1);
+      sizes_str(b.input));
+  const SymInt C = b.input.sym_size(1);
   for (const auto& [param, what] :
        {std::pair{b.weight, "weight"}, std::pair{b.bias, "bias"},
         std::pair{b.running_mean, "running_mean"}, std::pair{b.running_var, "running_var"}}) {
     if (!param.defined()) continue;
-    KILN_CHECK(param.dim() == 1 && param.numel() == C,
+    KILN_CHECK(param.dim() == 1 && param.sym_numel() == C,
                "{}: expected {} to have {} elements (the input's channels), but got shape [{}]", op,
-               what, C, fmt::join(param.sizes(), ", "));
+               what, C.str(), sizes_str(param));
   }
   if (b.training) {
-    KILN_CHECK(b.input.numel() > 0,
+    const SymInt numel = b.input.sym_numel();
+    KILN_CHECK(numel > 0,
                "{}: input tensor must have at least one element, but got input_sizes = [{}]", op,
-               fmt::join(b.input.sizes(), ", "));
-    KILN_CHECK(b.input.numel() / C > 1,
+               sizes_str(b.input));
+    KILN_CHECK(numel / C > 1,
                "{}: Expected more than 1 value per channel when training, got input size [{}]", op,
-               fmt::join(b.input.sizes(), ", "));
+               sizes_str(b.input));
   } else {
     KILN_CHECK(b.running_mean.defined() && b.running_var.defined(),
                "{}: running_mean and running_var must be defined in evaluation mode", op);
@@ -74,11 +83,11 @@ Metas native_batch_norm_meta(const Stack& a) {
   const BatchNormArgs b = unpack(a);
   check_batch_norm(b);
   const Device dev = b.input.device();
-  TensorMeta out = TensorMeta::contiguous(norm::sym(b.input.sizes()), b.input.dtype(), dev);
+  TensorMeta out = TensorMeta::contiguous(b.input.sym_sizes().vec(), b.input.dtype(), dev);
   if (channels_last(b.input)) {
-    out.strides = norm::sym(strides_for_memory_format(b.input.sizes(), MemoryFormat::ChannelsLast));
+    out.strides = strides_for_memory_format(b.input.sym_sizes(), MemoryFormat::ChannelsLast);
   }
-  const int64_t stats = b.training ? b.input.size(1) : 0;
+  const SymInt stats = b.training ? b.input.sym_size(1) : SymInt(0);
   const DType sd = norm::stats_dtype(b.input, mixed(b));
   return {out, TensorMeta::contiguous({stats}, sd, dev), TensorMeta::contiguous({stats}, sd, dev)};
 }

@@ -42,6 +42,18 @@ std::vector<Sample> adaptive_samples() {
 Metas adaptive_meta(const Stack& a, PoolKind kind, const char* op) {
   const Tensor& self = a[0].to_tensor();
   pool::check_dtype(self, /*integers_ok=*/false, op);
+  if (self.impl()->has_symbolic_sizes_strides()) {
+    // The output sizes are given: only the input's batch may be symbolic in the output.
+    const pool::SymPoolInput in = pool::sym_pool_input(self, op);
+    Pool2dArgs p;
+    p.kind = kind;
+    pool::adaptive_geometry(p, pool::PoolInput{}, a[1].to_int_list(), op);
+    Metas out{pool::sym_output_meta(self, in, p.out_h, p.out_w, self.dtype())};
+    if (kind == PoolKind::AdaptiveMax) {
+      out.push_back(pool::sym_output_meta(self, in, p.out_h, p.out_w, DType::Int64));
+    }
+    return out;
+  }
   const pool::PoolInput in = pool::pool_input(self, op);
   const Pool2dArgs p = adaptive_args(a, in, kind, op);
   Metas out{pool::output_meta(self, in, p, self.dtype())};

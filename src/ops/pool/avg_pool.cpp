@@ -81,6 +81,15 @@ KILN_OP(
     .meta([](const Stack& a) {
       const Tensor& self = a[0].to_tensor();
       pool::check_dtype(self, /*integers_ok=*/true, "avg_pool2d");
+      if (self.impl()->has_symbolic_sizes_strides()) {
+        const std::optional<int64_t> divisor = a[6].to_optional_int();
+        KILN_CHECK(!divisor || *divisor != 0, "avg_pool2d: divisor must be not zero");
+        const pool::SymPoolInput in = pool::sym_pool_input(self, "avg_pool2d");
+        const auto [h, w] =
+            pool::sym_window_output(in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
+                                    IntList{1}, a[4].to_bool(), "avg_pool2d");
+        return Metas{pool::sym_output_meta(self, in, h, w, self.dtype())};
+      }
       const pool::PoolInput in = pool::pool_input(self, "avg_pool2d");
       return Metas{pool::output_meta(self, in, avg_pool_args(a, in), self.dtype())};
     })

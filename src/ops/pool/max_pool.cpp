@@ -82,6 +82,14 @@ KILN_OP(
     .meta([](const Stack& a) {
       const Tensor& self = a[0].to_tensor();
       pool::check_dtype(self, /*integers_ok=*/true, "max_pool2d");
+      if (self.impl()->has_symbolic_sizes_strides()) {
+        const pool::SymPoolInput in = pool::sym_pool_input(self, "max_pool2d");
+        const auto [h, w] =
+            pool::sym_window_output(in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
+                                    a[4].to_int_list(), a[5].to_bool(), "max_pool2d");
+        return Metas{pool::sym_output_meta(self, in, h, w, self.dtype()),
+                     pool::sym_output_meta(self, in, h, w, DType::Int64)};
+      }
       const pool::PoolInput in = pool::pool_input(self, "max_pool2d");
       const Pool2dArgs p = max_pool_args(a, in);
       return Metas{pool::output_meta(self, in, p, self.dtype()),

@@ -35,32 +35,29 @@ int64_t output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
   return out;
 }
 
+// output_size on a symbolic input size: SymInt's floor division is Python's, as div_floor; the
+// ceil_mode comparison records a guard.
+SymInt sym_output_size(const SymInt& in, int64_t k, int64_t pad, int64_t stride, int64_t dilation,
+                       bool ceil_mode) {
+  SymInt out =
+      (in + (2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0))) / stride + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) out = out - 1;
+  return out;
+}
+
 std::string dims_str(const PoolInput& in, int64_t h, int64_t w) {
   return fmt::format("{}x{}x{}", in.channels, h, w);
 }
 
-}  // namespace
-
-PoolInput pool_input(const Tensor& input, const char* op) {
-  const int64_t d = input.dim();
-  bool ok = d == 3 || d == 4;
-  for (int64_t i = d - 3; ok && i < d; ++i) ok = input.size(i) > 0;
-  KILN_CHECK(ok,
-             "{}: expected a 3D (C, H, W) or 4D (N, C, H, W) input with non-zero C, H and W (the "
-             "batch may be 0), but got input of shape [{}]",
-             op, fmt::join(input.sizes(), ", "));
-  PoolInput in;
-  in.batched = d == 4;
-  in.batch = d == 4 ? input.size(0) : 1;
-  in.channels = input.size(-3);
-  in.height = input.size(-2);
-  in.width = input.size(-1);
-  in.channels_last = d == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
-  return in;
+std::string sizes_str(const Tensor& t) {
+  std::string s;
+  for (const SymInt& d : t.sym_sizes()) s += (s.empty() ? "" : ", ") + d.str();
+  return s;
 }
 
-void window_geometry(Pool2dArgs& a, const PoolInput& in, IntList kernel_size, IntList stride,
-                     IntList padding, IntList dilation, bool ceil_mode, const char* op) {
+// The window's checks (PyTorch's), filling a's kernel, stride, padding and dilation.
+void window_params(Pool2dArgs& a, IntList kernel_size, IntList stride, IntList padding,
+                   IntList dilation, const char* op) {
   std::tie(a.kernel_h, a.kernel_w) = pair_of(kernel_size, op, "kernel_size");
   if (stride.empty()) {
     a.stride_h = a.kernel_h;
@@ -85,6 +82,79 @@ void window_geometry(Pool2dArgs& a, const PoolInput& in, IntList kernel_size, In
              "{}: pad should be at most half of effective kernel size, but got pad=[{}, {}], "
              "kernel_size=[{}, {}] and dilation=[{}, {}]",
              op, a.pad_h, a.pad_w, a.kernel_h, a.kernel_w, a.dilation_h, a.dilation_w);
+}
+
+}  // namespace
+
+SymPoolInput sym_pool_input(const Tensor& input, const char* op) {
+  const int64_t d = input.dim();
+  bool ok = d == 3 || d == 4;
+  for (int64_t i = d - 3; ok && i < d; ++i) ok = input.sym_size(i) > 0;
+  KILN_CHECK(ok,
+             "{}: expected a 3D (C, H, W) or 4D (N, C, H, W) input with non-zero C, H and W (the "
+             "batch may be 0), but got input of shape [{}]",
+             op, sizes_str(input));
+  SymPoolInput in;
+  in.batched = d == 4;
+  in.batch = d == 4 ? input.sym_size(0) : SymInt(1);
+  in.channels = input.sym_size(-3);
+  in.height = input.sym_size(-2);
+  in.width = input.sym_size(-1);
+  in.channels_last = d == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+  return in;
+}
+
+std::pair<SymInt, SymInt> sym_window_output(const SymPoolInput& in, IntList kernel_size,
+                                            IntList stride, IntList padding, IntList dilation,
+                                            bool ceil_mode, const char* op) {
+  Pool2dArgs a;
+  window_params(a, kernel_size, stride, padding, dilation, op);
+  SymInt out_h =
+      sym_output_size(in.height, a.kernel_h, a.pad_h, a.stride_h, a.dilation_h, ceil_mode);
+  SymInt out_w =
+      sym_output_size(in.width, a.kernel_w, a.pad_w, a.stride_w, a.dilation_w, ceil_mode);
+  KILN_CHECK(out_h >= 1 && out_w >= 1,
+             "{}: given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is "
+             "too small",
+             op, in.channels.str(), in.height.str(), in.width.str(), in.channels.str(), out_h.str(),
+             out_w.str());
+  return {std::move(out_h), std::move(out_w)};
+}
+
+TensorMeta sym_output_meta(const Tensor& input, const SymPoolInput& in, const SymInt& out_h,
+                           const SymInt& out_w, DType dtype) {
+  TensorMeta m;
+  if (in.batched) m.sizes.push_back(in.batch);
+  for (const SymInt& s : {in.channels, out_h, out_w}) m.sizes.push_back(s);
+  m.strides =
+      strides_for_memory_format(SymIntList(m.sizes), in.channels_last ? MemoryFormat::ChannelsLast
+                                                                      : MemoryFormat::Contiguous);
+  m.dtype = dtype;
+  m.device = input.device();
+  return m;
+}
+
+PoolInput pool_input(const Tensor& input, const char* op) {
+  const int64_t d = input.dim();
+  bool ok = d == 3 || d == 4;
+  for (int64_t i = d - 3; ok && i < d; ++i) ok = input.size(i) > 0;
+  KILN_CHECK(ok,
+             "{}: expected a 3D (C, H, W) or 4D (N, C, H, W) input with non-zero C, H and W (the "
+             "batch may be 0), but got input of shape [{}]",
+             op, fmt::join(input.sizes(), ", "));
+  PoolInput in;
+  in.batched = d == 4;
+  in.batch = d == 4 ? input.size(0) : 1;
+  in.channels = input.size(-3);
+  in.height = input.size(-2);
+  in.width = input.size(-1);
+  in.channels_last = d == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+  return in;
+}
+
+void window_geometry(Pool2dArgs& a, const PoolInput& in, IntList kernel_size, IntList stride,
+                     IntList padding, IntList dilation, bool ceil_mode, const char* op) {
+  window_params(a, kernel_size, stride, padding, dilation, op);
   a.batch = in.batch;
   a.channels = in.channels;
   a.in_h = in.height;

@@ -32,6 +32,21 @@ void adaptive_geometry(Pool2dArgs& a, const PoolInput& in, IntList output_size, 
 // The meta of an output of dtype `dtype` with a's output sizes, in the input's layout.
 TensorMeta output_meta(const Tensor& input, const PoolInput& in, const Pool2dArgs& a, DType dtype);
 
+// The same for an input with symbolic sizes (meta functions only; the window stays concrete):
+// the input's dims, a windowed pooling's output sizes as expressions of them (window_geometry's
+// checks, comparisons on symbols recording guards), and an output's meta.
+struct SymPoolInput {
+  bool batched = false;
+  SymInt batch = 1, channels = 0, height = 0, width = 0;
+  bool channels_last = false;
+};
+SymPoolInput sym_pool_input(const Tensor& input, const char* op);
+std::pair<SymInt, SymInt> sym_window_output(const SymPoolInput& in, IntList kernel_size,
+                                            IntList stride, IntList padding, IntList dilation,
+                                            bool ceil_mode, const char* op);
+TensorMeta sym_output_meta(const Tensor& input, const SymPoolInput& in, const SymInt& out_h,
+                           const SymInt& out_w, DType dtype);
+
 // Runs the kernel writing out (and indices), converting input to the layout chosen.
 void run(Pool2dArgs a, const Tensor& input, const Tensor& out, const Tensor& indices);
 
