@@ -182,6 +182,41 @@ TEST(TraceModelsDynamic, ResNet18WithSymbolicBatchHeightAndWidth) {
   EXPECT_FALSE(guards_accept(t, {2, 24, 32})) << t.env->guards_str();  // 1 column at the end
 }
 
+// sdpa's default scale 1/sqrt(E) is left to the fused op, which reads E when it runs: a trace
+// with a symbolic head dim scales by the call's own E, not the example's.
+TEST(TraceModelsDynamic, AttentionWithASymbolicHeadDimScalesPerCall) {
+  autograd::NoGradGuard no_grad;
+  auto env = symbolic::ShapeEnv::create();
+  capture::TraceSession::Config config;
+  config.function_name = "attention";
+  config.fullgraph = true;
+  config.grad_enabled = false;
+  config.shape_env = env;
+  config.dynamic_dims = {{0, -1}};
+  config.compile = [](const graph::Graph& g, std::span<const Tensor>, size_t) {
+    return capture::symbolic_interpreter(g);
+  };
+  capture::TraceSession session(std::move(config));
+  auto attention = [](const Tensor& q) { return scaled_dot_product_attention(q, q * 0.5, q); };
+  const capture::Leaves args{ops::IValue(randn({2, 4, 8}))};
+  session.trace(args, [&attention](const capture::Leaves& a) {
+    return capture::Leaves{ops::IValue(attention(a[0].to_tensor()))};
+  });
+  ASSERT_EQ(session.graphs().size(), 1u);
+  const graph::Graph& g = session.graphs()[0].graph;
+  EXPECT_EQ(DynamicTrace::sizes_str(g.outputs()[0].meta().sizes), "[2, 4, s0]");
+  for (int64_t e : {3, 16}) {
+    const Tensor q = randn({2, 4, e});
+    EXPECT_TRUE(symbolic::GuardChecker(*env).check(std::vector<int64_t>{e})) << env->guards_str();
+    std::vector<Tensor> inputs;  // q, and any constant the trace captured
+    for (const capture::InputBinding& b : session.graphs()[0].bindings) {
+      inputs.push_back(b.kind == capture::InputBinding::Kind::UserArg ? q : b.held);
+    }
+    const std::vector<Tensor> out = capture::symbolic_interpreter(g)(inputs);
+    EXPECT_TRUE(all_close(out[0], attention(q), 1e-5, 1e-6)) << "head dim " << e;
+  }
+}
+
 TEST(TraceModelsDynamic, DynamicDimsNeedAShapeEnv) {
   capture::TraceSession::Config config;
   config.function_name = "f";
