@@ -11,6 +11,7 @@
 #include <kiln/symbolic/guard_checker.h>
 #include <kiln/symbolic/shape_env.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -159,7 +160,7 @@ TEST(TraceModelsDynamic, ResNet18WithSymbolicBatch) {
   const DynamicTrace t = trace_dynamic(model, randn({2, 3, 32, 32}), {{0, 0}});
   EXPECT_EQ(t.input_sizes(), "[s0, 3, 32, 32]");
   EXPECT_EQ(t.output_sizes(), "[s0, 10]");
-  for (int64_t batch : {3, 5}) {
+  for (int64_t batch : {3, 4, 5}) {
     expect_like_eager(t, *model, randn({batch, 3, 32, 32}),
                       fmt::format("resnet18 batch {}", batch));
   }
@@ -180,6 +181,74 @@ TEST(TraceModelsDynamic, ResNet18WithSymbolicBatchHeightAndWidth) {
   }
   EXPECT_FALSE(guards_accept(t, {2, 40, 40})) << t.env->guards_str();  // 2 rows at the end
   EXPECT_FALSE(guards_accept(t, {2, 24, 32})) << t.env->guards_str();  // 1 column at the end
+}
+
+// GPT-2 and BERT with an attention mask: two arguments, their (batch, seq) dims duck-sized to
+// the same symbols; GPT-2 builds its causal mask with symbolic sizes.
+TEST(TraceModelsDynamic, TransformersWithAnAttentionMask) {
+  autograd::NoGradGuard no_grad;
+  manual_seed(5);
+  auto gpt2 =
+      models::gpt2({.vocab_size = 100, .n_positions = 64, .n_embd = 32, .n_layer = 2, .n_head = 2});
+  auto bert = models::bert({.vocab_size = 100,
+                            .hidden_size = 32,
+                            .num_hidden_layers = 2,
+                            .num_attention_heads = 2,
+                            .intermediate_size = 64,
+                            .max_position_embeddings = 64});
+  // Masks with trailing padding in the second row.
+  auto mask_of = [](int64_t batch, int64_t seq) {
+    Tensor m = ones({batch, seq}, TensorOptions(DType::Int64));
+    m.select(0, 1).narrow(0, seq / 2, seq - seq / 2).fill_(0);
+    return m;
+  };
+  std::vector<std::pair<std::string, std::function<Tensor(const Tensor&, const Tensor&)>>> models{
+      {"gpt2", [&](const Tensor& ids, const Tensor& m) { return gpt2->forward(ids, m); }},
+      {"bert", [&](const Tensor& ids, const Tensor& m) {
+         return bert->forward(ids, m, Tensor()).last_hidden_state;
+       }}};
+  gpt2->eval();
+  bert->eval();
+  for (const auto& entry : models) {
+    const std::string& name = entry.first;
+    const auto& forward =
+        entry.second;  // a reference, not a structured binding: lambdas capture it
+    auto env = symbolic::ShapeEnv::create();
+    capture::TraceSession::Config config;
+    config.function_name = name;
+    config.fullgraph = true;
+    config.grad_enabled = false;
+    config.shape_env = env;
+    config.dynamic_dims = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
+    config.compile = [](const graph::Graph& g, std::span<const Tensor>, size_t) {
+      return capture::symbolic_interpreter(g);
+    };
+    capture::TraceSession session(std::move(config));
+    const capture::Leaves args{ops::IValue(randint(0, 100, {2, 12})), ops::IValue(mask_of(2, 12))};
+    session.trace(args, [&forward](const capture::Leaves& a) {
+      return capture::Leaves{ops::IValue(forward(a[0].to_tensor(), a[1].to_tensor()))};
+    });
+    ASSERT_EQ(session.graphs().size(), 1u) << name;
+    const capture::TracedGraph& traced = session.graphs()[0];
+    EXPECT_EQ(DynamicTrace::sizes_str(traced.graph.outputs()[0].meta().sizes).substr(0, 8),
+              "[s0, s1,")
+        << name;
+    for (auto [batch, seq] : {std::pair<int64_t, int64_t>{3, 7}, {5, 33}, {2, 64}}) {
+      const Tensor ids = randint(0, 100, {batch, seq}), mask = mask_of(batch, seq);
+      const std::vector<int64_t> sizes{batch, seq, batch, seq};
+      EXPECT_TRUE(symbolic::GuardChecker(*env).check(sizes)) << name << "\n" << env->guards_str();
+      std::vector<Tensor> inputs;
+      for (const capture::InputBinding& b : traced.bindings) {
+        inputs.push_back(b.kind == capture::InputBinding::Kind::UserArg ? (b.leaf == 0 ? ids : mask)
+                                                                        : b.held);
+      }
+      const std::vector<Tensor> out = capture::symbolic_interpreter(traced.graph)(inputs);
+      EXPECT_TRUE(all_close(out[0], forward(ids, mask), 1e-5, 1e-6))
+          << name << " batch " << batch << " seq " << seq;
+    }
+    // A mask whose length differs from the ids' breaks the duck sizing the trace relied on.
+    EXPECT_FALSE(symbolic::GuardChecker(*env).check(std::vector<int64_t>{3, 7, 3, 8})) << name;
+  }
 }
 
 // sdpa's default scale 1/sqrt(E) is left to the fused op, which reads E when it runs: a trace
