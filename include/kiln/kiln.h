@@ -6,6 +6,7 @@
 #include <kiln/capture/compile.h>
 #include <kiln/capture/debug_dir.h>
 #include <kiln/capture/logs.h>
+#include <kiln/capture/mark_dynamic.h>
 #include <kiln/core/device.h>
 #include <kiln/core/dtype.h>
 #include <kiln/core/error.h>

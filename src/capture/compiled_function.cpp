@@ -1,7 +1,9 @@
 // The cache of one compiled function: entries (guards plus what to run), recompiles, the cache
 // size limit with its eager fallback, and the per-graph compile step (passes, logs, debug folder,
 // backend).
+#include "capture/dynamic_policy.h"
 #include "capture/guards.h"
+#include "capture/symbolic_interpreter.h"
 #include "capture/trace_session.h"
 #include "capture/warnings.h"
 
@@ -10,6 +12,9 @@
 #include <kiln/capture/debug_dir.h>
 #include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
+#include <kiln/core/small_vector.h>
+#include <kiln/symbolic/guard_checker.h>
+#include <kiln/symbolic/shape_env.h>
 
 #include <fmt/format.h>
 
@@ -72,14 +77,51 @@ std::string callable_name(const SourceLocation& loc) {
 
 // One cached compilation: the guards, and either one graph to run without calling the function
 // again, or (the function breaks into several graphs) a mark that it is re-traced on every call.
+// Traced with dynamic dimensions, its size guards on those dimensions are the ShapeEnv's
+// GuardChecker, which reads their sizes in `dynamic_dims` order.
 struct CacheEntry {
   std::unique_ptr<Guards> guards;
+  std::vector<DynamicDim> dynamic_dims;
+  std::optional<symbolic::GuardChecker> shape_guards;
   bool breaks = false;
   std::vector<InputBinding> bindings;
   CompiledGraph compiled;
   bool grad_enabled = true;
   std::vector<ResultSlot> results;
+
+  // The sizes of the dynamic dimensions (the checker's inputs); inline for up to 16 of them.
+  SmallVector<int64_t, 16> dynamic_sizes(const Leaves& args) const {
+    SmallVector<int64_t, 16> sizes;
+    for (const DynamicDim& d : dynamic_dims) sizes.push_back(args[d.arg].to_tensor().size(d.dim));
+    return sizes;
+  }
+  // The cache-hit check: the guards first (they verify ranks, so the sizes can be read).
+  bool check(const Leaves& args, GlobalState state) const {
+    if (!guards->check(args, state)) return false;
+    if (!shape_guards) return true;
+    const auto sizes = dynamic_sizes(args);
+    return shape_guards->check(std::span<const int64_t>(sizes.data(), sizes.size()));
+  }
+  std::optional<std::string> first_failure(const Leaves& args, GlobalState state) const {
+    if (auto failure = guards->first_failure(args, state)) return failure;
+    if (!shape_guards) return std::nullopt;
+    const auto sizes = dynamic_sizes(args);
+    std::string why =
+        shape_guards->explain_failure(std::span<const int64_t>(sizes.data(), sizes.size()));
+    if (why.empty()) return std::nullopt;
+    return "size guard failed: " + why;
+  }
 };
+
+// A graph traced with dynamic dimensions has symbolic sizes on its inputs.
+bool has_symbolic_sizes(const graph::Graph& g) {
+  for (const graph::Node* n : g.inputs()) {
+    for (const SymInt& s : n->outputs[0].sizes) {
+      if (s.is_symbolic()) return true;
+    }
+  }
+  return false;
+}
 
 class FunctionCache {
  public:
@@ -93,11 +135,9 @@ class FunctionCache {
       backend_ = std::get<Backend>(options_.backend);
       KILN_CHECK(static_cast<bool>(backend_), "compile: the backend function is empty");
     }
-    // Symbolic sizes arrive with the dynamic-shapes work (issue 8); until then every size is
-    // specialized, which is dynamic=false. Asking for true must not silently mean false.
-    KILN_CHECK(options_.dynamic != true,
-               "compile: dynamic=true is not supported yet (sizes are specialized, as with "
-               "dynamic=false; a changed size recompiles)");
+    // Only `eager` runs symbolic graphs (through the symbolic interpreter); AOT and the inductor
+    // still read concrete sizes, so every other backend compiles one static graph per size.
+    symbolic_backend_ = backend_name_ == "eager";
     static const char* kModes[] = {"default", "reduce-overhead", "max-autotune",
                                    "max-autotune-no-cudagraphs"};
     bool known = false;
@@ -116,6 +156,7 @@ class FunctionCache {
     segments_.clear();
     segment_order_.clear();
     warned_ = false;
+    automatic_dynamic_.clear();
   }
   size_t size() {
     std::lock_guard lock(mutex_);
@@ -125,9 +166,15 @@ class FunctionCache {
 
  private:
   TraceSession::Config session_config(GlobalState state, bool cache_segments,
-                                      std::vector<std::string>* explain_log);
+                                      std::vector<std::string>* explain_log,
+                                      std::vector<DynamicDim> dynamic_dims = {});
   CompiledGraph compile_graph(const graph::Graph& g, std::span<const Tensor> inputs, size_t index,
-                              bool cache_segments, std::vector<std::string>* explain_log);
+                              bool cache_segments, std::vector<std::string>* explain_log,
+                              const symbolic::ShapeEnv* env);
+  // The dimensions to trace as symbols for `args` (empty for a backend without symbolic graphs).
+  std::vector<DynamicDim> dynamic_dims_for(const Leaves& args);
+  // Automatic dynamic: a miss on `last` caused only by changed sizes marks those dims dynamic.
+  void note_size_changes(const CacheEntry& last, const Leaves& args, GlobalState state);
   Leaves run_entry(const CacheEntry& e, const Leaves& args);
 
   CompileOptions options_;
@@ -143,6 +190,9 @@ class FunctionCache {
   static constexpr size_t kMaxSegments = 64;
   bool warned_ = false;
   size_t compilations_ = 0;
+  bool symbolic_backend_ = false;
+  bool logged_static_backend_ = false;
+  AutomaticDynamicDims automatic_dynamic_;  // under mutex_
 };
 
 namespace {
@@ -161,10 +211,17 @@ std::vector<std::weak_ptr<FunctionCache>>& registry() {
 
 CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<const Tensor> inputs,
                                            size_t index, bool cache_segments,
-                                           std::vector<std::string>* explain_log) {
+                                           std::vector<std::string>* explain_log,
+                                           const symbolic::ShapeEnv* env) {
+  const bool symbolic = has_symbolic_sizes(g);
+  KILN_CHECK(!symbolic || symbolic_backend_,
+             "compile: backend {} was given a graph with symbolic sizes", backend_name_);
   std::string key;
   if (cache_segments) {
     key = g.structural_key();
+    // A symbolic graph holds for the sizes its guards allow: the same structure under other
+    // guards is another graph.
+    if (symbolic && env) key += "\n" + env->guards_str();
     std::lock_guard lock(mutex_);
     if (auto it = segments_.find(key); it != segments_.end()) return it->second;
   }
@@ -176,7 +233,8 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
     dir->write("graph.txt", g.str());
   }
   BackendContext context{options_.mode, options_.options, graph_name};
-  CompiledGraph compiled = run_backend(backend_name_, backend_, g, inputs, context);
+  CompiledGraph compiled =
+      symbolic ? symbolic_interpreter(g) : run_backend(backend_name_, backend_, g, inputs, context);
   if (cache_segments) {
     std::lock_guard lock(mutex_);
     // Bounded: a function whose graph changes every call (a host counter baked into it) must not
@@ -191,17 +249,56 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
 }
 
 TraceSession::Config FunctionCache::session_config(GlobalState state, bool cache_segments,
-                                                   std::vector<std::string>* explain_log) {
+                                                   std::vector<std::string>* explain_log,
+                                                   std::vector<DynamicDim> dynamic_dims) {
   TraceSession::Config c;
   c.function_name = name_;
   c.fullgraph = options_.fullgraph && explain_log == nullptr;
   c.grad_enabled = state.grad_enabled;
   c.module = module_;
-  c.compile = [this, cache_segments, explain_log](const graph::Graph& g,
-                                                  std::span<const Tensor> inputs, size_t index) {
-    return compile_graph(g, inputs, index, cache_segments, explain_log);
+  if (!dynamic_dims.empty()) {
+    c.shape_env = symbolic::ShapeEnv::create();
+    c.dynamic_dims = std::move(dynamic_dims);
+  }
+  c.compile = [this, cache_segments, explain_log, env = c.shape_env.get()](
+                  const graph::Graph& g, std::span<const Tensor> inputs, size_t index) {
+    return compile_graph(g, inputs, index, cache_segments, explain_log, env);
   };
   return c;
+}
+
+std::vector<DynamicDim> FunctionCache::dynamic_dims_for(const Leaves& args) {
+  AutomaticDynamicDims automatic;
+  {
+    std::lock_guard lock(mutex_);
+    automatic = automatic_dynamic_;
+  }
+  std::vector<DynamicDim> dims = plan_dynamic_dims(args, options_.dynamic, automatic);
+  if (dims.empty() || symbolic_backend_) return dims;
+  std::lock_guard lock(mutex_);
+  if (!logged_static_backend_) {
+    logged_static_backend_ = true;
+    logs::log(logs::Channel::dynamic,
+              fmt::format("{}: backend {} takes only static graphs; its dimensions stay static "
+                          "(one compilation per size)",
+                          name_, backend_name_));
+  }
+  return {};
+}
+
+void FunctionCache::note_size_changes(const CacheEntry& last, const Leaves& args,
+                                      GlobalState state) {
+  if (options_.dynamic.has_value()) return;
+  const auto changed = last.guards->size_only_changes(args, state);
+  if (!changed) return;
+  for (const DynamicDim& d : *changed) {
+    if (automatic_dynamic_.insert({d.arg, d.dim}).second) {
+      logs::log(logs::Channel::dynamic,
+                fmt::format("{}: automatic dynamic: arg {} dim {} changed size; it is dynamic "
+                            "from now on",
+                            name_, d.arg, d.dim));
+    }
+  }
 }
 
 Leaves FunctionCache::run_entry(const CacheEntry& e, const Leaves& args) {
@@ -250,12 +347,15 @@ Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUs
   {
     std::lock_guard lock(mutex_);
     for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-      if ((*it)->guards->check(args, state)) {
+      if ((*it)->check(args, state)) {
         hit = *it;
         break;
       }
     }
-    if (!hit && !entries_.empty()) reason = entries_.back()->guards->first_failure(args, state);
+    if (!hit && !entries_.empty()) {
+      reason = entries_.back()->first_failure(args, state);
+      note_size_changes(*entries_.back(), args, state);
+    }
     if (!hit && static_cast<int>(entries_.size()) >= cache_size_limit()) {
       eager = true;
       if (!warned_) {
@@ -272,11 +372,19 @@ Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUs
   if (reason)
     logs::log(logs::Channel::recompiles, fmt::format("recompiling {}: {}", name_, *reason));
   // Trace (first call, a recompile, or a function that breaks into several graphs).
-  TraceSession session(session_config(state, /*cache_segments=*/true, nullptr));
+  // A function that breaks is re-traced with the dimensions its entry was traced with.
+  std::vector<DynamicDim> dims = hit ? hit->dynamic_dims : dynamic_dims_for(args);
+  TraceSession::Config config = session_config(state, /*cache_segments=*/true, nullptr, dims);
+  std::shared_ptr<symbolic::ShapeEnv> env = config.shape_env;
+  TraceSession session(std::move(config));
   Leaves result = session.trace(args, run);
   if (hit) return result;
   auto entry = std::make_shared<CacheEntry>();
-  entry->guards = std::make_unique<Guards>(args, state, module_);
+  entry->guards = std::make_unique<Guards>(args, state, module_, dims);
+  if (env) {
+    entry->shape_guards.emplace(*env);
+    entry->dynamic_dims = std::move(dims);
+  }
   entry->breaks = session.graphs().size() != 1 || reads_captured_tensors(session);
   if (session.graphs().size() == 1 && entry->breaks) {
     logs::log(logs::Channel::perf_hints,
@@ -299,11 +407,15 @@ Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUs
   if (auto dir = debug::DebugDir::for_compilation(fmt::format("{}_guards_{}", name_, size()))) {
     std::string text;
     for (const std::string& line : entry->guards->describe()) text += line + "\n";
+    if (env) text += env->guards_str() + "\n";
     dir->write("guards.txt", text);
   }
   if (logs::enabled(logs::Channel::guards)) {
     std::string text = fmt::format("guards of {} (entry {}):", name_, size());
     for (const std::string& line : entry->guards->describe()) text += "\n  " + line;
+    if (const auto& checker = entry->shape_guards) {
+      for (size_t i = 0; i < checker->num_checks(); ++i) text += "\n  " + checker->description(i);
+    }
     logs::log(logs::Channel::guards, text);
   }
   std::lock_guard lock(mutex_);

@@ -1,6 +1,7 @@
 #include "capture/guards.h"
 
 #include <kiln/autograd/grad_mode.h>
+#include <kiln/core/error.h>
 
 #include <fmt/format.h>
 
@@ -50,12 +51,13 @@ GlobalState GlobalState::current() {
 }
 
 Guards::TensorFacts Guards::facts_of(const Tensor& t) {
-  return TensorFacts{t.dtype(), t.device(), DimVector(t.sizes()), DimVector(t.strides()),
-                     t.requires_grad()};
+  return TensorFacts{
+      t.dtype(),         t.device(),       DimVector(t.sizes()), DimVector(t.strides()),
+      t.requires_grad(), t.is_contiguous()};
 }
 
 std::optional<std::string> Guards::tensor_change(const std::string& what, const TensorFacts& had,
-                                                 const Tensor& now) {
+                                                 const Tensor& now, bool ignore_sizes) {
   if (!now.defined()) return fmt::format("{}: was a tensor, now undefined", what);
   if (now.dtype() != had.dtype) {
     return fmt::format("{}: dtype changed from {} to {}", what, dtype_name(had.dtype),
@@ -69,13 +71,26 @@ std::optional<std::string> Guards::tensor_change(const std::string& what, const 
   if (sizes.size() != had.sizes.size()) {
     return fmt::format("{}: rank changed from {} to {}", what, had.sizes.size(), sizes.size());
   }
+  bool sizes_changed = false;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] != had.sizes[d]) {
+    if (sizes[d] == had.sizes[d] || had.is_dynamic(d)) continue;
+    sizes_changed = true;
+    if (!ignore_sizes) {
       return fmt::format("{}: size of dim {} changed from {} to {}", what, d, had.sizes[d],
                          sizes[d]);
     }
   }
-  if (now.strides() != IntList(had.strides)) {
+  if (had.dynamic_mask != 0) {
+    if (!now.is_contiguous()) {
+      return fmt::format("{}: is no longer contiguous (strides {}; it has dynamic dims)", what,
+                         dims_str(now.strides()));
+    }
+  } else if (ignore_sizes && sizes_changed) {
+    if (now.is_contiguous() != had.contiguous) {
+      return fmt::format("{}: contiguity changed from {} to {}", what, had.contiguous,
+                         now.is_contiguous());
+    }
+  } else if (now.strides() != IntList(had.strides)) {
     return fmt::format("{}: strides changed from {} to {}", what, dims_str(had.strides),
                        dims_str(now.strides()));
   }
@@ -86,7 +101,8 @@ std::optional<std::string> Guards::tensor_change(const std::string& what, const 
   return std::nullopt;
 }
 
-Guards::Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::Module>& module)
+Guards::Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::Module>& module,
+               std::span<const DynamicDim> dynamic)
     : leaves_(args), state_(state), module_(module.get()) {
   for (const ops::IValue& leaf : args) {
     if (leaf.is_tensor() && leaf.to_tensor().defined()) {
@@ -95,6 +111,16 @@ Guards::Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::
     } else {
       leaf_facts_.emplace_back(std::nullopt);
     }
+  }
+  for (const DynamicDim& d : dynamic) {
+    KILN_CHECK(d.arg < leaf_facts_.size() && leaf_facts_[d.arg].has_value(),
+               "guards: dynamic dim of arg {}, which is not a tensor", d.arg);
+    TensorFacts& f = *leaf_facts_[d.arg];
+    const int64_t rank = static_cast<int64_t>(f.sizes.size());
+    const int64_t dim = d.dim < 0 ? d.dim + rank : d.dim;
+    KILN_CHECK(dim >= 0 && dim < rank && dim < 64, "guards: dynamic dim {} of arg {} (rank {})",
+               d.dim, d.arg, rank);
+    f.dynamic_mask |= uint64_t{1} << dim;
   }
   if (!module_) return;
   for (const auto& item : module_->named_modules()) {
@@ -114,9 +140,18 @@ Guards::Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::
 }
 
 bool Guards::same_facts(const TensorFacts& f, const Tensor& t) {
-  return t.defined() && t.dtype() == f.dtype && t.device() == f.device &&
-         t.requires_grad() == f.requires_grad && t.sizes() == IntList(f.sizes) &&
-         t.strides() == IntList(f.strides);
+  if (!t.defined() || t.dtype() != f.dtype || t.device() != f.device ||
+      t.requires_grad() != f.requires_grad) {
+    return false;
+  }
+  if (f.dynamic_mask == 0)
+    return t.sizes() == IntList(f.sizes) && t.strides() == IntList(f.strides);
+  const IntList sizes = t.sizes();
+  if (sizes.size() != f.sizes.size() || !t.is_contiguous()) return false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!f.is_dynamic(d) && sizes[d] != f.sizes[d]) return false;
+  }
+  return true;
 }
 
 std::vector<Tensor> Guards::current_module_tensors() const {
@@ -153,6 +188,28 @@ bool Guards::check(const Leaves& args, GlobalState state) const {
 }
 
 std::optional<std::string> Guards::first_failure(const Leaves& args, GlobalState state) const {
+  return first_failure_impl(args, state, /*ignore_sizes=*/false);
+}
+
+std::optional<std::vector<DynamicDim>> Guards::size_only_changes(const Leaves& args,
+                                                                 GlobalState state) const {
+  if (first_failure_impl(args, state, /*ignore_sizes=*/true)) return std::nullopt;
+  std::vector<DynamicDim> changed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& f = leaf_facts_[i];
+    if (!f) continue;
+    const IntList sizes = args[i].to_tensor().sizes();
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] != f->sizes[d] && !f->is_dynamic(d)) {
+        changed.push_back(DynamicDim{i, static_cast<int64_t>(d)});
+      }
+    }
+  }
+  return changed;
+}
+
+std::optional<std::string> Guards::first_failure_impl(const Leaves& args, GlobalState state,
+                                                      bool ignore_sizes) const {
   if (state.grad_enabled != state_.grad_enabled) {
     return fmt::format("grad mode changed from {} to {}",
                        state_.grad_enabled ? "enabled" : "disabled",
@@ -171,7 +228,7 @@ std::optional<std::string> Guards::first_failure(const Leaves& args, GlobalState
     if (const auto& f = leaf_facts_[i]) {
       if (!args[i].is_tensor())
         return fmt::format("{}: was a tensor, now {}", what, leaf_str(args[i]));
-      if (auto change = tensor_change(what, *f, args[i].to_tensor())) return change;
+      if (auto change = tensor_change(what, *f, args[i].to_tensor(), ignore_sizes)) return change;
     } else if (!same_leaf(leaves_[i], args[i])) {
       return fmt::format("{}: changed from {} to {}", what, leaf_str(leaves_[i]),
                          leaf_str(args[i]));
@@ -206,6 +263,17 @@ std::vector<std::string> Guards::describe() const {
   out.push_back(fmt::format("inference mode is {}", state_.inference_mode ? "on" : "off"));
   for (size_t i = 0; i < leaves_.size(); ++i) {
     if (const auto& f = leaf_facts_[i]) {
+      if (f->dynamic_mask != 0) {
+        std::string sizes = "[";
+        for (size_t d = 0; d < f->sizes.size(); ++d) {
+          sizes += (d ? ", " : "") +
+                   (f->is_dynamic(d) ? std::string("dynamic") : std::to_string(f->sizes[d]));
+        }
+        out.push_back(
+            fmt::format("arg {}: tensor {} on {}, sizes {}], contiguous, requires_grad={}", i,
+                        dtype_name(f->dtype), f->device.str(), sizes, f->requires_grad));
+        continue;
+      }
       out.push_back(fmt::format("arg {}: tensor {} on {}, sizes {}, strides {}, requires_grad={}",
                                 i, dtype_name(f->dtype), f->device.str(), dims_str(f->sizes),
                                 dims_str(f->strides), f->requires_grad));

@@ -3,11 +3,18 @@
 // tensor's dtype, device, sizes, strides and requires_grad; any other leaf's value), grad and
 // inference mode, and for a compiled Module the training flag of every submodule and the identity
 // and metadata of its parameters and buffers. A call reuses an entry only if all of them hold.
+//
+// Dynamic dimensions (traced as symbols) are not guarded here: their sizes are the ShapeEnv's
+// GuardChecker's to check, and a tensor with one must stay contiguous (its proxy was traced with
+// contiguous strides over the symbolic sizes).
+#include "capture/dynamic_dim.h"
+
 #include <kiln/capture/pytree.h>
 #include <kiln/nn/module.h>
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,12 +29,18 @@ struct GlobalState {
 
 class Guards {
  public:
-  Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::Module>& module);
+  // `dynamic`: the argument dimensions traced as symbols (their leaves must be tensors).
+  Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::Module>& module,
+         std::span<const DynamicDim> dynamic = {});
 
   bool check(const Leaves& args, GlobalState state) const;
   // The first guard that fails, in words ("arg 0: size of dim 1 changed from 128 to 64"), or
   // nullopt if all hold.
   std::optional<std::string> first_failure(const Leaves& args, GlobalState state) const;
+  // Automatic dynamic: when the only guards `args` fail are sizes of argument dimensions (the
+  // strides of a contiguous tensor following its sizes), those dimensions; else nullopt.
+  std::optional<std::vector<DynamicDim>> size_only_changes(const Leaves& args,
+                                                           GlobalState state) const;
   // One line per guard, for the guards log and explain.
   std::vector<std::string> describe() const;
 
@@ -38,12 +51,18 @@ class Guards {
     DimVector sizes;
     DimVector strides;
     bool requires_grad;
+    bool contiguous;
+    uint64_t dynamic_mask = 0;  // bit d: dim d is dynamic (not guarded; contiguity is)
+    bool is_dynamic(size_t d) const { return d < 64 && ((dynamic_mask >> d) & 1u); }
   };
   static TensorFacts facts_of(const Tensor& t);
   static bool same_facts(const TensorFacts& had, const Tensor& now);
   std::vector<Tensor> current_module_tensors() const;  // parameters then buffers
+  // `ignore_sizes`: sizes may differ, and strides with them if the tensor stays as contiguous.
   static std::optional<std::string> tensor_change(const std::string& what, const TensorFacts& had,
-                                                  const Tensor& now);
+                                                  const Tensor& now, bool ignore_sizes = false);
+  std::optional<std::string> first_failure_impl(const Leaves& args, GlobalState state,
+                                                bool ignore_sizes) const;
 
   Leaves leaves_;  // non-tensor leaves compared by value; tensor leaves by their facts
   std::vector<std::optional<TensorFacts>> leaf_facts_;

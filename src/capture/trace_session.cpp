@@ -128,8 +128,8 @@ std::vector<SymDimVector> TraceSession::symbolic_arg_sizes(const Leaves& args) c
     const auto u = static_cast<size_t>(dim);
     KILN_CHECK(!arg_sizes[u].is_symbolic(), "compile: {}: dimension {} of argument {} listed twice",
                config_.function_name, dim, d.arg);
-    arg_sizes[u] =
-        config_.shape_env->create_symbol(real.size(dim), fmt::format("arg{}.size({})", d.arg, dim));
+    arg_sizes[u] = config_.shape_env->create_symbol(
+        real.size(dim), fmt::format("arg{}.size({})", d.arg, dim), d.min, d.max);
   }
   return sizes;
 }

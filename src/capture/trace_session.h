@@ -6,6 +6,8 @@
 // inputs. When a concrete value is needed (a graph break) or the function returns, the session
 // flushes: the graph so far is compiled and run, and every proxy still referenced gets the memory
 // of its computed value, in place, so user code holding it sees a normal tensor.
+#include "capture/dynamic_dim.h"
+
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/backends/backend.h>
 #include <kiln/capture/pytree.h>
@@ -49,13 +51,6 @@ struct GraphBreak {
   std::string reason;
   graph::SourceLoc loc;
   std::string str() const;  // "<reason> (at file.cpp:12)"
-};
-
-// One dynamic dimension of a user argument: argument leaf `arg`, dimension `dim` (negative counts
-// from the end). Traced with a symbol of the session's ShapeEnv instead of its size.
-struct DynamicDim {
-  size_t arg = 0;
-  int64_t dim = 0;
 };
 
 // A result leaf of the function: graph output `output`, or a constant.
