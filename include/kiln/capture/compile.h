@@ -46,7 +46,10 @@ struct CompileOptions {
   std::string mode = "default";
   // A graph break is an error instead of a split.
   bool fullgraph = false;
-  // Unset: sizes are static, and a recompile caused by a changed size is logged; true/false force.
+  // Dynamic shapes (docs/DYNAMIC.md), with the backend "eager" only (others stay static per
+  // size): true traces every tensor-argument dimension as a symbol; false specializes every size;
+  // unset (automatic dynamic) starts static and makes a dimension dynamic once a changed size of
+  // it causes a recompile. mark_dynamic / mark_static override per tensor.
   std::optional<bool> dynamic = std::nullopt;
   // A registered backend name, or a backend function. "inductor" (as PyTorch) generates C++;
   // "eager" runs the captured graphs with the eager kernels, "aot_eager" their aot graphs.
