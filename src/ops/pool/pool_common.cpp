@@ -135,21 +135,14 @@ TensorMeta sym_output_meta(const Tensor& input, const SymPoolInput& in, const Sy
 }
 
 PoolInput pool_input(const Tensor& input, const char* op) {
-  const int64_t d = input.dim();
-  bool ok = d == 3 || d == 4;
-  for (int64_t i = d - 3; ok && i < d; ++i) ok = input.size(i) > 0;
-  KILN_CHECK(ok,
-             "{}: expected a 3D (C, H, W) or 4D (N, C, H, W) input with non-zero C, H and W (the "
-             "batch may be 0), but got input of shape [{}]",
-             op, fmt::join(input.sizes(), ", "));
-  PoolInput in;
-  in.batched = d == 4;
-  in.batch = d == 4 ? input.size(0) : 1;
-  in.channels = input.size(-3);
-  in.height = input.size(-2);
-  in.width = input.size(-1);
-  in.channels_last = d == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
-  return in;
+  // The symbolic reader's checks and dims, concrete here.
+  const SymPoolInput s = sym_pool_input(input, op);
+  return {.batched = s.batched,
+          .batch = s.batch.expect_int(),
+          .channels = s.channels.expect_int(),
+          .height = s.height.expect_int(),
+          .width = s.width.expect_int(),
+          .channels_last = s.channels_last};
 }
 
 void window_geometry(Pool2dArgs& a, const PoolInput& in, IntList kernel_size, IntList stride,
