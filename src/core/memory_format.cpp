@@ -68,26 +68,47 @@ SymDimVector strides_for_memory_format(SymIntList sizes, MemoryFormat fmt) {
   return strides_in_order<SymInt, SymDimVector>(sizes, fmt);
 }
 
-bool is_contiguous_in(IntList sizes, IntList strides, MemoryFormat fmt) {
+namespace {
+
+// One rule for plain and symbolic geometry (on symbols its comparisons record guards: the layout
+// a trace takes is an assumption about the sizes).
+template <typename Int>
+bool contiguous_in(ArrayRef<Int> sizes, ArrayRef<Int> strides, MemoryFormat fmt) {
   if (fmt == MemoryFormat::ChannelsLast && sizes.size() != 4) return false;
   if (fmt == MemoryFormat::ChannelsLast3d && sizes.size() != 5) return false;
   if (fmt == MemoryFormat::Preserve) return false;
-  int64_t expected = 1;
+  Int expected = 1;
   for (int64_t d : innermost_first(sizes.size(), fmt)) {
     if (sizes[d] == 0) return true;
     if (sizes[d] != 1 && strides[d] != expected) return false;
-    expected *= sizes[d];
+    expected = expected * sizes[d];
   }
   return true;
 }
 
-MemoryFormat suggest_memory_format(IntList sizes, IntList strides) {
-  if (is_contiguous_in(sizes, strides, MemoryFormat::Contiguous)) return MemoryFormat::Contiguous;
-  if (is_contiguous_in(sizes, strides, MemoryFormat::ChannelsLast))
-    return MemoryFormat::ChannelsLast;
-  if (is_contiguous_in(sizes, strides, MemoryFormat::ChannelsLast3d))
-    return MemoryFormat::ChannelsLast3d;
+template <typename Int>
+MemoryFormat suggested_format(ArrayRef<Int> sizes, ArrayRef<Int> strides) {
+  for (MemoryFormat fmt :
+       {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d}) {
+    if (contiguous_in(sizes, strides, fmt)) return fmt;
+  }
   return MemoryFormat::Contiguous;
+}
+
+}  // namespace
+
+bool is_contiguous_in(IntList sizes, IntList strides, MemoryFormat fmt) {
+  return contiguous_in(sizes, strides, fmt);
+}
+bool is_contiguous_in(SymIntList sizes, SymIntList strides, MemoryFormat fmt) {
+  return contiguous_in(sizes, strides, fmt);
+}
+
+MemoryFormat suggest_memory_format(IntList sizes, IntList strides) {
+  return suggested_format(sizes, strides);
+}
+MemoryFormat suggest_memory_format(SymIntList sizes, SymIntList strides) {
+  return suggested_format(sizes, strides);
 }
 
 }  // namespace kiln

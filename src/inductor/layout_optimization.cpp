@@ -52,6 +52,12 @@ bool concrete(const graph::Node& n) {
 // Whether a new layout of a node's inputs could change its values (not only its strides).
 bool layout_sensitive(const graph::Node& n) { return n.mutates() || n.op->name() == "as_strided"; }
 
+// A concrete value's sizes and strides as plain integers.
+DimVector raw_sizes(const graph::ValueMeta& m) {
+  DimVector sizes;
+  for (const SymInt& s : m.sizes) sizes.push_back(s.raw());
+  return sizes;
+}
 DimVector raw_strides(const graph::ValueMeta& m) {
   DimVector strides;
   for (const SymInt& s : m.strides) strides.push_back(s.raw());
@@ -71,12 +77,11 @@ graph::Value to_channels_last(GraphRebuild& rebuild, graph::Value v, graph::Sour
 // new one differs. False where the source layout was another one (nothing to copy into).
 bool restore_layout(GraphRebuild& rebuild, graph::Value v) {
   const graph::Value now = rebuild[v];
-  const graph::ValueMeta& was = v.meta();
-  DimVector sizes, strides;
-  for (const SymInt& s : was.sizes) sizes.push_back(s.raw());
-  for (const SymInt& s : was.strides) strides.push_back(s.raw());
+  const DimVector strides = raw_strides(v.meta());
   if (has_strides(now.meta(), strides)) return true;
-  if (strides != strides_for_memory_format(sizes, MemoryFormat::Contiguous)) return false;
+  if (strides != strides_for_memory_format(raw_sizes(v.meta()), MemoryFormat::Contiguous)) {
+    return false;
+  }
   rebuild.map(v, rebuild.emit("_to_copy", {now, ops::IValue(), ops::IValue(true)}).out());
   return true;
 }

@@ -3,34 +3,6 @@
 
 namespace kiln {
 
-namespace {
-
-// is_contiguous_in and suggest_memory_format for symbolic geometry: the same rules, their
-// comparisons recording guards (the layout a trace takes is an assumption about the sizes).
-bool sym_contiguous_in(SymIntList sizes, SymIntList strides, MemoryFormat fmt) {
-  if (fmt == MemoryFormat::ChannelsLast && sizes.size() != 4) return false;
-  if (fmt == MemoryFormat::ChannelsLast3d && sizes.size() != 5) return false;
-  if (fmt == MemoryFormat::Preserve) return false;
-  for (const SymInt& s : sizes) {
-    if (s == 0) return true;
-  }
-  const SymDimVector expected = strides_for_memory_format(sizes, fmt);
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] != 1 && strides[d] != expected[d]) return false;
-  }
-  return true;
-}
-
-MemoryFormat sym_suggest_memory_format(SymIntList sizes, SymIntList strides) {
-  for (MemoryFormat fmt :
-       {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d}) {
-    if (sym_contiguous_in(sizes, strides, fmt)) return fmt;
-  }
-  return MemoryFormat::Contiguous;
-}
-
-}  // namespace
-
 // ---- conversion, copies ----
 Tensor Tensor::contiguous(const kiln::SourceLocation& loc) const {
   return kiln::contiguous(*this, loc);
@@ -41,12 +13,12 @@ Tensor Tensor::contiguous(MemoryFormat fmt, const kiln::SourceLocation& loc) con
 bool Tensor::is_contiguous(MemoryFormat fmt) const {
   if (fmt == MemoryFormat::Contiguous) return is_contiguous();
   if (impl()->has_symbolic_sizes_strides()) [[unlikely]]
-    return sym_contiguous_in(sym_sizes(), sym_strides(), fmt);
+    return is_contiguous_in(sym_sizes(), sym_strides(), fmt);
   return is_contiguous_in(sizes(), strides(), fmt);
 }
 MemoryFormat Tensor::suggest_memory_format() const {
   if (impl()->has_symbolic_sizes_strides()) [[unlikely]]
-    return sym_suggest_memory_format(sym_sizes(), sym_strides());
+    return kiln::suggest_memory_format(sym_sizes(), sym_strides());
   return kiln::suggest_memory_format(sizes(), strides());
 }
 Tensor Tensor::clone(const kiln::SourceLocation& loc) const { return kiln::clone(*this, loc); }

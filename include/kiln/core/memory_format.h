@@ -21,9 +21,12 @@ SymDimVector strides_for_memory_format(SymIntList sizes, MemoryFormat fmt);
 // Whether (sizes, strides) is exactly the dense layout fmt describes; dims of size 1 may have
 // any stride, as in PyTorch.
 bool is_contiguous_in(IntList sizes, IntList strides, MemoryFormat fmt);
+// The same on symbolic geometry: its comparisons on symbols record guards.
+bool is_contiguous_in(SymIntList sizes, SymIntList strides, MemoryFormat fmt);
 
 // The format a result computed from a tensor of this geometry should take: ChannelsLast(3d) when
 // the tensor is dense in that layout and not also row-major contiguous, Contiguous otherwise.
 MemoryFormat suggest_memory_format(IntList sizes, IntList strides);
+MemoryFormat suggest_memory_format(SymIntList sizes, SymIntList strides);
 
 }  // namespace kiln
