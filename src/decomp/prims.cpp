@@ -113,9 +113,12 @@ constexpr PrimInfo kPrims[] = {
     {"mm", Extern},
     {"bmm", Extern},
     {"convolution", Extern},
-    // Inference freezing's weight pre-packing (src/ops/conv/packed_convolution.cpp).
+    // Inference freezing's weight pre-packing (src/ops/conv/packed_convolution.cpp,
+    // src/ops/linalg/packed_matmul.cpp).
     {"_pack_convolution_weight", Extern},
     {"_convolution_packed", Extern},
+    {"_pack_mm_weight", Extern},
+    {"_mm_packed", Extern},
     // Fused attention: one pass over tiles in cache, where its decomposition (bmm, softmax, bmm)
     // writes and reads the [B, H, L, S] weights.
     {"_scaled_dot_product_flash_attention_for_cpu", Extern},

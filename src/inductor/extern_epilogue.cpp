@@ -39,6 +39,13 @@ bool only_reader(const graph::Graph& g, graph::Value v, const graph::Node& reade
   return std::find(g.outputs().begin(), g.outputs().end(), v) == g.outputs().end();
 }
 
+// Whether `addend` holds one value per column of the [m, n] `sizes`: [n] or [1, n].
+bool is_per_column(const graph::ValueMeta& addend, const SymDimVector& sizes) {
+  const SymDimVector& a = addend.sizes;
+  return (a.size() == 1 && a[0] == sizes[1]) ||
+         (a.size() == 2 && a[0] == SymInt(1) && a[1] == sizes[1]);
+}
+
 struct Epilogue {
   const graph::Node* product = nullptr;
   graph::Value addend;
@@ -57,6 +64,13 @@ std::optional<Epilogue> match(const graph::Graph& g, const graph::Node& add) {
     if (addend.meta().dtype != product.meta().dtype) continue;
     const std::string name = p->op->full_name();
     if ((name == "mm" || name == "bmm") && broadcasts_to(addend.meta(), product.meta().sizes)) {
+      return Epilogue{p, addend};
+    }
+    // A linear layer's bias: one value per column.
+    if (name == "_mm_packed" && p->args.at(3).is_none() &&
+        std::none_of(p->uses.begin(), p->uses.end(),
+                     [](const graph::TensorUse& u) { return u.arg == 3; }) &&
+        is_per_column(addend.meta(), product.meta().sizes)) {
       return Epilogue{p, addend};
     }
     if (name == "convolution" && p->args.at(2).is_none() &&
@@ -87,14 +101,16 @@ graph::Value emit_fused(GraphRebuild& rebuild, const graph::Node& add, const Epi
               {addend, argument(rebuild, p, 0), argument(rebuild, p, 1)}, p.loc)
         .out();
   }
-  const SymInt channels = p.outputs[0].sizes.at(1);
+  // convolution's bias (arg 2) is per channel (dim 1), _mm_packed's (arg 3) per column (dim 1).
+  const int bias_arg = name == "_mm_packed" ? 3 : 2;
+  const SymInt length = p.outputs[0].sizes.at(1);
   const graph::Value bias =
-      rebuild.emit("view", {addend, ops::IValue(std::vector<SymInt>{channels})}, add.loc).out();
+      rebuild.emit("view", {addend, ops::IValue(std::vector<SymInt>{length})}, add.loc).out();
   std::vector<EmitArg> args;
   for (int i = 0; i < static_cast<int>(p.args.size()); ++i) {
-    args.push_back(i == 2 ? EmitArg(bias) : argument(rebuild, p, i));
+    args.push_back(i == bias_arg ? EmitArg(bias) : argument(rebuild, p, i));
   }
-  return rebuild.emit("convolution", std::move(args), p.loc).out();
+  return rebuild.emit(name, std::move(args), p.loc).out();
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
   if (options.prepack_weights) {
     prepack_convolution_weights(g);
     fuse_convolution_activations(g);
+    prepack_matmul_weights(g);
   }
   return split_constants(g);
 }

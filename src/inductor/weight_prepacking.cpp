@@ -1,6 +1,7 @@
 #include "inductor/weight_prepacking.h"
 
 #include "inductor/constant_folding.h"
+#include "inductor/gemm_alternative.h"
 #include "inductor/graph_rebuild.h"
 
 #include <kiln/core/error.h>
@@ -64,28 +65,66 @@ graph::Value emit_packed(GraphRebuild& rebuild, const graph::Node& conv) {
       .out();
 }
 
-}  // namespace
+bool packable_product(const graph::Node& n,
+                      const std::unordered_set<const graph::Node*>& constant) {
+  if (!is_op(&n, "mm")) return false;
+  const graph::Value self = use_of(n, 0), mat2 = use_of(n, 1);
+  if (!self.defined() || !mat2.defined()) return false;
+  if (constant.count(mat2.node) == 0 || constant.count(self.node) != 0) return false;
+  const graph::ValueMeta& a = self.meta();
+  const graph::ValueMeta& b = mat2.meta();
+  if (a.dtype != DType::Float32 || b.dtype != DType::Float32 || !a.device.is_cpu()) return false;
+  // The packed kernel reads a row-major self; others would fall back to mm's kernel and a copy.
+  if (!row_major(a) || !row_major(n.outputs[0])) return false;
+  const std::optional<int64_t> m = a.sizes[0].maybe_int(), k = a.sizes[1].maybe_int(),
+                               cols = b.sizes[1].maybe_int();
+  if (!m || !k || !cols) return false;
+  // Small products are generated kernels' (gemm_alternative.h), not the library's.
+  return *m * *k * *cols > kSmallGemmWork;
+}
 
-size_t prepack_convolution_weights(graph::Graph& graph) {
+graph::Value emit_packed_product(GraphRebuild& rebuild, const graph::Node& mm) {
+  const graph::Value self = rebuild[use_of(mm, 0)];
+  const graph::Value mat2 = rebuild[use_of(mm, 1)];
+  // Packed for the traced rows: a dynamic row count packs for its hint.
+  const int64_t rows = *self.meta().sizes[0].maybe_int();
+  const graph::Value packed =
+      rebuild.emit("_pack_mm_weight", {mat2, ops::IValue(SymInt(rows))}, mm.loc).out();
+  return rebuild.emit("_mm_packed", {self, mat2, packed, ops::IValue()}, mm.loc).out();
+}
+
+// Rewrites the nodes `pick` accepts with `emit`; returns how many.
+template <typename Pick, typename Emit>
+size_t rewrite_nodes(graph::Graph& graph, Pick pick, Emit emit) {
   const std::unordered_set<const graph::Node*> constant = constant_nodes(graph);
-  std::unordered_set<const graph::Node*> convolutions;
+  std::unordered_set<const graph::Node*> picked;
   for (const auto& n : graph.nodes()) {
-    if (packable(*n, constant)) convolutions.insert(n.get());
+    if (pick(*n, constant)) picked.insert(n.get());
   }
-  if (convolutions.empty()) return 0;
+  if (picked.empty()) return 0;
   GraphRebuild rebuild(graph);
   for (const auto& n : graph.nodes()) {
-    if (convolutions.count(n.get()) == 0) {
+    if (picked.count(n.get()) == 0) {
       rebuild.copy(*n);
       continue;
     }
-    const graph::Value packed = emit_packed(rebuild, *n);
-    KILN_INTERNAL_ASSERT(packed.meta().sizes == n->outputs[0].sizes &&
-                         packed.meta().strides == n->outputs[0].strides);
-    rebuild.map(n->out(), packed);
+    const graph::Value replaced = emit(rebuild, *n);
+    KILN_INTERNAL_ASSERT(replaced.meta().sizes == n->outputs[0].sizes &&
+                         replaced.meta().strides == n->outputs[0].strides);
+    rebuild.map(n->out(), replaced);
   }
   graph = std::move(rebuild).finish();
-  return convolutions.size();
+  return picked.size();
+}
+
+}  // namespace
+
+size_t prepack_matmul_weights(graph::Graph& graph) {
+  return rewrite_nodes(graph, packable_product, emit_packed_product);
+}
+
+size_t prepack_convolution_weights(graph::Graph& graph) {
+  return rewrite_nodes(graph, packable, emit_packed);
 }
 
 }  // namespace kiln::inductor

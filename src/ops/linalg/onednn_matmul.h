@@ -14,4 +14,19 @@ namespace kiln::ops::linalg {
 bool onednn_matmul(const Tensor& c, const Tensor& a, const Tensor& b, const Tensor* bias,
                    float alpha, float beta);
 
+// Inference freezing's weight pre-packing: a constant right operand b [k, n] reordered once into
+// the layout the primitive for row-major [m, k] @ [k, n] -> row-major [m, n] reads (brgemm
+// otherwise copies b into its blocks on every call: 1.18x the time at 64x1024x1024, 1.03-1.07x
+// at bert's shapes; docs/PERF.md). A packed b is a uint8 buffer: the layout's descriptor, then b.
+//
+// Its size in bytes for these sizes, or 0 when oneDNN has no optimized kernel (nothing to pack).
+int64_t onednn_packed_matmul_bytes(int64_t m, int64_t k, int64_t n);
+// Fills `packed` (onednn_packed_matmul_bytes long; otherwise its header matches no layout).
+void onednn_pack_matmul_weight(const Tensor& packed, const Tensor& b, int64_t m);
+// c [m, n] = a [m, k] @ b (+ bias [n]) from b packed by onednn_pack_matmul_weight; float32, a
+// row-major and c contiguous. Returns false, having done nothing, when these sizes' primitive
+// reads another layout than `packed` holds (packed for other sizes or threads, or not at all).
+bool onednn_matmul_packed(const Tensor& c, const Tensor& a, const Tensor& packed,
+                          const Tensor* bias);
+
 }  // namespace kiln::ops::linalg
