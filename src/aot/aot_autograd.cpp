@@ -5,6 +5,7 @@
 #include "aot/compiled_backward.h"
 #include "aot/joint_graph.h"
 #include "autograd/autograd_meta.h"
+#include "capture/symbolic_interpreter.h"
 
 #include <kiln/aot/aot.h>
 #include <kiln/autograd/grad_mode.h>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 
@@ -43,11 +45,19 @@ class AotFunction {
   std::vector<Tensor> operator()(std::span<const Tensor> inputs) {
     const bool training = any_requires_grad_ && autograd::GradMode::is_enabled();
     const CompiledMode* mode = compiled(training, inputs);
-    if (mode == nullptr) return graph::interpret(captured_, inputs);
+    if (mode == nullptr) return fallback(inputs);
     return run(*mode, inputs);
   }
 
  private:
+  // The captured graph run by the interpreter (a symbolic one binding its sizes per call).
+  std::vector<Tensor> fallback(std::span<const Tensor> inputs) {
+    if (!graph::has_symbolic_sizes(captured_)) return graph::interpret(captured_, inputs);
+    std::call_once(symbolic_fallback_once_,
+                   [&] { symbolic_fallback_ = capture::symbolic_interpreter(captured_); });
+    return symbolic_fallback_(inputs);
+  }
+
   // The compiled mode, made on first use; null when the graph runs with the interpreter.
   const CompiledMode* compiled(bool training, std::span<const Tensor> inputs) {
     std::lock_guard lock(mutex_);
@@ -59,6 +69,7 @@ class AotFunction {
     try {
       m.layout = trace_joint_with_examples(captured_, training, options_.decompose, inputs);
       check_input_aliasing(m.layout, inputs);
+      check_symbolic_outputs(m.layout);
       if (training) {
         if (options_.joint_graph_pass) options_.joint_graph_pass(m.layout.graph, context_);
         m.partition = partition(m.layout, options_.partitioner);
@@ -72,6 +83,22 @@ class AotFunction {
     }
     slot = compile_halves(std::move(m), training, inputs);
     return &*slot;
+  }
+
+  // run() makes an output that views an input from its traced geometry, which must then be
+  // concrete (a symbolic one would need the call's symbol values).
+  static void check_symbolic_outputs(const JointGraph& layout) {
+    for (const OutputSource& s : layout.outputs) {
+      if (s.kind != OutputSource::Kind::InputView) continue;
+      const graph::ValueMeta& m = s.meta;
+      const bool symbolic = m.storage_offset.is_symbolic() ||
+                            std::any_of(m.sizes.begin(), m.sizes.end(),
+                                        [](const SymInt& v) { return v.is_symbolic(); }) ||
+                            std::any_of(m.strides.begin(), m.strides.end(),
+                                        [](const SymInt& v) { return v.is_symbolic(); });
+      KILN_CHECK(!symbolic, "aot: an output views input {} with symbolic geometry {}", s.index,
+                 m.str());
+    }
   }
 
   static void check_input_aliasing(const JointGraph& layout, std::span<const Tensor> inputs) {
@@ -214,6 +241,8 @@ class AotFunction {
   std::mutex mutex_;
   std::optional<CompiledMode> training_, inference_;
   bool fallback_ = false;
+  std::once_flag symbolic_fallback_once_;
+  CompiledGraph symbolic_fallback_;
 };
 
 }  // namespace

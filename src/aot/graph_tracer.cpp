@@ -68,9 +68,6 @@ Tensor GraphTracer::make_proxy(const Tensor& like, Device device,
 
 Tensor GraphTracer::add_input(graph::InputRole role, std::string label,
                               const graph::ValueMeta& meta) {
-  KILN_CHECK(std::none_of(meta.sizes.begin(), meta.sizes.end(),
-                          [](const SymInt& s) { return s.is_symbolic(); }),
-             "aot: input {} has symbolic sizes ({}); aot traces static sizes", label, meta.str());
   graph::Node& in = graph_.add_input(role, std::move(label), meta);
   Tensor proxy = graph::tensor_of_meta(meta, meta.device);
   track(proxy, in.out());
@@ -235,9 +232,11 @@ namespace {
 // decomposition must hand back the same layout. A permutation that orders the meta strides
 // outermost-first, a contiguous copy, and the inverse permutation do it.
 Tensor match_layout(const Tensor& t, const Tensor& meta) {
-  if (!t.defined() || !meta.defined() || t.strides() == meta.strides() || t.numel() <= 1) return t;
-  if (!graph::is_dense(meta.sizes(), meta.strides())) return t;  // no layout to match
-  const std::vector<int64_t> order = graph::outermost_first(meta.strides());
+  if (!t.defined() || !meta.defined()) return t;
+  const SymIntList strides = meta.sym_strides();
+  if (t.sym_strides() == strides || t.sym_numel() <= 1) return t;
+  if (!graph::is_dense(meta.sym_sizes(), strides)) return t;  // no layout to match
+  const std::vector<int64_t> order = graph::outermost_first(strides);
   std::vector<int64_t> inverse(order.size());
   for (size_t k = 0; k < order.size(); ++k) {
     inverse[static_cast<size_t>(order[k])] = static_cast<int64_t>(k);

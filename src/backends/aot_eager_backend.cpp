@@ -16,15 +16,18 @@ CompiledGraph interpreter(const graph::Graph& graph, std::span<const Tensor> exa
 }
 
 [[maybe_unused]] const bool aot_registered = [] {
-  register_backend("aot_eager", aot::aot_autograd({.forward_compiler = interpreter,
-                                                   .backward_compiler = interpreter,
-                                                   .partitioner = aot::Partitioner::MinCut,
-                                                   .decompose = false}));
+  register_backend("aot_eager",
+                   aot::aot_autograd({.forward_compiler = interpreter,
+                                      .backward_compiler = interpreter,
+                                      .partitioner = aot::Partitioner::MinCut,
+                                      .decompose = false}),
+                   {.symbolic_graphs = true});
   register_backend("aot_eager_decomp_partition",
                    aot::aot_autograd({.forward_compiler = interpreter,
                                       .backward_compiler = interpreter,
                                       .partitioner = aot::Partitioner::MinCut,
-                                      .decompose = true}));
+                                      .decompose = true}),
+                   {.symbolic_graphs = true});
   return true;
 }();
 

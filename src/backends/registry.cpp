@@ -14,7 +14,11 @@ struct BackendRegistry {
   std::mutex mutex;
   // std::map: sorted names for list_backends, and stable addresses for lookup_backend's reference
   // (entries are never erased).
-  std::map<std::string, Backend> backends;
+  struct Entry {
+    Backend backend;
+    BackendTraits traits;
+  };
+  std::map<std::string, Entry> backends;
 };
 
 BackendRegistry& registry() {
@@ -22,7 +26,7 @@ BackendRegistry& registry() {
   return r;
 }
 
-std::string joined_names(const std::map<std::string, Backend>& backends) {
+std::string joined_names(const std::map<std::string, BackendRegistry::Entry>& backends) {
   std::string out;
   for (const auto& entry : backends) {
     if (!out.empty()) out += ", ";
@@ -33,7 +37,7 @@ std::string joined_names(const std::map<std::string, Backend>& backends) {
 
 }  // namespace
 
-void register_backend(const std::string& name, Backend backend) {
+void register_backend(const std::string& name, Backend backend, BackendTraits traits) {
   KILN_CHECK(!name.empty(), "register_backend: the backend name is empty");
   KILN_CHECK(static_cast<bool>(backend), "register_backend: backend \"{}\" is an empty function",
              name);
@@ -41,7 +45,7 @@ void register_backend(const std::string& name, Backend backend) {
   std::lock_guard<std::mutex> lock(r.mutex);
   KILN_CHECK(r.backends.find(name) == r.backends.end(),
              "register_backend: a backend named \"{}\" is already registered", name);
-  r.backends.emplace(name, std::move(backend));
+  r.backends.emplace(name, BackendRegistry::Entry{std::move(backend), traits});
 }
 
 std::vector<std::string> list_backends() {
@@ -53,7 +57,9 @@ std::vector<std::string> list_backends() {
   return names;
 }
 
-const Backend& lookup_backend(const std::string& name) {
+namespace {
+
+const BackendRegistry::Entry& entry_named(const std::string& name) {
   BackendRegistry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.backends.find(name);
@@ -62,6 +68,12 @@ const Backend& lookup_backend(const std::string& name) {
              joined_names(r.backends));
   return it->second;
 }
+
+}  // namespace
+
+const Backend& lookup_backend(const std::string& name) { return entry_named(name).backend; }
+
+BackendTraits backend_traits(const std::string& name) { return entry_named(name).traits; }
 
 CompiledGraph run_backend(const std::string& backend_name, const Backend& backend,
                           const graph::Graph& graph, std::span<const Tensor> example_inputs,

@@ -113,16 +113,6 @@ struct CacheEntry {
   }
 };
 
-// A graph traced with dynamic dimensions has symbolic sizes on its inputs.
-bool has_symbolic_sizes(const graph::Graph& g) {
-  for (const graph::Node* n : g.inputs()) {
-    for (const SymInt& s : n->outputs[0].sizes) {
-      if (s.is_symbolic()) return true;
-    }
-  }
-  return false;
-}
-
 class FunctionCache {
  public:
   FunctionCache(CompileOptions options, std::string name, std::shared_ptr<nn::Module> module)
@@ -130,14 +120,12 @@ class FunctionCache {
     if (auto* n = std::get_if<std::string>(&options_.backend)) {
       backend_name_ = *n;
       backend_ = lookup_backend(*n);
+      symbolic_backend_ = backend_traits(*n).symbolic_graphs;
     } else {
       backend_name_ = "user backend";
       backend_ = std::get<Backend>(options_.backend);
       KILN_CHECK(static_cast<bool>(backend_), "compile: the backend function is empty");
     }
-    // Only `eager` runs symbolic graphs (through the symbolic interpreter); AOT and the inductor
-    // still read concrete sizes, so every other backend compiles one static graph per size.
-    symbolic_backend_ = backend_name_ == "eager";
     static const char* kModes[] = {"default", "reduce-overhead", "max-autotune",
                                    "max-autotune-no-cudagraphs"};
     bool known = false;
@@ -213,7 +201,7 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
                                            size_t index, bool cache_segments,
                                            std::vector<std::string>* explain_log,
                                            const symbolic::ShapeEnv* env) {
-  const bool symbolic = has_symbolic_sizes(g);
+  const bool symbolic = graph::has_symbolic_sizes(g);
   KILN_CHECK(!symbolic || symbolic_backend_,
              "compile: backend {} was given a graph with symbolic sizes", backend_name_);
   std::string key;
@@ -233,8 +221,7 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
     dir->write("graph.txt", g.str());
   }
   BackendContext context{options_.mode, options_.options, graph_name};
-  CompiledGraph compiled =
-      symbolic ? symbolic_interpreter(g) : run_backend(backend_name_, backend_, g, inputs, context);
+  CompiledGraph compiled = run_backend(backend_name_, backend_, g, inputs, context);
   if (cache_segments) {
     std::lock_guard lock(mutex_);
     // Bounded: a function whose graph changes every call (a host counter baked into it) must not

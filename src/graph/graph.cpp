@@ -218,4 +218,13 @@ void Graph::rename(Node& node, std::string_view base) {
   node.name = unique_name(base);
 }
 
+bool has_symbolic_sizes(const Graph& graph) {
+  for (const Node* n : graph.inputs()) {
+    for (const SymInt& s : n->outputs[0].sizes) {
+      if (s.is_symbolic()) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace kiln::graph

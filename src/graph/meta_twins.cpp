@@ -48,7 +48,10 @@ const Tensor* MetaTwins::storage_origin(const Tensor& meta_out) const {
   return it == storage_origin_.end() ? nullptr : &it->second;
 }
 
-std::vector<int64_t> outermost_first(IntList strides) {
+namespace {
+
+template <typename List>
+std::vector<int64_t> outermost_first_in(List strides) {
   std::vector<int64_t> order(strides.size());
   for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int64_t>(d);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -57,17 +60,26 @@ std::vector<int64_t> outermost_first(IntList strides) {
   return order;
 }
 
-bool is_dense(IntList sizes, IntList strides) {
-  const std::vector<int64_t> order = outermost_first(strides);
-  int64_t expected = 1;
+template <typename Int, typename List>
+bool is_dense_in(List sizes, List strides) {
+  const std::vector<int64_t> order = outermost_first_in(strides);
+  Int expected = 1;
   for (size_t k = order.size(); k-- > 0;) {
     const auto d = static_cast<size_t>(order[k]);
     if (sizes[d] == 1) continue;
     if (strides[d] != expected) return false;
-    expected *= sizes[d];
+    expected = expected * sizes[d];
   }
   return true;
 }
+
+}  // namespace
+
+std::vector<int64_t> outermost_first(IntList strides) { return outermost_first_in(strides); }
+std::vector<int64_t> outermost_first(SymIntList strides) { return outermost_first_in(strides); }
+
+bool is_dense(IntList sizes, IntList strides) { return is_dense_in<int64_t>(sizes, strides); }
+bool is_dense(SymIntList sizes, SymIntList strides) { return is_dense_in<SymInt>(sizes, strides); }
 
 int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset) {
   int64_t end = storage_offset;
@@ -79,14 +91,18 @@ int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset) {
 }
 
 Tensor tensor_of_meta(const ValueMeta& meta, Device storage_device) {
-  for (const SymInt& s : meta.sizes) {
-    KILN_CHECK(!s.is_symbolic(), "a tensor of symbolic sizes {} cannot be made here", meta.str());
-  }
+  // Symbolic sizes size the storage by their hints: a graph value of symbolic size owns no data.
+  auto hint = [&](const SymInt& s) {
+    const std::optional<int64_t> v = s.maybe_int();
+    KILN_CHECK(v.has_value(), "a tensor of symbolic sizes {} without hints cannot be made here",
+               meta.str());
+    return *v;
+  };
   DimVector sizes, strides;
-  for (const SymInt& s : meta.sizes) sizes.push_back(s.raw());
-  for (const SymInt& s : meta.strides) strides.push_back(s.raw());
+  for (const SymInt& s : meta.sizes) sizes.push_back(hint(s));
+  for (const SymInt& s : meta.strides) strides.push_back(hint(s));
   const int64_t extent =
-      storage_extent(IntList(sizes), IntList(strides), meta.storage_offset.raw());
+      storage_extent(IntList(sizes), IntList(strides), hint(meta.storage_offset));
   auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(extent) * itemsize(meta.dtype),
                                                storage_device);
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), meta.dtype, meta.sizes,

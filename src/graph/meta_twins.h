@@ -30,10 +30,13 @@ class MetaTwins {
 };
 
 // A layout's dimensions from the largest stride to the smallest (outermost first).
+// Symbolic strides compare through their shape environment (recording guards where it must).
 std::vector<int64_t> outermost_first(IntList strides);
+std::vector<int64_t> outermost_first(SymIntList strides);
 // Whether a layout is dense and non-overlapping: its strides are a contiguous tensor's, permuted
 // (dimensions of size 1 may have any stride).
 bool is_dense(IntList sizes, IntList strides);
+bool is_dense(SymIntList sizes, SymIntList strides);
 
 // Elements of storage a tensor of this geometry spans (offset + extent).
 int64_t storage_extent(IntList sizes, IntList strides, int64_t storage_offset);

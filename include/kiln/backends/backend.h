@@ -30,12 +30,22 @@ using Backend =
     std::function<CompiledGraph(const graph::Graph& graph, std::span<const Tensor> example_inputs,
                                 const BackendContext& context)>;
 
+// What a backend takes beyond static graphs.
+struct BackendTraits {
+  // Graphs traced with symbolic input sizes (dynamic shapes, docs/DYNAMIC.md), compiled once for
+  // every size their symbols stand for. compile() hands a backend without it one static graph per
+  // size instead.
+  bool symbolic_graphs = false;
+};
+
 // Adds a backend under `name`; raises kiln::Error if the name is taken or empty.
-void register_backend(const std::string& name, Backend backend);
+void register_backend(const std::string& name, Backend backend, BackendTraits traits = {});
 // The registered names, sorted ("eager", ...).
 std::vector<std::string> list_backends();
 // The backend called `name`; raises kiln::Error listing the registered names when there is none.
 const Backend& lookup_backend(const std::string& name);
+// The traits `name` was registered with; raises as lookup_backend does.
+BackendTraits backend_traits(const std::string& name);
 
 // Runs `backend` on a graph, turning an exception it throws into a kiln::Error that names the
 // backend and context.graph_name, with the original message.

@@ -183,6 +183,10 @@ class Graph {
 // last use. Raises kiln::Error naming the node (and its source line) when an op fails.
 std::vector<Tensor> interpret(const Graph& graph, std::span<const Tensor> inputs);
 
+// Whether the graph was traced with symbolic input sizes (dynamic shapes): such a graph holds for
+// every size its symbols stand for, and runs only on backends that bind them per call.
+bool has_symbolic_sizes(const Graph& graph);
+
 // ---- passes (LLVM-style: each pass is a named transformation reporting whether it changed) ----
 
 class Pass {

@@ -17,21 +17,29 @@ bool is_mask(const Tensor& index) {
   return index.dtype() == DType::Bool || index.dtype() == DType::UInt8;
 }
 
-// The broadcast shape of the index tensors, with PyTorch's message naming all of them.
-DimVector broadcast_index_shapes(const std::vector<Tensor>& indices, const char* op) {
-  DimVector out;
+// The broadcast shape of the index tensors, with PyTorch's message naming all of them. Vec:
+// DimVector over sizes(), or SymDimVector over sym_sizes() (comparisons may record guards).
+template <typename Vec>
+Vec broadcast_index_shapes(const std::vector<Tensor>& indices, const char* op) {
+  Vec out;
   bool ok = true;
   for (const Tensor& t : indices) {
     if (!t.defined()) continue;
-    IntList s = t.sizes();
+    const auto s = [&] {
+      if constexpr (std::is_same_v<Vec, DimVector>) {
+        return t.sizes();
+      } else {
+        return t.sym_sizes();
+      }
+    }();
     if (s.size() > out.size()) {
-      DimVector wider(s.size() - out.size(), 1);
-      for (int64_t v : out) wider.push_back(v);
+      Vec wider(s.size() - out.size(), 1);
+      for (const auto& v : out) wider.push_back(v);
       out = wider;
     }
     const size_t lead = out.size() - s.size();
     for (size_t i = 0; i < s.size(); ++i) {
-      int64_t& o = out[lead + i];
+      auto& o = out[lead + i];
       if (o == s[i] || s[i] == 1) continue;
       if (o == 1) {
         o = s[i];
@@ -43,13 +51,44 @@ DimVector broadcast_index_shapes(const std::vector<Tensor>& indices, const char*
   if (!ok) {
     std::vector<std::string> shapes;
     for (const Tensor& t : indices) {
-      if (t.defined()) shapes.push_back(shape_str(t.sizes()));
+      if (t.defined()) {
+        std::vector<std::string> dims;
+        for (const SymInt& d : t.sym_sizes()) dims.push_back(d.str());
+        shapes.push_back(fmt::format("[{}]", fmt::join(dims, ", ")));
+      }
     }
     throw IndexError(fmt::format(
         "{}(): shape mismatch: indexing tensors could not be broadcast together with shapes {}", op,
         fmt::join(shapes, ", ")));
   }
   return out;
+}
+
+// The order of self[indices]'s dims (PyTorch's rule): the broadcast index dims replace the
+// indexed dims in place when those are adjacent, and go first otherwise. Calls slice(d) for each
+// full-slice dim d of self and index_dims() once, in result order. `dims`: the indexed dims.
+template <typename Slice, typename IndexDims>
+void place_result_dims(const std::vector<Tensor>& indices, const std::vector<size_t>& dims,
+                       size_t self_dim, Slice slice, IndexDims index_dims) {
+  const bool adjacent = dims.back() - dims.front() + 1 == dims.size();
+  if (adjacent) {
+    for (size_t d = 0; d < dims.front(); ++d) slice(d);
+    index_dims();
+    for (size_t d = dims.back() + 1; d < self_dim; ++d) slice(d);
+  } else {
+    index_dims();
+    for (size_t d = 0; d < self_dim; ++d) {
+      if (!indices[d].defined()) slice(d);
+    }
+  }
+}
+
+std::vector<size_t> indexed_dims(const std::vector<Tensor>& indices) {
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (indices[d].defined()) dims.push_back(d);
+  }
+  return dims;
 }
 
 // Merges adjacent dims that every operand walks with one stride, and drops size-1 dims, so the
@@ -192,10 +231,7 @@ std::vector<Tensor> expand_indices(const Tensor& self, TensorList indices, const
 IndexPlan plan_index(IntList self_sizes, IntList self_strides, const std::vector<Tensor>& indices,
                      const char* op) {
   IndexPlan p;
-  std::vector<size_t> dims;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    if (indices[d].defined()) dims.push_back(d);
-  }
+  const std::vector<size_t> dims = indexed_dims(indices);
   auto push_slice = [&](size_t d) {
     p.result_sizes.push_back(self_sizes[d]);
     p.self_strides.push_back(self_strides[d]);
@@ -205,27 +241,28 @@ IndexPlan plan_index(IntList self_sizes, IntList self_strides, const std::vector
     for (size_t d = 0; d < self_sizes.size(); ++d) push_slice(d);
     return p;
   }
-  p.index_shape = broadcast_index_shapes(indices, op);
+  p.index_shape = broadcast_index_shapes<DimVector>(indices, op);
   const DimVector index_strides = contiguous_strides(p.index_shape);
-  auto push_index_dims = [&] {
+  place_result_dims(indices, dims, self_sizes.size(), push_slice, [&] {
     for (size_t k = 0; k < p.index_shape.size(); ++k) {
       p.result_sizes.push_back(p.index_shape[k]);
       p.self_strides.push_back(0);
       p.offset_strides.push_back(index_strides[k]);
     }
-  };
-  const bool adjacent = dims.back() - dims.front() + 1 == dims.size();
-  if (adjacent) {
-    for (size_t d = 0; d < dims.front(); ++d) push_slice(d);
-    push_index_dims();
-    for (size_t d = dims.back() + 1; d < self_sizes.size(); ++d) push_slice(d);
-  } else {
-    push_index_dims();
-    for (size_t d = 0; d < self_sizes.size(); ++d) {
-      if (!indices[d].defined()) push_slice(d);
-    }
-  }
+  });
   return p;
+}
+
+SymDimVector index_result_sizes(SymIntList self_sizes, const std::vector<Tensor>& indices,
+                                const char* op) {
+  const std::vector<size_t> dims = indexed_dims(indices);
+  if (dims.empty()) return SymDimVector(self_sizes.begin(), self_sizes.end());
+  const SymDimVector index_shape = broadcast_index_shapes<SymDimVector>(indices, op);
+  SymDimVector out;
+  place_result_dims(
+      indices, dims, self_sizes.size(), [&](size_t d) { out.push_back(self_sizes[d]); },
+      [&] { out.insert(out.end(), index_shape.begin(), index_shape.end()); });
+  return out;
 }
 
 void compute_offsets(IndexPlan& plan, IntList self_sizes, IntList self_strides,

@@ -38,6 +38,10 @@ struct IndexPlan {
 IndexPlan plan_index(IntList self_sizes, IntList self_strides, const std::vector<Tensor>& indices,
                      const char* op);
 
+// plan_index's result_sizes from metadata alone, symbolic sizes allowed (the meta function's).
+SymDimVector index_result_sizes(SymIntList self_sizes, const std::vector<Tensor>& indices,
+                                const char* op);
+
 // Fills plan.offsets from the index values (negative values wrap; out of range raises
 // kiln::IndexError naming the value, the dim and its size).
 void compute_offsets(IndexPlan& plan, IntList self_sizes, IntList self_strides,

@@ -38,8 +38,11 @@ std::vector<Tensor> index_cpu(const Stack& args) {
 std::vector<Tensor> index_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const std::vector<Tensor> indices = expand_indices(self, args[1].to_tensor_list(), "index");
-  const IndexPlan plan = plan_index(self.sizes(), self.strides(), indices, "index");
-  return {empty(plan.result_sizes, TensorOptions(self.dtype()).device(self.device()))};
+  const SymDimVector sizes = index_result_sizes(self.sym_sizes(), indices, "index");
+  // A geometry without data (symbolic sizes allowed), on self's (meta) device.
+  return {Tensor(std::make_shared<TensorImpl>(
+      make_storage(0, self.device()), self.dtype(), SymIntList(sizes),
+      SymIntList(contiguous_strides(SymIntList(sizes))), SymInt(int64_t{0})))};
 }
 
 // Dtype, and (when result_sizes is known) that values broadcast to the indexing result.

@@ -31,9 +31,8 @@ void check_floating(DType d, const char* op) {
 
 // Output of a loss over broadcast (input, target): the broadcast shape for reduction none, else
 // a 0-dim tensor.
-TensorMeta loss_meta(IntList shape, DType dtype, Device device, Reduction r) {
-  return TensorMeta::contiguous(r == Reduction::None ? to_sym(shape) : SymDimVector{}, dtype,
-                                device);
+TensorMeta loss_meta(SymIntList shape, DType dtype, Device device, Reduction r) {
+  return TensorMeta::contiguous(r == Reduction::None ? shape.vec() : SymDimVector{}, dtype, device);
 }
 
 // elementwise(input, target) into `out` (the broadcast shape), computing in float32/float64.
@@ -81,8 +80,8 @@ Metas broadcast_loss_meta(const Stack& a, const char* op) {
   const DType dtype =
       std::string_view(op) == "huber_loss" ? self.dtype() : result_type(self, target);
   check_floating(dtype, op);
-  return {loss_meta(broadcast_shapes(self.sizes(), target.sizes(), op), dtype, self.device(),
-                    reduction_arg(a[2], op))};
+  return {loss_meta(broadcast_sym_shapes(self.sym_sizes(), target.sym_sizes(), op), dtype,
+                    self.device(), reduction_arg(a[2], op))};
 }
 
 std::vector<Sample> regression_samples(const Stack& extra) {
@@ -237,7 +236,7 @@ Metas bce_meta(const Stack& a) {
                  broadcast_shapes(self.sizes(), weight.sizes(), op) == DimVector(self.sizes()),
              "{}: weight of size {} must broadcast to the input size {}", op,
              sizes_str(weight.sizes()), sizes_str(self.sizes()));
-  return Metas{loss_meta(self.sizes(), self.dtype(), self.device(), reduction_arg(a[3], op))};
+  return Metas{loss_meta(self.sym_sizes(), self.dtype(), self.device(), reduction_arg(a[3], op))};
 }
 
 // binary_cross_entropy in kiln ops: (t - 1) max(log1p(-x), -100) - t max(log x, -100), weighted,

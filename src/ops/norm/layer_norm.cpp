@@ -8,6 +8,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/unary.h>
 
 #include <limits>
@@ -124,15 +125,15 @@ std::vector<Tensor> native_layer_norm_decomposition(const Stack& a) {
   const DType sd = norm::stats_dtype(input, norm::is_mixed(input, {weight, bias}));
   const DType acc = norm::opmath_dtype(input.dtype());
   const std::vector<int64_t> dims = trailing_dims(input, axis);
-  DimVector stats_sizes(input.sizes());
-  int64_t cols = 1;
+  SymDimVector stats_sizes(input.sym_sizes().begin(), input.sym_sizes().end());
+  SymInt cols = 1;
   for (int64_t d : dims) {
-    cols *= input.size(d);
+    cols = cols * input.sym_size(d);
     stats_sizes[static_cast<size_t>(d)] = 1;
   }
   if (cols == 0) {  // rows of zero columns: mean 0, rstd NaN (the kernel's convention)
-    return {full(input.sizes(), 0, input.dtype()), full(stats_sizes, 0, sd),
-            full(stats_sizes, std::numeric_limits<double>::quiet_NaN(), sd)};
+    return {full_symint(input.sym_sizes(), 0, input.dtype()), full_symint(stats_sizes, 0, sd),
+            full_symint(stats_sizes, std::numeric_limits<double>::quiet_NaN(), sd)};
   }
   const Tensor x = input.to(acc);
   auto [var, mean] = var_mean(x, dims, Scalar(0), /*keepdim=*/true);
