@@ -34,7 +34,7 @@ Tensor native_dropout_output(const Tensor& input, double p) {
 // or input * 0 (p = 1); nullopt when a mask must be drawn.
 std::optional<Tensor> trivial_dropout(const Tensor& input, double p, bool train, const char* op) {
   check_p(p, op);
-  if (p == 0.0 || !train || input.numel() == 0) return input;
+  if (p == 0.0 || !train || input.sym_numel() == 0) return input;
   if (p == 1.0) return input * zeros({}, input.dtype());
   return std::nullopt;
 }
