@@ -1,7 +1,7 @@
-// aot with dynamic shapes (and the eager backend beside them): the aot backends take graphs traced with symbolic sizes and trace them
-// ahead of time with those symbols (functionalized, and decomposed to prims for
-// aot_eager_decomp_partition), so one compilation serves every size the guards allow; checked
-// against eager at each size, forward and (through a training step) backward.
+// aot with dynamic shapes (and the eager backend beside them): the aot backends take graphs traced
+// with symbolic sizes and trace them ahead of time with those symbols (functionalized, and
+// decomposed to prims for aot_eager_decomp_partition), so one compilation serves every size the
+// guards allow; checked against eager at each size, forward and (through a training step) backward.
 #include "capture/capture_test_util.h"
 
 #include <gtest/gtest.h>
