@@ -3,6 +3,7 @@
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/sym_size_ops.h>
 
 namespace kiln::aot {
 
@@ -41,7 +42,7 @@ std::vector<Tensor> CompiledFunctionBackward::apply(std::vector<Tensor>&& grads)
     } else {
       // An output no gradient reached contributes nothing.
       const InputMetadata& m = metadata[i];
-      inputs.push_back(zeros(IntList(m.sizes), TensorOptions(m.dtype).device(m.device)));
+      inputs.push_back(full_symint(m.sym_sizes(), 0, TensorOptions(m.dtype).device(m.device)));
     }
   }
   return backward_(inputs);

@@ -7,6 +7,7 @@
 #include <kiln/decomp/prims.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
+#include <kiln/ops/sym_size_ops.h>
 
 #include <algorithm>
 #include <vector>
@@ -29,6 +30,19 @@ class Reentry {
   ops::DispatchModeGuard mode_;
   autograd::NoGradGuard no_grad_;
 };
+
+// Whether two tensors have one geometry (symbolic sizes compare through their environment).
+bool same_geometry(const Tensor& a, const Tensor& b) {
+  return a.sym_sizes() == b.sym_sizes() && a.sym_strides() == b.sym_strides() &&
+         a.sym_storage_offset() == b.sym_storage_offset();
+}
+
+// `base` viewed with t's geometry (as_strided on symbolic sizes too).
+Tensor view_like(const Tensor& base, const Tensor& t) {
+  static const ops::OpDef& as_strided = ops::OpRegistry::instance().get("as_strided");
+  return ops::call1(as_strided,
+                    {base, t.sym_sizes().vec(), t.sym_strides().vec(), t.sym_storage_offset()});
+}
 
 graph::SourceLoc call_site() {
   const SourceLocation* site = ops::current_call_site();
@@ -85,7 +99,7 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
     Tensor fresh;
     {
       Reentry again(this);
-      fresh = s.flat.as_strided(t.sizes(), t.strides(), t.storage_offset());
+      fresh = view_like(s.flat, t);
     }
     const graph::Value v = value_of(fresh);
     set_value(t, v);
@@ -100,8 +114,7 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
       if (!impl) continue;
       Tensor other(impl);
       if (!any.defined()) any = other;
-      if (other.dtype() == t.dtype() && other.sizes() == t.sizes() &&
-          other.strides() == t.strides() && other.storage_offset() == t.storage_offset()) {
+      if (other.dtype() == t.dtype() && same_geometry(other, t)) {
         same = other;
         break;
       }
@@ -114,8 +127,7 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
                                                    anchor.strides, anchor.offset));
       track(stand_in, anchor.value);
       any = stand_in;
-      if (stand_in.sizes() == t.sizes() && stand_in.strides() == t.strides() &&
-          stand_in.storage_offset() == t.storage_offset()) {
+      if (same_geometry(stand_in, t)) {
         same = stand_in;
       }
     }
@@ -123,7 +135,7 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
       Tensor view;
       {
         Reentry again(this);
-        view = storage->second.flat.as_strided(t.sizes(), t.strides(), t.storage_offset());
+        view = view_like(storage->second.flat, t);
       }
       const graph::Value v = value_of(view);
       track(t, v);
@@ -137,7 +149,7 @@ graph::Value GraphTracer::value_of(const Tensor& t) {
         Tensor view;
         {
           Reentry again(this);
-          view = any.as_strided(t.sizes(), t.strides(), t.storage_offset());
+          view = view_like(any, t);
         }
         v = value_of(view);
       }
@@ -265,7 +277,7 @@ void GraphTracer::write(const Tensor& target, Tensor value) {
     // What copy_ does to its source: cast to the target's dtype, broadcast to its sizes.
     Reentry again(this);
     if (value.dtype() != target.dtype()) value = value.to(target.dtype());
-    if (value.sizes() != target.sizes()) value = value.expand(target.sizes());
+    if (value.sym_sizes() != target.sym_sizes()) value = expand_symint(value, target.sym_sizes());
   }
   target.impl()->bump_version();
   StorageState& s = storage_state(target);
@@ -346,7 +358,7 @@ std::vector<Tensor> GraphTracer::dispatch(const ops::OpDef& op, ops::Stack& args
       for (size_t i = 0; i < nout; ++i) {
         const Tensor out = args[args.size() - nout + i].to_tensor();
         const Tensor& r = result.at(i);
-        if (out.sizes() != r.sizes()) {
+        if (out.sym_sizes() != r.sym_sizes()) {
           // out= resizes its output: it becomes a new tensor of the result's geometry.
           out.impl()->set_storage(std::make_shared<StorageImpl>(
               static_cast<size_t>(r.numel()) * itemsize(out.dtype()), out.device()));

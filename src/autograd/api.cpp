@@ -5,6 +5,8 @@
 #include "ops/current_dispatch_mode.h"
 
 #include <kiln/autograd/autograd.h>
+#include "ops/view/view_utils.h"
+
 #include <kiln/core/error.h>
 #include <kiln/ops/creation.h>
 
@@ -14,7 +16,7 @@
 namespace kiln::autograd {
 namespace {
 
-std::string shape_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+using ops::view_detail::shape_str;
 
 // The starting gradients: given ones checked against their outputs, ones for single elements.
 std::vector<Tensor> root_grads(TensorList outputs, TensorList given, const char* api) {
@@ -28,16 +30,16 @@ std::vector<Tensor> root_grads(TensorList outputs, TensorList given, const char*
                i);
     Tensor g = given.empty() ? Tensor() : given[i];
     if (!g.defined()) {
-      KILN_CHECK(out.numel() == 1,
+      KILN_CHECK(out.sym_numel() == 1,
                  "{}: grad can be implicitly created only for scalar outputs (output {} has "
                  "shape {})",
-                 api, i, shape_str(out.sizes()));
+                 api, i, shape_str(out.sym_sizes()));
       g = ones_like(out);
     } else {
-      KILN_CHECK(g.sizes() == out.sizes(),
+      KILN_CHECK(g.sym_sizes() == out.sym_sizes(),
                  "{}: Mismatch in shape: grad_output[{}] has a shape of {} and output[{}] has a "
                  "shape of {}.",
-                 api, i, shape_str(g.sizes()), i, shape_str(out.sizes()));
+                 api, i, shape_str(g.sym_sizes()), i, shape_str(out.sym_sizes()));
     }
     grads.push_back(std::move(g));
   }

@@ -8,8 +8,11 @@
 #include "autograd/functions.h"
 
 #include <kiln/autograd/grad_mode.h>
+#include "ops/view/view_utils.h"
+
 #include <kiln/core/error.h>
 #include <kiln/ops/reduction.h>
+#include <kiln/ops/sym_size_ops.h>
 
 #include <queue>
 #include <unordered_map>
@@ -38,10 +41,10 @@ class CreateGraphScope {
   bool grad_;
 };
 
-std::string shape_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+using ops::view_detail::shape_str;
 
 // Whether a tensor of shape `from` broadcasts to `to` (so a gradient of shape `to` sums back).
-bool expandable_to(IntList from, IntList to) {
+bool expandable_to(SymIntList from, SymIntList to) {
   if (from.size() > to.size()) return false;
   const size_t lead = to.size() - from.size();
   for (size_t i = 0; i < from.size(); ++i) {
@@ -51,25 +54,25 @@ bool expandable_to(IntList from, IntList to) {
 }
 
 // Sums a broadcast gradient back to the shape of the tensor it belongs to.
-Tensor sum_to(const Tensor& g, IntList shape) {
+Tensor sum_to(const Tensor& g, SymIntList shape) {
   const size_t lead = static_cast<size_t>(g.dim()) - shape.size();
   std::vector<int64_t> dims;
   for (size_t i = 0; i < static_cast<size_t>(g.dim()); ++i) {
-    if (i < lead || (shape[i - lead] == 1 && g.size(static_cast<int64_t>(i)) != 1)) {
+    if (i < lead || (shape[i - lead] == 1 && g.sym_size(static_cast<int64_t>(i)) != 1)) {
       dims.push_back(static_cast<int64_t>(i));
     }
   }
   Tensor r = dims.empty() ? g : g.sum(dims, /*keepdim=*/true);
-  return r.reshape(shape);
+  return reshape_symint(r, shape);
 }
 
 Tensor validate(Tensor g, const Node::InputMetadata& m, const Node& producer, size_t index) {
-  IntList want(m.sizes.data(), m.sizes.size());
-  if (g.sizes() != want) {
-    KILN_CHECK(expandable_to(want, g.sizes()),
+  const SymIntList want = m.sym_sizes();
+  if (g.sym_sizes() != want) {
+    KILN_CHECK(expandable_to(want, g.sym_sizes()),
                "Function {} returned an invalid gradient at index {} - got {} but expected shape "
                "compatible with {}",
-               producer.name(), index, shape_str(g.sizes()), shape_str(want));
+               producer.name(), index, shape_str(g.sym_sizes()), shape_str(want));
     g = sum_to(g, want);
   }
   if (g.dtype() != m.dtype) g = g.to(m.dtype);

@@ -5,6 +5,7 @@
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 #include <kiln/ops/creation.h>
+#include <kiln/ops/sym_size_ops.h>
 
 #include <cctype>
 
@@ -94,8 +95,7 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
     if (!grads[i].defined()) {
       flowed[i] = false;
       const InputMetadata& m = input_metadata()[i];
-      grads[i] =
-          zeros(IntList(m.sizes.data(), m.sizes.size()), TensorOptions(m.dtype).device(m.device));
+      grads[i] = full_symint(m.sym_sizes(), 0, TensorOptions(m.dtype).device(m.device));
     }
   }
   std::vector<bool> needs_grad(num_outputs());

@@ -40,7 +40,10 @@ Node::~Node() {
 
 uint32_t Node::add_input_metadata(const Tensor& t) {
   InputMetadata m;
-  m.sizes = DimVector(t.sizes().begin(), t.sizes().end());
+  for (const SymInt& s : t.sym_sizes()) {
+    m.sizes.push_back(s.raw());
+    if (s.is_symbolic()) m.symbols.push_back(s);
+  }
   m.dtype = t.dtype();
   m.device = t.device();
   input_metadata_.push_back(std::move(m));

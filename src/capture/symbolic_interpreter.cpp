@@ -19,11 +19,20 @@ struct SymbolSource {
   int64_t symbol;
 };
 
+// Input `input`'s dimension `dim` is an expression of symbols (an aot backward's saved values:
+// s0*s1 rows): checked once the bare dimensions bound its symbols.
+struct SizeCheck {
+  size_t input;
+  size_t dim;
+  symbolic::SymExpr size;
+};
+
 }  // namespace
 
 CompiledGraph symbolic_interpreter(const graph::Graph& graph) {
   auto shared = std::make_shared<const graph::Graph>(graph.clone());
   std::vector<SymbolSource> sources;
+  std::vector<SizeCheck> checks;
   size_t num_symbols = 0;
   const std::vector<graph::Node*> inputs = shared->inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -31,17 +40,18 @@ CompiledGraph symbolic_interpreter(const graph::Graph& graph) {
     for (size_t d = 0; d < sizes.size(); ++d) {
       if (!sizes[d].is_symbolic()) continue;
       const symbolic::SymExpr e = symbolic::expr_of(sizes[d]);
-      // Inputs are traced with create_symbol's results: bare symbols (an expression would need
-      // solving for its symbols).
-      KILN_CHECK(e.kind() == symbolic::SymExpr::Kind::Symbol,
-                 "symbolic_interpreter: input {} (%{}) has size {} in dim {}; expected a symbol", i,
-                 inputs[i]->name, e.str(), d);
-      sources.push_back(SymbolSource{i, d, e.value()});
       const auto* node = symbolic::sym_node_of(sizes[d]);
       num_symbols = std::max(num_symbols, node->env()->symbols().size());
+      // A bare symbol binds; an expression (which would need solving) is checked after binding.
+      if (e.kind() == symbolic::SymExpr::Kind::Symbol) {
+        sources.push_back(SymbolSource{i, d, e.value()});
+      } else {
+        checks.push_back(SizeCheck{i, d, e});
+      }
     }
   }
-  return [shared, sources = std::move(sources), num_symbols](std::span<const Tensor> in) {
+  return [shared, sources = std::move(sources), checks = std::move(checks),
+          num_symbols](std::span<const Tensor> in) {
     constexpr int64_t kUnbound = -1;
     std::vector<int64_t> values(num_symbols, kUnbound);
     for (const SymbolSource& s : sources) {
@@ -57,8 +67,7 @@ CompiledGraph symbolic_interpreter(const graph::Graph& graph) {
                  s.symbol, value, size, s.input, s.dim);
       value = size;
     }
-    graph::SizeOf size_of = [&values](const SymInt& s) {
-      const symbolic::SymExpr e = symbolic::expr_of(s);
+    auto value_of = [&values](const symbolic::SymExpr& e) {
       for (int64_t id : symbolic::free_symbols(e)) {
         KILN_CHECK(
             id < static_cast<int64_t>(values.size()) && values[static_cast<size_t>(id)] != kUnbound,
@@ -67,6 +76,17 @@ CompiledGraph symbolic_interpreter(const graph::Graph& graph) {
       }
       return symbolic::evaluate(e, values);
     };
+    graph::SizeOf size_of = [&value_of](const SymInt& s) { return value_of(symbolic::expr_of(s)); };
+    for (const SizeCheck& c : checks) {
+      KILN_CHECK(c.input < in.size() && in[c.input].defined() &&
+                     static_cast<size_t>(in[c.input].dim()) > c.dim,
+                 "symbolic_interpreter: input {} lacks dimension {} (size {})", c.input, c.dim,
+                 c.size.str());
+      const int64_t size = in[c.input].sym_sizes()[c.dim].expect_int();
+      const int64_t want = value_of(c.size);
+      KILN_CHECK(size == want, "symbolic_interpreter: input {} dim {} is {}, but {} is {} here",
+                 c.input, c.dim, size, c.size.str(), want);
+    }
     return graph::interpret(*shared, in, size_of);
   };
 }

@@ -70,8 +70,7 @@ TEST_P(AotDynamic, AutomaticDynamicCompilesTwiceForFourBatches) {
 }
 
 // A training step per batch size through one compilation: the loss and every gradient match
-// eager (aot's joint graph, or its interpreter fallback where a backward formula needs concrete
-// sizes: either way the gradients must be right).
+// eager, from aot's symbolic joint graph (no fallback to the interpreter).
 TEST_P(AotDynamic, MlpTrainingStepsMatchEagerAtEveryBatch) {
   manual_seed(3);
   auto eager = models::mlp({.in_features = 12, .hidden_features = {24}, .out_features = 4});
@@ -80,7 +79,7 @@ TEST_P(AotDynamic, MlpTrainingStepsMatchEagerAtEveryBatch) {
   auto step = [](const std::shared_ptr<nn::Sequential>& m, const Tensor& x, const Tensor& y) {
     return nn::functional::mse_loss(m->forward(x), y);
   };
-  LogCapture logs("graph");
+  LogCapture logs("graph,perf_hints");
   auto fast = compile([&](const Tensor& x, const Tensor& y) { return step(model, x, y); },
                       dynamic_options(GetParam()));
   for (int64_t batch : {3, 6, 9}) {
@@ -100,6 +99,7 @@ TEST_P(AotDynamic, MlpTrainingStepsMatchEagerAtEveryBatch) {
     }
   }
   EXPECT_EQ(compilations(logs), 1u) << logs.all();
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
 }
 
 // BERT in training mode (dropout draws, seeded alike on both sides) at two sequence lengths: the
@@ -115,7 +115,7 @@ TEST_P(AotDynamic, BertTrainingStepsMatchEagerAtEverySequenceLength) {
   auto eager = models::bert(config);
   manual_seed(4);
   auto model = models::bert(config);
-  LogCapture logs("graph");
+  LogCapture logs("graph,perf_hints");
   auto fast = compile(model, dynamic_options(GetParam()));
   for (int64_t seq : {9, 17}) {
     const Tensor ids = randint(0, 100, {2, seq});
@@ -138,6 +138,7 @@ TEST_P(AotDynamic, BertTrainingStepsMatchEagerAtEverySequenceLength) {
     }
   }
   EXPECT_EQ(compilations(logs), 1u) << logs.all();
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, AotDynamic,

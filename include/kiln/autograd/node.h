@@ -45,7 +45,11 @@ class Node : public std::enable_shared_from_this<Node> {
 
   // What each incoming gradient (one per forward output) must look like.
   struct InputMetadata {
-    DimVector sizes;
+    DimVector sizes;  // encoded SymInts: plain sizes, or symbolic ones under a dynamic trace
+    std::vector<SymInt> symbols;  // keeps the symbolic sizes alive (empty for plain sizes)
+    SymIntList sym_sizes() const {
+      return SymIntList(reinterpret_cast<const SymInt*>(sizes.data()), sizes.size());
+    }
     DType dtype = DType::Float32;
     Device device = Device::cpu();
   };

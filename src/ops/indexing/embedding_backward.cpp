@@ -11,6 +11,7 @@
 #include <kiln/core/parallel.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/sym_size_ops.h>
 
 namespace kiln::ops {
 namespace {
@@ -30,7 +31,7 @@ struct EmbeddingBackwardArgs {
         num_weights(a[2].to_int()),
         padding_idx(a[3].to_int()),
         scale_grad_by_freq(a[4].to_bool()) {}
-  int64_t embedding_dim() const { return grad.dim() == 0 ? 1 : grad.size(-1); }
+  SymInt embedding_dim() const { return grad.dim() == 0 ? SymInt(1) : grad.sym_sizes().back(); }
 };
 
 std::vector<TensorMeta> embedding_backward_meta(const Stack& args) {
@@ -41,7 +42,7 @@ std::vector<TensorMeta> embedding_backward_meta(const Stack& args) {
              "the embedding dim",
              sizes_of(b.grad), sizes_of(b.indices));
   for (int64_t d = 0; d < b.indices.dim(); ++d) {
-    KILN_CHECK(b.grad.size(d) == b.indices.size(d),
+    KILN_CHECK(b.grad.sym_size(d) == b.indices.sym_size(d),
                "embedding_dense_backward(): grad_output {} must have the sizes of indices {} "
                "plus the embedding dim",
                sizes_of(b.grad), sizes_of(b.indices));
@@ -57,7 +58,7 @@ std::vector<TensorMeta> embedding_backward_meta(const Stack& args) {
 
 void embedding_backward_impl(const Stack& args, const std::vector<Tensor>& outs) {
   const EmbeddingBackwardArgs b(args);
-  const int64_t dim = b.embedding_dim();
+  const int64_t dim = b.embedding_dim().expect_int();
   const std::vector<int64_t> rows =
       read_indices(b.indices, 0, b.num_weights, "embedding_dense_backward");
   std::vector<int64_t> counts;
@@ -97,16 +98,18 @@ void embedding_backward_impl(const Stack& args, const std::vector<Tensor>& outs)
 // The same in kiln ops: rows accumulated with index_put.
 std::vector<Tensor> embedding_backward_decomposition(const Stack& args) {
   const EmbeddingBackwardArgs b(args);
-  const int64_t dim = b.embedding_dim();
+  const SymInt dim = b.embedding_dim();
   const Tensor flat = b.indices.reshape({-1}).to(kInt64);
-  Tensor rows = b.grad.reshape({flat.numel(), dim});
+  Tensor rows = reshape_symint(b.grad, {flat.sym_numel(), dim});
   if (b.scale_grad_by_freq) {
-    const Tensor counts = zeros({b.num_weights}, b.grad.options())
-                              .index_put({flat}, ones({flat.numel()}, b.grad.options()), true);
+    const Tensor counts =
+        zeros({b.num_weights}, b.grad.options())
+            .index_put({flat}, full_symint({flat.sym_numel()}, 1, b.grad.options()), true);
     rows = rows / counts.index_select(0, flat).unsqueeze(1);
   }
   if (b.padding_idx >= 0) rows = rows * (flat != b.padding_idx).unsqueeze(1).to(b.grad.dtype());
-  return {zeros({b.num_weights, dim}, b.grad.options()).index_put({flat}, rows, true)};
+  return {
+      full_symint({SymInt(b.num_weights), dim}, 0, b.grad.options()).index_put({flat}, rows, true)};
 }
 
 Tensor long_tensor(std::vector<int64_t> values, IntList shape) {

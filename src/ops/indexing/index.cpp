@@ -5,6 +5,7 @@
 #include "ops/indexing/strided_loop.h"
 #include "ops/reduction/reduce_meta.h"
 #include "ops/samples.h"
+#include "ops/view/view_utils.h"
 
 #include <kiln/ops/creation.h>
 #include <kiln/ops/indexing.h>
@@ -14,8 +15,6 @@ namespace kiln::ops {
 namespace {
 
 using namespace indexing;
-
-std::string shape_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 bool has_mask(TensorList indices) {
   for (const Tensor& t : indices) {
@@ -39,29 +38,41 @@ std::vector<Tensor> index_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const std::vector<Tensor> indices = expand_indices(self, args[1].to_tensor_list(), "index");
   const SymDimVector sizes = index_result_sizes(self.sym_sizes(), indices, "index");
-  // A geometry without data (symbolic sizes allowed), on self's (meta) device.
+  const TensorOptions options = TensorOptions(self.dtype()).device(self.device());
+  if (std::none_of(sizes.begin(), sizes.end(), [](const SymInt& d) { return d.is_symbolic(); })) {
+    DimVector plain;
+    for (const SymInt& d : sizes) plain.push_back(d.raw());
+    return {empty(plain, options)};
+  }
+  // Symbolic sizes (a dynamic-shape trace): a storage sized by the hints, as a tracer's proxies
+  // are (the functionalizing tracer reads a storage's element count from its bytes).
+  int64_t hint_numel = 1;
+  for (const SymInt& d : sizes) hint_numel *= d.maybe_int().value_or(1);
+  const auto bytes = static_cast<size_t>(hint_numel) * itemsize(self.dtype());
   return {Tensor(std::make_shared<TensorImpl>(
-      make_storage(0, self.device()), self.dtype(), SymIntList(sizes),
+      make_storage(bytes, self.device()), self.dtype(), SymIntList(sizes),
       SymIntList(contiguous_strides(SymIntList(sizes))), SymInt(int64_t{0})))};
 }
 
 // Dtype, and (when result_sizes is known) that values broadcast to the indexing result.
-void check_values(const Tensor& self, const Tensor& values, std::optional<IntList> result_sizes) {
+void check_values(const Tensor& self, const Tensor& values,
+                  const std::optional<SymDimVector>& result_sizes) {
   KILN_CHECK_T(TypeError, values.dtype() == self.dtype(),
                "index_put(): Index put requires the source and destination dtypes match, got {} "
                "for the destination and {} for the source.",
                torch_type_name(self.dtype()), torch_type_name(values.dtype()));
   if (!result_sizes) return;
-  IntList r = *result_sizes;
-  bool ok = values.dim() <= static_cast<int64_t>(r.size());
-  for (int64_t i = 1; ok && i <= values.dim(); ++i) {
-    const int64_t v = values.size(-i);
-    ok = v == 1 || v == r[r.size() - static_cast<size_t>(i)];
+  const SymDimVector& r = *result_sizes;
+  const SymIntList v = values.sym_sizes();
+  bool ok = v.size() <= r.size();
+  for (size_t i = 1; ok && i <= v.size(); ++i) {
+    const SymInt& d = v[v.size() - i];
+    ok = d == 1 || d == r[r.size() - i];
   }
   KILN_CHECK(ok,
              "index_put(): shape mismatch: value tensor of shape {} cannot be broadcast to "
              "indexing result of shape {}",
-             shape_str(values.sizes()), shape_str(r));
+             view_detail::shape_str(v), view_detail::shape_str(SymIntList(r)));
 }
 
 std::vector<TensorMeta> index_put_meta(const Stack& args) {
@@ -75,8 +86,7 @@ std::vector<TensorMeta> index_put_meta(const Stack& args) {
     check_values(self, values, std::nullopt);
   } else {
     const std::vector<Tensor> indices = expand_indices(self, raw, "index_put");
-    const IndexPlan plan = plan_index(self.sizes(), self.strides(), indices, "index_put");
-    check_values(self, values, plan.result_sizes);
+    check_values(self, values, index_result_sizes(self.sym_sizes(), indices, "index_put"));
   }
   return {TensorMeta::contiguous(self.sym_sizes().vec(), self.dtype(), self.device())};
 }
@@ -88,7 +98,7 @@ void index_put_impl(const Stack& args, const std::vector<Tensor>& outs) {
   const std::vector<Tensor> indices = expand_indices(self, args[1].to_tensor_list(), "index_put");
   Tensor target = strided::dense_target(outs[0], self.dtype());
   IndexPlan plan = plan_index(target.sizes(), target.strides(), indices, "index_put");
-  check_values(self, values, plan.result_sizes);
+  check_values(self, values, to_sym(plan.result_sizes));
   compute_offsets(plan, target.sizes(), target.strides(), indices, "index_put");
   // Read values before self is overwritten: they may alias it.
   Tensor v = values.storage() == target.storage() ? values.clone() : values;

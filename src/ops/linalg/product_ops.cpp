@@ -104,8 +104,9 @@ Tensor scaled(const Tensor& t, const Scalar& s) { return s.to<double>() == 1.0 ?
 // d(self @ mat2) for mm and bmm: grad @ mat2^T and self^T @ grad, with `product` mm or bmm.
 // Whether a matrix is the transpose of a contiguous one (a linear layer's weight.t()).
 bool transposed_contiguous(const Tensor& m) {
-  return m.dim() == 2 && m.stride(0) == 1 && m.stride(1) == m.size(0) && m.size(0) > 1 &&
-         m.size(1) > 1;
+  if (m.dim() != 2) return false;
+  const SymIntList strides = m.sym_strides();
+  return strides[0] == 1 && strides[1] == m.sym_size(0) && m.sym_size(0) > 1 && m.sym_size(1) > 1;
 }
 
 // mm or bmm (their call-site parameter is passed explicitly: a pointer call has no defaults).

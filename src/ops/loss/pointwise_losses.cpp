@@ -182,11 +182,22 @@ std::vector<Sample> kl_div_samples() {
 
 // ---- decompositions ----
 
+// The mean's division by the number of elements of `of`: the forward divides (NaN for none);
+// the gradient multiplies by the reciprocal (0 for none), as the kernels do. A symbolic count
+// divides by a tensor counting the elements (a sum of ones), which a graph can record.
+Tensor over_numel(const Tensor& x, const Tensor& of, bool gradient) {
+  const SymInt n = of.sym_numel();
+  if (n.is_symbolic()) return x / sum(ones_like(of, TensorOptions(x.dtype())));
+  const auto count = static_cast<double>(n.raw());
+  if (!gradient) return x / count;
+  return x * (count == 0.0 ? 0.0 : 1.0 / count);
+}
+
 // The loss's reduction, as the kernels apply it to the elementwise loss in its compute dtype.
 Tensor reduce_loss(const Tensor& loss, Reduction r) {
   if (r == Reduction::None) return loss;
   const Tensor total = sum(loss);
-  return r == Reduction::Sum ? total : total / static_cast<double>(loss.numel());
+  return r == Reduction::Sum ? total : over_numel(total, loss, /*gradient=*/false);
 }
 
 // A constant as the kernel computes it in the compute dtype (float32 or float64).
@@ -258,9 +269,8 @@ std::vector<Tensor> bce_decomposition(const Stack& a) {
 
 // The gradient's factor for a reduction over n elements: 1/n for mean (0 when empty), else 1.
 // g is 0-dim for mean and sum, elementwise for none.
-Tensor reduced_scale(const Tensor& g, Reduction r, int64_t n) {
-  if (r != Reduction::Mean) return g;
-  return g * (n == 0 ? 0.0 : 1.0 / static_cast<double>(n));
+Tensor reduced_scale(const Tensor& g, Reduction r, const Tensor& of) {
+  return r == Reduction::Mean ? over_numel(g, of, /*gradient=*/true) : g;
 }
 
 // d/dself of loss(self - target) is f'(diff) scaled; d/dtarget is its negation.
@@ -269,7 +279,7 @@ std::vector<Tensor> regression_derivative(const BackwardArgs& a, PointwiseLoss k
   const Tensor& target = a.inputs[1].to_tensor();
   const Reduction r = reduction_arg(a.inputs[2], "loss derivative");
   const Tensor diff = self - target;
-  const Tensor scale = reduced_scale(a.grad_outputs[0], r, diff.numel());
+  const Tensor scale = reduced_scale(a.grad_outputs[0], r, diff);
   Tensor grad;
   switch (kind) {
     case PointwiseLoss::Mse:
@@ -300,7 +310,7 @@ std::vector<Tensor> bce_derivative(const BackwardArgs& a) {
   const Tensor& t = a.inputs[1].to_tensor();
   const Tensor weight = a.inputs[2].to_optional_tensor();
   const Reduction r = reduction_arg(a.inputs[3], "binary_cross_entropy");
-  const Tensor unweighted_scale = reduced_scale(a.grad_outputs[0], r, x.numel());
+  const Tensor unweighted_scale = reduced_scale(a.grad_outputs[0], r, x);
   const Tensor scale = weight.defined() ? unweighted_scale * weight : unweighted_scale;
   const Tensor grad_self = (x - t) / (x * (1.0 - x)).clamp_min(1e-12) * scale;
   const Tensor log_x = x.log().clamp_min(-100.0);

@@ -4,6 +4,7 @@
 #include "ops/norm/norm_backward_common.h"
 #include "ops/norm/norm_backward_kernels.h"
 #include "ops/samples.h"
+#include "ops/view/view_utils.h"
 
 #include <kiln/ops/creation.h>
 #include <kiln/ops/norm.h>
@@ -29,33 +30,36 @@ LayerNormBackwardArgs unpack(const Stack& a) {
           a[6].to_optional_tensor(), norm::output_mask(a[7])};
 }
 
+using view_detail::shape_str;
+
 MaybeMetas metas(const LayerNormBackwardArgs& b) {
   norm::check_floating(b.input, kOp);
-  KILN_CHECK(b.grad_out.sizes() == b.input.sizes(),
-             "{}: expected grad_out of the input's shape [{}], but got [{}]", kOp,
-             fmt::join(b.input.sizes(), ", "), fmt::join(b.grad_out.sizes(), ", "));
+  const SymIntList sizes = b.input.sym_sizes();
+  KILN_CHECK(b.grad_out.sym_sizes() == sizes,
+             "{}: expected grad_out of the input's shape {}, but got {}", kOp, shape_str(sizes),
+             shape_str(b.grad_out.sym_sizes()));
   const int64_t k = static_cast<int64_t>(b.shape.size());
-  KILN_CHECK(k >= 1 && k <= b.input.dim() &&
-                 IntList(b.input.sizes().data() + b.input.dim() - k, static_cast<size_t>(k)) ==
-                     IntList(b.shape),
-             "{}: normalized_shape [{}] does not match the trailing dims of input [{}]", kOp,
-             fmt::join(b.shape, ", "), fmt::join(b.input.sizes(), ", "));
-  const int64_t rows = b.input.numel() / std::max<int64_t>(1, [&] {
-                         int64_t m = 1;
-                         for (int64_t s : b.shape) m *= s;
-                         return m;
-                       }());
-  KILN_CHECK(b.mean.numel() == rows && b.rstd.numel() == rows,
+  bool trailing = k >= 1 && k <= b.input.dim();
+  SymInt cols = 1;
+  for (int64_t i = 0; trailing && i < k; ++i) {
+    const SymInt& d = sizes[static_cast<size_t>(b.input.dim() - k + i)];
+    trailing = d == b.shape[static_cast<size_t>(i)];
+    cols = cols * d;
+  }
+  KILN_CHECK(trailing, "{}: normalized_shape [{}] does not match the trailing dims of input {}",
+             kOp, fmt::join(b.shape, ", "), shape_str(sizes));
+  const SymInt rows = cols == 0 ? SymInt(0) : b.input.sym_numel() / cols;
+  KILN_CHECK(b.mean.sym_numel() == rows && b.rstd.sym_numel() == rows,
              "{}: expected mean and rstd of {} elements (one per row), but got {} and {}", kOp,
-             rows, b.mean.numel(), b.rstd.numel());
+             rows.str(), b.mean.sym_numel().str(), b.rstd.sym_numel().str());
   const Device dev = b.input.device();
   MaybeMetas m;
-  if (b.mask[0]) m[0] = TensorMeta::contiguous(norm::sym(b.input.sizes()), b.input.dtype(), dev);
+  if (b.mask[0]) m[0] = TensorMeta::contiguous(sizes.vec(), b.input.dtype(), dev);
   if (b.mask[1] && b.weight.defined()) {
-    m[1] = TensorMeta::contiguous(norm::sym(b.weight.sizes()), b.weight.dtype(), dev);
+    m[1] = TensorMeta::contiguous(b.weight.sym_sizes().vec(), b.weight.dtype(), dev);
   }
   if (b.mask[2] && b.bias.defined()) {
-    m[2] = TensorMeta::contiguous(norm::sym(b.bias.sizes()), b.bias.dtype(), dev);
+    m[2] = TensorMeta::contiguous(b.bias.sym_sizes().vec(), b.bias.dtype(), dev);
   }
   return m;
 }

@@ -102,26 +102,27 @@ std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")
 
 // ---------------------------------------------------------------- constant_pad_nd
 
-void check_pad_list(const Tensor& self, IntList pad, const char* op) {
-  KILN_CHECK(pad.size() % 2 == 0, "{}: length of pad must be even but instead it equals {}", op,
-             pad.size());
-  KILN_CHECK(static_cast<int64_t>(pad.size()) <= 2 * self.dim(),
+void check_pad_list(const Tensor& self, size_t pad_length, const char* op) {
+  KILN_CHECK(pad_length % 2 == 0, "{}: length of pad must be even but instead it equals {}", op,
+             pad_length);
+  KILN_CHECK(static_cast<int64_t>(pad_length) <= 2 * self.dim(),
              "{}: length of pad should be no more than twice the number of dimensions of the "
              "input. Pad length is {} while the input has {} dimensions.",
-             op, pad.size(), self.dim());
+             op, pad_length, self.dim());
 }
 
 // Output sizes: pad[2i], pad[2i+1] widen dim (ndim - 1 - i).
-SymDimVector padded_sizes(const Tensor& self, IntList pad, const char* op) {
+// Symbolic pads too (slice's gradient pads by its bounds).
+SymDimVector padded_sizes(const Tensor& self, SymIntList pad, const char* op) {
   SymDimVector sizes = self.sym_sizes().vec();
   const int64_t ndim = self.dim();
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     const auto d = static_cast<size_t>(ndim - 1 - static_cast<int64_t>(i));
-    SymInt out = sizes[d] + SymInt(pad[2 * i]) + SymInt(pad[2 * i + 1]);
+    SymInt out = sizes[d] + pad[2 * i] + pad[2 * i + 1];
     KILN_CHECK(out >= SymInt(0),
                "{}: the input size {}, plus negative padding {} and {} resulted in a negative "
                "output size, which is invalid. Check dimension {} of your input.",
-               op, sizes[d].str(), pad[2 * i], pad[2 * i + 1], d);
+               op, sizes[d].str(), pad[2 * i].str(), pad[2 * i + 1].str(), d);
     sizes[d] = out;
   }
   return sizes;
@@ -129,8 +130,8 @@ SymDimVector padded_sizes(const Tensor& self, IntList pad, const char* op) {
 
 std::vector<TensorMeta> constant_pad_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
-  const IV pad = args[1].to_int_list();
-  check_pad_list(self, pad, "constant_pad_nd");
+  const std::vector<SymInt> pad = args[1].to_sym_int_list();
+  check_pad_list(self, pad.size(), "constant_pad_nd");
   return {TensorMeta::contiguous(padded_sizes(self, pad, "constant_pad_nd"), self.dtype(),
                                  self.device())};
 }
@@ -172,7 +173,8 @@ void check_pad_input(const Tensor& self, IntList padding, int64_t dims, const ch
 std::vector<TensorMeta> mode_pad_meta(const Tensor& self, IntList padding, PadMode mode,
                                       const char* op) {
   check_mode_pads(self, padding, mode, op);
-  return {TensorMeta::contiguous(padded_sizes(self, padding, op), self.dtype(), self.device())};
+  return {
+      TensorMeta::contiguous(padded_sizes(self, to_sym(padding), op), self.dtype(), self.device())};
 }
 
 void mode_pad_impl(const Tensor& self, IntList padding, PadMode mode, const Tensor& out) {
@@ -322,14 +324,15 @@ KILN_OP("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor")
         [](const BackwardArgs& a) -> std::vector<Tensor> {
           // The kept window of the gradient: the opposite pads crop what padding added and
           // zero-fill what cropping removed.
-          IV pad = a.inputs[1].to_int_list();
-          for (int64_t& p : pad) p = -p;
-          return {constant_pad_nd(a.grad_outputs[0], pad, 0)};
+          static const OpDef& pad_op = OpRegistry::instance().get("constant_pad_nd");
+          std::vector<SymInt> pad = a.inputs[1].to_sym_int_list();
+          for (SymInt& p : pad) p = SymInt(int64_t{0}) - p;
+          return {call1(pad_op, {a.grad_outputs[0], pad, Scalar(0)})};
         },
         DerivativeReads::Nothing)
     .decomposition([](const Stack& args) -> std::vector<Tensor> {
       constant_pad_meta(args);  // the op's checks
-      return {constant_pad_decomposition(args[0].to_tensor(), args[1].to_int_list(),
+      return {constant_pad_decomposition(args[0].to_tensor(), args[1].to_sym_int_list(),
                                          args[2].to_scalar())};
     })
     .out_variant()

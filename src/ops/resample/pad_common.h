@@ -27,7 +27,7 @@ Tensor mode_pad_backward(const Tensor& grad, const Tensor& self, IntList padding
 
 // The pads in kiln ops (their decompositions; arguments already checked): constant_pad_nd as
 // slices and cat of full() blocks, the mode pads as an index along each padded dim.
-Tensor constant_pad_decomposition(const Tensor& self, IntList pad, const Scalar& value);
+Tensor constant_pad_decomposition(const Tensor& self, SymIntList pad, const Scalar& value);
 Tensor mode_pad_decomposition(const Tensor& self, IntList padding, PadMode mode);
 
 }  // namespace kiln::ops::padding

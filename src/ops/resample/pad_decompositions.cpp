@@ -6,6 +6,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/shape.h>
+#include <kiln/ops/sym_size_ops.h>
 
 #include <algorithm>
 
@@ -14,10 +15,10 @@ namespace kiln::ops::padding {
 namespace {
 
 // self with `count` positions of `value` along dim d (sizes of self elsewhere).
-Tensor block_like(const Tensor& self, int64_t d, int64_t count, const Scalar& value) {
-  DimVector sizes(self.sizes().begin(), self.sizes().end());
+Tensor block_like(const Tensor& self, int64_t d, const SymInt& count, const Scalar& value) {
+  SymDimVector sizes = self.sym_sizes().vec();
   sizes[static_cast<size_t>(d)] = count;
-  return full(sizes, value, TensorOptions(self.dtype()).device(self.device()));
+  return full_symint(sizes, value, TensorOptions(self.dtype()).device(self.device()));
 }
 
 // min(t, hi) and max(t, lo) with numbers.
@@ -46,26 +47,30 @@ Tensor pad_source_index(PadMode mode, int64_t n, int64_t lo, int64_t hi, Device 
   return j;
 }
 
-Tensor constant_pad_decomposition(const Tensor& self, IntList pad, const Scalar& value) {
-  DimVector out_sizes(self.sizes().begin(), self.sizes().end());
+Tensor constant_pad_decomposition(const Tensor& self, SymIntList pad, const Scalar& value) {
+  SymDimVector out_sizes = self.sym_sizes().vec();
   bool nothing_kept = false;
+  const SymInt zero(int64_t{0});
+  auto negative_part = [&](const SymInt& p) { return p < 0 ? p : zero; };
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     const auto d = static_cast<size_t>(self.dim() - 1 - static_cast<int64_t>(i));
-    const int64_t n = out_sizes[d], lo = pad[2 * i], hi = pad[2 * i + 1];
-    nothing_kept |= n + std::min<int64_t>(lo, 0) + std::min<int64_t>(hi, 0) <= 0;
+    const SymInt n = out_sizes[d], lo = pad[2 * i], hi = pad[2 * i + 1];
+    nothing_kept |= n + negative_part(lo) + negative_part(hi) <= 0;
     out_sizes[d] = n + lo + hi;
   }
   // Negative pads that remove all of a dim leave only `value` (the kernel's early return).
   if (nothing_kept) {
-    return full(out_sizes, value, TensorOptions(self.dtype()).device(self.device()));
+    return full_symint(out_sizes, value, TensorOptions(self.dtype()).device(self.device()));
   }
   Tensor x = self;
   bool changed = false;
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     const int64_t d = self.dim() - 1 - static_cast<int64_t>(i);
-    const int64_t lo = pad[2 * i], hi = pad[2 * i + 1];
+    const SymInt lo = pad[2 * i], hi = pad[2 * i + 1];
     if (lo < 0 || hi < 0) {
-      x = x.slice(d, std::max<int64_t>(-lo, 0), x.size(d) - std::max<int64_t>(-hi, 0));
+      const SymInt start = zero - negative_part(lo);
+      const SymInt length = x.sym_size(d) - start + negative_part(hi);
+      x = narrow_symint(x, d, start, length);
       changed = true;
     }
     if (lo > 0 || hi > 0) {

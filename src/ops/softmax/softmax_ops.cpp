@@ -7,6 +7,7 @@
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/softmax.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/unary.h>
 
 #include <limits>
@@ -71,7 +72,7 @@ std::vector<Tensor> softmax_decomposition(const Stack& a, bool log) {
   const char* op = log ? "_log_softmax" : "_softmax";
   const Tensor& self = a[0].to_tensor();
   const DType out_dtype = softmax_meta(a, op)[0].dtype;  // the argument checks too
-  if (self.numel() == 0) return {full(self.sizes(), 0, out_dtype)};
+  if (self.sym_numel() == 0) return {full_symint(self.sym_sizes(), 0, out_dtype)};
   const int64_t dim = wrap_dim(a[1].to_int(), std::max<int64_t>(self.dim(), 1), op);
   // A 0-dim input is a row of one.
   Tensor x = self.to(self.dtype() == DType::Float64 ? DType::Float64 : DType::Float32);
@@ -79,7 +80,8 @@ std::vector<Tensor> softmax_decomposition(const Stack& a, bool log) {
   const Tensor shifted = x - amax(x, {dim}, /*keepdim=*/true);
   const Tensor e = exp(shifted);
   const Tensor total = sum(e, {dim}, /*keepdim=*/true);
-  return {(log ? shifted - kiln::log(total) : e / total).reshape(self.sizes()).to(out_dtype)};
+  const Tensor y = log ? shifted - kiln::log(total) : e / total;
+  return {(self.dim() == 0 ? y.reshape({}) : y).to(out_dtype)};
 }
 
 // A row with -inf, and one of large magnitude that overflows exp without the max shift.

@@ -4,6 +4,7 @@
 
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/view.h>
 
 namespace kiln::ops {
@@ -75,7 +76,7 @@ std::vector<Tensor> unflatten_composite(const Stack& args) {
 KILN_OP("view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
-          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+          return {reshape_symint(a.grad_outputs[0], a.inputs[0].to_tensor().sym_sizes())};
         },
         DerivativeReads::Nothing)
     .view(view_op_meta)

@@ -25,23 +25,54 @@ SymInt dim_size(const Tensor& self, int64_t dim) {
   return self.sym_sizes()[static_cast<size_t>(dim)];
 }
 
-std::vector<TensorMeta> slice_op_meta(const Stack& args) {
+// slice.Tensor's arguments, checked, with its bounds clamped as Python clamps them.
+struct SliceBounds {
+  int64_t dim;
+  SymInt start, end, step, size;
+};
+
+SliceBounds slice_bounds(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
-  const int64_t dim = sliced_dim(self, args[1].to_int(), "slice");
-  const SymInt step = args[4].to_sym_int();
-  KILN_CHECK(step > 0, "slice: step must be positive, got {}", step.str());
-  const SymInt size = dim_size(self, dim);
-  SymInt start = args[2].is_none() ? SymInt(int64_t{0}) : args[2].to_sym_int();
-  SymInt end =
-      args[3].is_none() ? SymInt(std::numeric_limits<int64_t>::max()) : args[3].to_sym_int();
-  // Python's clamping: negative bounds count from the end, then both clamp into [0, size].
-  if (start < 0) start = start + size;
-  if (end < 0) end = end + size;
-  if (start < 0) start = 0;
-  if (start > size) start = size;
-  if (end < start) end = start;
-  if (end > size) end = size;
-  return {slice_meta(self, dim, start, end, step)};
+  SliceBounds b;
+  b.dim = sliced_dim(self, args[1].to_int(), "slice");
+  b.step = args[4].to_sym_int();
+  KILN_CHECK(b.step > 0, "slice: step must be positive, got {}", b.step.str());
+  b.size = dim_size(self, b.dim);
+  b.start = args[2].is_none() ? SymInt(int64_t{0}) : args[2].to_sym_int();
+  b.end = args[3].is_none() ? SymInt(std::numeric_limits<int64_t>::max()) : args[3].to_sym_int();
+  // Negative bounds count from the end, then both clamp into [0, size].
+  if (b.start < 0) b.start = b.start + b.size;
+  if (b.end < 0) b.end = b.end + b.size;
+  if (b.start < 0) b.start = 0;
+  if (b.start > b.size) b.start = b.size;
+  if (b.end < b.start) b.end = b.start;
+  if (b.end > b.size) b.end = b.size;
+  return b;
+}
+
+std::vector<TensorMeta> slice_op_meta(const Stack& args) {
+  const SliceBounds b = slice_bounds(args);
+  return {slice_meta(args[0].to_tensor(), b.dim, b.start, b.end, b.step)};
+}
+
+// slice_backward: the gradient placed in the sliced range of zeros. With step 1 a constant
+// padding of the gradient (no write into a view, so symbolic bounds trace as they are).
+std::vector<Tensor> slice_derivative(const BackwardArgs& a) {
+  const Tensor& self = a.inputs[0].to_tensor();
+  const Tensor& g = a.grad_outputs[0];
+  Stack args(a.inputs.begin(), a.inputs.end());
+  const SliceBounds b = slice_bounds(args);
+  if (b.step == 1) {
+    static const OpDef& pad = OpRegistry::instance().get("constant_pad_nd");
+    // constant_pad_nd's list pairs (before, after) from the last dim backwards.
+    std::vector<SymInt> widths(2 * static_cast<size_t>(self.dim() - b.dim), SymInt(int64_t{0}));
+    widths[widths.size() - 2] = b.start;
+    widths[widths.size() - 1] = b.size - b.end;
+    return {call1(pad, {g, widths, Scalar(0)})};
+  }
+  Tensor grad = zeros(self.sizes(), g.options());
+  grad.slice(b.dim, b.start.expect_int(), b.end.expect_int(), b.step.expect_int()).copy_(g);
+  return {grad};
 }
 
 std::vector<Tensor> narrow_composite(const Stack& args) {
@@ -210,17 +241,7 @@ KILN_OP(
     "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
     "SymInt step=1) -> Tensor(a)")
     .view(slice_op_meta)
-    .derivative(
-        [](const BackwardArgs& a) -> std::vector<Tensor> {
-          // The gradient written into the sliced range of a zero tensor (slice_backward).
-          const Tensor& self = a.inputs[0].to_tensor();
-          Tensor grad = zeros(self.sizes(), a.grad_outputs[0].options());
-          grad.slice(a.inputs[1].to_int(), a.inputs[2].to_optional_int(),
-                     a.inputs[3].to_optional_int(), a.inputs[4].to_int())
-              .copy_(a.grad_outputs[0]);
-          return {grad};
-        },
-        DerivativeReads::Nothing)
+    .derivative(slice_derivative, DerivativeReads::Nothing)
     .samples([] {
       using std::nullopt;
       auto i = [](int64_t v) { return IValue(v); };

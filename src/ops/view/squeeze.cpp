@@ -3,6 +3,7 @@
 #include "ops/view/view_utils.h"
 
 #include <kiln/ops/registry.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/view.h>
 
 #include <algorithm>
@@ -90,7 +91,7 @@ using IV = std::vector<int64_t>;
 KILN_OP("squeeze(Tensor(a) self) -> Tensor(a)")
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
-          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+          return {reshape_symint(a.grad_outputs[0], a.inputs[0].to_tensor().sym_sizes())};
         },
         DerivativeReads::Nothing)
     .view(squeeze_meta)
@@ -108,7 +109,7 @@ KILN_OP("squeeze(Tensor(a) self) -> Tensor(a)")
 KILN_OP("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
-          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+          return {reshape_symint(a.grad_outputs[0], a.inputs[0].to_tensor().sym_sizes())};
         },
         DerivativeReads::Nothing)
     .view(squeeze_dim_meta)
@@ -127,7 +128,7 @@ KILN_OP("squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)")
 KILN_OP("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
-          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+          return {reshape_symint(a.grad_outputs[0], a.inputs[0].to_tensor().sym_sizes())};
         },
         DerivativeReads::Nothing)
     .view(squeeze_dims_meta)
@@ -143,7 +144,7 @@ KILN_OP("squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)")
 KILN_OP("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)")
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
-          return {a.grad_outputs[0].reshape(a.inputs[0].to_tensor().sizes())};
+          return {reshape_symint(a.grad_outputs[0], a.inputs[0].to_tensor().sym_sizes())};
         },
         DerivativeReads::Nothing)
     .view(unsqueeze_meta)
