@@ -10,6 +10,9 @@ pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 find_package(dnnl CONFIG REQUIRED)
 # nlohmann-json (header-only) parses safetensors headers.
 find_package(nlohmann_json REQUIRED)
+# Gloo runs the collectives of kiln::distributed on CPU tensors. Debian's libgloo-dev ships a CMake
+# config (target `gloo`, no namespace) under /usr/share/cmake/Gloo.
+find_package(Gloo CONFIG REQUIRED)
 if(KILN_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build g++ clang libomp-dev
   libsleef-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
-  libdnnl-dev ocl-icd-opencl-dev
+  libdnnl-dev ocl-icd-opencl-dev libgloo-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   python3 python3-venv python3-pip
 )

@@ -1,0 +1,30 @@
+#pragma once
+// Work: the handle an asynchronous collective returns. Copies share one state; wait() blocks until
+// the collective ran and rethrows its failure as kiln::Error.
+#include <memory>
+#include <string>
+
+namespace kiln::distributed {
+
+namespace detail {
+class WorkState;
+}
+
+class Work {
+ public:
+  Work() = default;  // a handle to nothing: completed
+  explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
+
+  // Blocks until the collective finished; raises its kiln::Error if it failed.
+  void wait() const;
+  bool is_completed() const;
+  // Completed without an error (false while running).
+  bool is_success() const;
+  // What the work does, e.g. "all_reduce (Sum) of 12 float32 elements".
+  std::string description() const;
+
+ private:
+  std::shared_ptr<detail::WorkState> state_;
+};
+
+}  // namespace kiln::distributed

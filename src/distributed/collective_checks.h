@@ -1,0 +1,19 @@
+#pragma once
+// The checks every collective runs on its tensors before anything is sent, so that a bad call
+// fails on the calling rank with a message naming the op, instead of deadlocking its peers.
+#include <kiln/core/tensor.h>
+#include <kiln/distributed/reduce_op.h>
+
+#include <span>
+
+namespace kiln::distributed::detail {
+
+// Defined, on the CPU, contiguous, of a dtype Gloo can reduce.
+void check_collective_tensor(const Tensor& tensor, const char* op, const char* which);
+// Every tensor has reference's dtype and `numel` elements.
+void check_same_dtype_and_numel(std::span<const Tensor> tensors, DType dtype, int64_t numel,
+                                const char* op, const char* which);
+void check_reduce_op(ReduceOp op, DType dtype, const char* op_name);
+void check_rank(int rank, int world_size, const char* op, const char* which);
+
+}  // namespace kiln::distributed::detail
