@@ -13,11 +13,19 @@ namespace {
 constexpr uint64_t kMaxFieldBytes = uint64_t{1} << 30;
 constexpr uint32_t kMaxKeys = 1u << 20;
 
+// resize + memcpy rather than insert: GCC 12 reports a false -Wstringop-overflow on the latter.
 template <typename T>
 void append(std::vector<uint8_t>& out, T value) {
-  uint8_t bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  out.insert(out.end(), bytes, bytes + sizeof(T));
+  size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &value, sizeof(T));
+}
+
+void append_bytes(std::vector<uint8_t>& out, const void* bytes, size_t size) {
+  if (size == 0) return;
+  size_t at = out.size();
+  out.resize(at + size);
+  std::memcpy(out.data() + at, bytes, size);
 }
 
 template <typename T>
@@ -37,10 +45,10 @@ std::vector<uint8_t> encode_request(const StoreRequest& request) {
   append(out, static_cast<uint32_t>(request.keys.size()));
   for (const auto& key : request.keys) {
     append(out, static_cast<uint32_t>(key.size()));
-    out.insert(out.end(), key.begin(), key.end());
+    append_bytes(out, key.data(), key.size());
   }
   append(out, static_cast<uint64_t>(request.value.size()));
-  out.insert(out.end(), request.value.begin(), request.value.end());
+  append_bytes(out, request.value.data(), request.value.size());
   return out;
 }
 
@@ -69,7 +77,7 @@ void send_reply(const Socket& socket, const std::vector<uint8_t>& payload) {
   std::vector<uint8_t> out;
   out.reserve(sizeof(uint64_t) + payload.size());
   append(out, static_cast<uint64_t>(payload.size()));
-  out.insert(out.end(), payload.begin(), payload.end());
+  append_bytes(out, payload.data(), payload.size());
   send_all(socket, out);
 }
 
