@@ -7,13 +7,13 @@
 //   kiln_dist_worker <scenario> <results dir>
 #include <kiln/kiln.h>
 
-#include <unistd.h>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 
 namespace dist = kiln::distributed;
 using kiln::Tensor;
@@ -175,6 +175,34 @@ void peer_dies(Results& results) {
   dist::destroy_process_group();
 }
 
+// Both ranks meet; rank 1 then stops calling collectives for longer than the timeout. Rank 0's
+// async all_reduce must fail within about the timeout, and wait() must raise it.
+void peer_stalls(Results& results) {
+  dist::InitOptions init;
+  init.timeout = std::chrono::milliseconds(1000);
+  dist::init_process_group(init);
+  dist::barrier();
+  if (dist::get_rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    std::_Exit(0);
+  }
+  auto start = std::chrono::steady_clock::now();
+  Tensor t = kiln::ones({4});
+  dist::Work work = dist::all_reduce(t, dist::ReduceOp::Sum, /*async_op=*/true);
+  results.number("completed_at_once", work.is_completed() ? 1 : 0);
+  try {
+    work.wait();
+    results.number("completed", 1);
+  } catch (const kiln::Error& e) {
+    results.error(e.what());
+  }
+  results.number("success", work.is_success() ? 1 : 0);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  results.number("elapsed_ms",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  dist::destroy_process_group();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,6 +215,7 @@ int main(int argc, char** argv) {
       {"explicit_store", explicit_store},
       {"peer_never_arrives", peer_never_arrives},
       {"peer_dies", peer_dies},
+      {"peer_stalls", peer_stalls},
   };
   auto scenario = scenarios.find(argv[1]);
   if (scenario == scenarios.end()) {

@@ -91,5 +91,21 @@ TEST(DistributedMultiProcess, PeerThatDiesFailsTheCollective) {
   EXPECT_LT(r.at("elapsed_ms")[0], 5000);
 }
 
+TEST(DistributedMultiProcess, PeerThatStallsTimesOutTheAsyncCollective) {
+  auto results = launch_ranks("peer_stalls", 2);
+  ASSERT_EQ(results.size(), 2u);
+  const auto& r = results[0];
+  ASSERT_EQ(r.exit_code, 0) << (r.errors.empty() ? "" : r.errors.front());
+  EXPECT_EQ(r.at("completed_at_once"), repeat(0, 1));
+  ASSERT_EQ(r.errors.size(), 1u) << "all_reduce succeeded while rank 1 stalled";
+  EXPECT_NE(r.errors[0].find("timeout 1000 ms"), std::string::npos) << r.errors[0];
+  EXPECT_NE(r.errors[0].find("all_reduce (Sum) of 4 float32 elements"), std::string::npos)
+      << r.errors[0];
+  EXPECT_EQ(r.at("success"), repeat(0, 1));
+  ASSERT_EQ(r.at("elapsed_ms").size(), 1u);
+  EXPECT_GE(r.at("elapsed_ms")[0], 900);
+  EXPECT_LT(r.at("elapsed_ms")[0], 2400);  // before rank 1 wakes up and exits
+}
+
 }  // namespace
 }  // namespace kiln::testing
