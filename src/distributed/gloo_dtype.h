@@ -1,8 +1,10 @@
 #pragma once
 // The dtypes the gloo backend carries, as the C++ types Gloo's templates take, and the reduction
-// function Gloo applies for each ReduceOp.
+// function Gloo applies for each ReduceOp. kiln's Half and BFloat16 convert to and from float, so
+// Gloo's elementwise templates reduce them in float precision.
 #include <kiln/core/dtype.h>
 #include <kiln/core/error.h>
+#include <kiln/core/half.h>
 #include <kiln/distributed/reduce_op.h>
 
 #include <gloo/allreduce.h>
@@ -14,6 +16,8 @@ namespace kiln::distributed::detail {
 
 constexpr bool is_gloo_dtype(DType dtype) {
   switch (dtype) {
+    case DType::Float16:
+    case DType::BFloat16:
     case DType::Float32:
     case DType::Float64:
     case DType::Int32:
@@ -26,12 +30,18 @@ constexpr bool is_gloo_dtype(DType dtype) {
   }
 }
 
-inline const char* gloo_dtype_names() { return "float32, float64, int32, int64, int8 and uint8"; }
+inline const char* gloo_dtype_names() {
+  return "float16, bfloat16, float32, float64, int32, int64, int8 and uint8";
+}
 
 // Calls f(T{}) with the C++ type of dtype (checked by is_gloo_dtype beforehand).
 template <typename F>
 decltype(auto) visit_gloo_dtype(DType dtype, F&& f) {
   switch (dtype) {
+    case DType::Float16:
+      return f(Half{});
+    case DType::BFloat16:
+      return f(BFloat16{});
     case DType::Float32:
       return f(float{});
     case DType::Float64:

@@ -82,9 +82,11 @@ void ProcessGroupGloo::Impl::all_reduce(void* data, int64_t numel, DType dtype, 
     opts.setTag(next_tag++);
     opts.setTimeout(options.timeout);
     gloo::allreduce(opts);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (!std::is_integral_v<T>) {  // Avg is refused for integers beforehand
       if (op == ReduceOp::Avg) {
-        for (int64_t i = 0; i < numel; ++i) values[i] /= static_cast<T>(world_size);
+        using Wide = std::conditional_t<std::is_same_v<T, double>, double, float>;
+        for (int64_t i = 0; i < numel; ++i)
+          values[i] = static_cast<T>(static_cast<Wide>(values[i]) / static_cast<Wide>(world_size));
       }
     }
   });

@@ -95,6 +95,16 @@ void collectives(Results& results) {
     dist::reduce_scatter_tensor(slice, whole, dist::ReduceOp::Sum);
     results.values("reduce_scatter_tensor" + suffix, slice);
   }
+  // Half precisions reduce in float: small integers stay exact.
+  for (auto dtype : {kiln::kFloat16, kiln::kBFloat16}) {
+    std::string suffix = std::string("_") + std::string(kiln::dtype_name(dtype));
+    Tensor t = kiln::full({3}, rank + 1, options(dtype));
+    dist::all_reduce(t);
+    results.values("all_reduce_sum" + suffix, t);
+    Tensor a = kiln::full({3}, 2 * (rank + 1), options(dtype));
+    dist::all_reduce(a, dist::ReduceOp::Avg);
+    results.values("all_reduce_avg" + suffix, a);
+  }
   // Async: five all-reduces in flight at once finish in issue order.
   std::vector<Tensor> tensors;
   std::vector<dist::Work> works;

@@ -45,6 +45,10 @@ void expect_collectives(int world) {
                 (std::vector<double>{n * (2 * rank) + offset, n * (2 * rank + 1) + offset}));
     }
     EXPECT_EQ(r.at("all_reduce_avg_float32"), repeat((n + 1) / 2, 4));
+    for (std::string dtype : {"float16", "bfloat16"}) {
+      EXPECT_EQ(r.at("all_reduce_sum_" + dtype), repeat(sum, 3)) << dtype;
+      EXPECT_EQ(r.at("all_reduce_avg_" + dtype), repeat(n + 1, 3)) << dtype;
+    }
     EXPECT_EQ(r.at("async_in_order"), repeat(1, 1));
     EXPECT_EQ(r.at("async_values"), (std::vector<double>{sum, 2 * sum, 3 * sum, 4 * sum, 5 * sum}));
     EXPECT_EQ(r.at("done"), repeat(1, 1));
