@@ -6,6 +6,7 @@
 #include "distributed/collective_checks.h"
 #include "distributed/gloo_dtype.h"
 #include "distributed/gloo_store.h"
+#include "distributed/sigpipe_blocked.h"
 #include "distributed/work_queue.h"
 
 #include <gloo/allgather.h>
@@ -140,6 +141,8 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int w
   impl_->world_size = world_size;
   impl_->options = options;
   impl_->store = store;
+  // Gloo's event loop thread (started with the device) and the worker thread inherit this.
+  detail::SigpipeBlocked sigpipe_blocked;
   impl_->device = make_device(options);
   impl_->context = std::make_shared<gloo::rendezvous::Context>(rank, world_size);
   impl_->context->setTimeout(options.timeout);

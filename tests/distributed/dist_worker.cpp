@@ -193,7 +193,7 @@ void peer_stalls(Results& results) {
   dist::init_process_group(init);
   dist::barrier();
   if (dist::get_rank() == 1) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
     std::_Exit(0);
   }
   auto start = std::chrono::steady_clock::now();

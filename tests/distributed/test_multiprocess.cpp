@@ -108,7 +108,7 @@ TEST(DistributedMultiProcess, PeerThatStallsTimesOutTheAsyncCollective) {
   EXPECT_EQ(r.at("success"), repeat(0, 1));
   ASSERT_EQ(r.at("elapsed_ms").size(), 1u);
   EXPECT_GE(r.at("elapsed_ms")[0], 900);
-  EXPECT_LT(r.at("elapsed_ms")[0], 2400);  // before rank 1 wakes up and exits
+  EXPECT_LT(r.at("elapsed_ms")[0], 3000);  // before rank 1 wakes up and exits
 }
 
 }  // namespace
