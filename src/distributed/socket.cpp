@@ -49,25 +49,58 @@ void Socket::shutdown() const {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
 }
 
-std::pair<Socket, int> listen_on(int port) {
-  KILN_CHECK(port >= 0 && port < 65536, "TCPStore: port must be in [0, 65535], got {}", port);
+namespace {
+
+// The IPv6 wildcard, dual-stack so that IPv4 clients (127.0.0.1) reach it too; an invalid socket
+// where the kernel has no IPv6.
+Socket listen_dual_stack(int port) {
   Socket socket(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  KILN_CHECK(socket.valid(), "TCPStore: cannot create a socket: {}", errno_text());
+  if (!socket.valid()) return socket;
   int one = 1, zero = 0;
   ::setsockopt(socket.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  // Dual-stack: IPv4 clients (127.0.0.1) reach the IPv6 wildcard too.
   ::setsockopt(socket.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
   sockaddr_in6 address{};
   address.sin6_family = AF_INET6;
   address.sin6_addr = in6addr_any;
   address.sin6_port = htons(static_cast<uint16_t>(port));
+  if (::bind(socket.fd(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0)
+    return Socket();
+  return socket;
+}
+
+Socket listen_ipv4(int port) {
+  Socket socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  KILN_CHECK(socket.valid(), "TCPStore: cannot create a socket: {}", errno_text());
+  int one = 1;
+  ::setsockopt(socket.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<uint16_t>(port));
   KILN_CHECK(::bind(socket.fd(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0,
              "TCPStore: cannot bind port {}: {}", port, errno_text());
-  KILN_CHECK(::listen(socket.fd(), 128) == 0, "TCPStore: cannot listen on port {}: {}", port,
-             errno_text());
+  return socket;
+}
+
+int bound_port(const Socket& socket) {
+  sockaddr_storage address{};
   socklen_t length = sizeof(address);
   ::getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&address), &length);
-  return {std::move(socket), ntohs(address.sin6_port)};
+  if (address.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<sockaddr_in6*>(&address)->sin6_port);
+  return ntohs(reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+}
+
+}  // namespace
+
+std::pair<Socket, int> listen_on(int port) {
+  KILN_CHECK(port >= 0 && port < 65536, "TCPStore: port must be in [0, 65535], got {}", port);
+  Socket socket = listen_dual_stack(port);
+  if (!socket.valid()) socket = listen_ipv4(port);
+  KILN_CHECK(::listen(socket.fd(), 128) == 0, "TCPStore: cannot listen on port {}: {}", port,
+             errno_text());
+  int bound = bound_port(socket);
+  return {std::move(socket), bound};
 }
 
 Socket connect_to(const std::string& host, int port, Clock::time_point deadline) {
