@@ -4,6 +4,7 @@
 #include <kiln/ops/creation.h>
 
 #include "distributed/collective_checks.h"
+#include "distributed/collective_fingerprint.h"
 #include "distributed/gloo_dtype.h"
 #include "distributed/gloo_store.h"
 #include "distributed/sigpipe_blocked.h"
@@ -25,6 +26,8 @@ namespace kiln::distributed {
 using detail::check_collective_tensor;
 using detail::check_reduce_op;
 using detail::check_same_dtype_and_numel;
+using detail::CollectiveFingerprint;
+using detail::CollectiveKind;
 using detail::visit_gloo_dtype;
 
 namespace {
@@ -70,7 +73,30 @@ struct ProcessGroupGloo::Impl {
   void broadcast(void* data, int64_t numel, DType dtype, int src);
   void all_gather(const void* input, void* output, int64_t numel, DType dtype);
   void barrier();
+  // Raises kiln::Error when another rank is about to run a different collective.
+  void verify(const CollectiveFingerprint& mine);
 };
+
+void ProcessGroupGloo::Impl::verify(const CollectiveFingerprint& mine) {
+  if (world_size == 1) return;
+  constexpr size_t kWords = CollectiveFingerprint::kWords;
+  auto words = mine.encode();
+  std::vector<int64_t> all(kWords * world_size);
+  gloo::AllgatherOptions opts(context);
+  opts.setInput(words.data(), kWords);
+  opts.setOutput(all.data(), all.size());
+  opts.setTag(next_tag++);
+  opts.setTimeout(options.timeout);
+  gloo::allgather(opts);
+  std::vector<std::string> others;
+  for (int r = 0; r < world_size; ++r) {
+    auto theirs =
+        CollectiveFingerprint::decode(std::span<const int64_t, kWords>(&all[r * kWords], kWords));
+    if (theirs != mine) others.push_back(fmt::format("rank {} runs {}", r, theirs.str()));
+  }
+  KILN_CHECK(others.empty(), "the ranks disagree on this collective: rank {} runs {}, but {}", rank,
+             mine.str(), fmt::join(others, ", "));
+}
 
 void ProcessGroupGloo::Impl::all_reduce(void* data, int64_t numel, DType dtype, ReduceOp op) {
   if (numel == 0) return;
@@ -188,6 +214,7 @@ Work ProcessGroupGloo::all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
   return submit(
       describe(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor),
       [impl, tensor, op] {
+        impl->verify({CollectiveKind::AllReduce, tensor.dtype(), tensor.numel(), -1, op});
         impl->all_reduce(tensor.data_ptr(), tensor.numel(), tensor.dtype(), op);
       },
       async_op);
@@ -200,6 +227,7 @@ Work ProcessGroupGloo::broadcast(Tensor& tensor, int src, bool async_op) {
   return submit(
       describe(fmt::format("broadcast from rank {}", src), tensor),
       [impl, tensor, src] {
+        impl->verify({CollectiveKind::Broadcast, tensor.dtype(), tensor.numel(), src});
         impl->broadcast(tensor.data_ptr(), tensor.numel(), tensor.dtype(), src);
       },
       async_op);
@@ -218,6 +246,7 @@ Work ProcessGroupGloo::all_gather(std::vector<Tensor>& outputs, const Tensor& in
   return submit(
       describe("all_gather", input),
       [impl, input, outputs, gathered] {
+        impl->verify({CollectiveKind::AllGather, input.dtype(), input.numel()});
         impl->all_gather(input.data_ptr(), gathered.data_ptr(), input.numel(), input.dtype());
         const auto* bytes = static_cast<const uint8_t*>(gathered.data_ptr());
         for (size_t r = 0; r < outputs.size(); ++r)
@@ -234,6 +263,7 @@ Work ProcessGroupGloo::all_gather_into_tensor(Tensor& output, const Tensor& inpu
   return submit(
       describe("all_gather_into_tensor", input),
       [impl, input, output] {
+        impl->verify({CollectiveKind::AllGather, input.dtype(), input.numel()});
         impl->all_gather(input.data_ptr(), output.data_ptr(), input.numel(), input.dtype());
       },
       async_op);
@@ -255,6 +285,7 @@ Work ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>&
   return submit(
       describe(fmt::format("reduce_scatter ({})", reduce_op_name(op)), output),
       [impl, inputs, output, reduced, op] {
+        impl->verify({CollectiveKind::ReduceScatter, output.dtype(), output.numel(), -1, op});
         auto* bytes = static_cast<uint8_t*>(reduced.data_ptr());
         for (size_t r = 0; r < inputs.size(); ++r)
           std::memcpy(bytes + r * output.nbytes(), inputs[r].data_ptr(), output.nbytes());
@@ -275,6 +306,7 @@ Work ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, const Tensor& input
   return submit(
       describe(fmt::format("reduce_scatter_tensor ({})", reduce_op_name(op)), output),
       [impl, input, output, reduced, op] {
+        impl->verify({CollectiveKind::ReduceScatter, output.dtype(), output.numel(), -1, op});
         auto* bytes = static_cast<uint8_t*>(reduced.data_ptr());
         std::memcpy(bytes, input.data_ptr(), input.nbytes());
         impl->all_reduce(bytes, reduced.numel(), reduced.dtype(), op);
@@ -286,7 +318,12 @@ Work ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, const Tensor& input
 Work ProcessGroupGloo::barrier(bool async_op) {
   Impl* impl = impl_.get();
   return submit(
-      "barrier", [impl] { impl->barrier(); }, async_op);
+      "barrier",
+      [impl] {
+        impl->verify({CollectiveKind::Barrier});
+        impl->barrier();
+      },
+      async_op);
 }
 
 }  // namespace kiln::distributed

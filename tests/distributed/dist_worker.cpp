@@ -213,6 +213,25 @@ void peer_stalls(Results& results) {
   dist::destroy_process_group();
 }
 
+// The ranks disagree on the size of an all_reduce: each must fail with an error, not hang.
+void mismatched_sizes(Results& results) {
+  dist::InitOptions init;
+  init.timeout = std::chrono::milliseconds(1000);
+  dist::init_process_group(init);
+  auto start = std::chrono::steady_clock::now();
+  Tensor t = kiln::ones({3 + 2 * dist::get_rank()});
+  try {
+    dist::all_reduce(t);
+    results.number("completed", 1);
+  } catch (const kiln::Error& e) {
+    results.error(e.what());
+  }
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  results.number("elapsed_ms",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  dist::destroy_process_group();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,6 +245,7 @@ int main(int argc, char** argv) {
       {"peer_never_arrives", peer_never_arrives},
       {"peer_dies", peer_dies},
       {"peer_stalls", peer_stalls},
+      {"mismatched_sizes", mismatched_sizes},
   };
   auto scenario = scenarios.find(argv[1]);
   if (scenario == scenarios.end()) {

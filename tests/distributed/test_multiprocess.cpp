@@ -111,5 +111,20 @@ TEST(DistributedMultiProcess, PeerThatStallsTimesOutTheAsyncCollective) {
   EXPECT_LT(r.at("elapsed_ms")[0], 3000);  // before rank 1 wakes up and exits
 }
 
+TEST(DistributedMultiProcess, RanksThatDisagreeOnSizesGetAnError) {
+  auto results = launch_ranks("mismatched_sizes", 2);
+  ASSERT_EQ(results.size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto& r = results[rank];
+    ASSERT_EQ(r.exit_code, 0) << (r.errors.empty() ? "" : r.errors.front());
+    ASSERT_EQ(r.errors.size(), 1u) << "the mismatched all_reduce succeeded on rank " << rank;
+    EXPECT_NE(r.errors[0].find("the ranks disagree"), std::string::npos) << r.errors[0];
+    EXPECT_NE(r.errors[0].find(rank == 0 ? "rank 1 runs all_reduce (Sum) of 5 float32"
+                                         : "rank 0 runs all_reduce (Sum) of 3 float32"),
+              std::string::npos)
+        << r.errors[0];
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing
