@@ -69,6 +69,9 @@ run() {
   # The inductor compiles generated C++ with the machine's compiler (KILN_CXX, CXX or g++).
   command -v "${KILN_CXX:-${CXX:-g++}}" >/dev/null || echo "warning: no C++ compiler: kiln's inductor rows will fail" >&2
   export KILN_CACHE_DIR="$root/cache"
+  # The commit the bundle was packed at, for the reports' machine line (no git checkout here).
+  KILN_COMMIT="$(cat "$root/KILN_COMMIT")"
+  export KILN_COMMIT
   # Generated kernels link against the shipped SLEEF.
   export KILN_CXXFLAGS="-L$root/lib${KILN_CXXFLAGS:+ $KILN_CXXFLAGS}"
   local cores

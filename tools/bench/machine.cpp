@@ -4,6 +4,7 @@
 
 #include <fmt/chrono.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -25,9 +26,13 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
-// The source tree's commit now (the binary may be older than the last commit), else the one
-// configured into the build.
+// KILN_COMMIT when set (a bundle run away from its source tree: bench/device/run_cpu_suite.sh
+// sets the commit it was packed at), else the source tree's commit now (the binary may be older
+// than the last commit), else the one configured into the build.
 std::string kiln_commit() {
+  if (const char* packed = std::getenv("KILN_COMMIT"); packed != nullptr && *packed != '\0') {
+    return packed;
+  }
   ChildOutput git =
       run_child({"/usr/bin/git", "-C", KILN_BENCH_SOURCE_DIR, "rev-parse", "--short", "HEAD"});
   std::string id = git.stdout_text.substr(0, git.stdout_text.find_first_of("\r\n"));
