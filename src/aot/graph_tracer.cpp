@@ -259,6 +259,12 @@ Tensor match_layout(const Tensor& t, const Tensor& meta) {
 // Whether a tensor's layout covers its whole storage densely from offset 0 (then a value of that
 // layout can stand for the storage).
 bool covers_storage(const Tensor& t, int64_t storage_numel) {
+  if (t.impl()->has_symbolic_sizes_strides()) {
+    // A proxy of symbolic sizes has a storage sized by the hints: compare at the hints (a guard
+    // on the element count would specialize the symbols).
+    return t.sym_storage_offset().maybe_int() == 0 && t.sym_numel().maybe_int() == storage_numel &&
+           graph::is_dense(t.sym_sizes(), t.sym_strides());
+  }
   return t.storage_offset() == 0 && t.numel() == storage_numel &&
          graph::is_dense(t.sizes(), t.strides());
 }
@@ -299,6 +305,10 @@ void GraphTracer::write(const Tensor& target, Tensor value) {
     set_value(target, v);
     return;
   }
+  KILN_CHECK(!target.impl()->has_symbolic_sizes_strides(),
+             "aot: a write into a tensor of symbolic sizes {} that shares its storage with other "
+             "tensors (its storage would need a symbolic size)",
+             graph::ValueMeta::of(target).str());
   {
     Reentry again(this);
     if (!s.flat_mode) {

@@ -33,8 +33,9 @@ std::vector<TensorMeta> masked_fill_meta(const Stack& args) {
   check_mask(mask);
   if constexpr (TensorValue) check_value_tensor(args[2].to_tensor());
   // The functional form broadcasts self and mask together (PyTorch's expand_outplace).
-  DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
-  return {TensorMeta::contiguous(to_sym(shape), self.dtype(), self.device())};
+  return {TensorMeta::contiguous(
+      broadcast_sym_shapes(self.sym_sizes(), mask.sym_sizes(), "masked_fill"), self.dtype(),
+      self.device())};
 }
 
 template <bool TensorValue>

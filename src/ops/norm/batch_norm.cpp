@@ -183,7 +183,7 @@ Tensor channel_values(const Tensor& param, int64_t C, double fallback) {
 std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
   const BatchNormArgs b = unpack(a);
   check_batch_norm(b);
-  const int64_t C = b.input.size(1);
+  const int64_t C = b.input.sym_sizes()[1].expect_int();
   const DType sd = norm::stats_dtype(b.input, mixed(b));
   std::vector<int64_t> reduced{0};
   DimVector channel_shape(static_cast<size_t>(b.input.dim()), 1);
@@ -198,15 +198,25 @@ std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
     invstd = rsqrt(var + b.eps);
     save_mean = mean.to(sd);
     save_invstd = invstd.to(sd);
-    const double count = static_cast<double>(b.input.numel() / C);
     const double m = b.momentum;
     if (b.running_mean.defined()) {
       Tensor running_mean = b.running_mean;
       running_mean.copy_(running_mean.to(DType::Float64) * (1 - m) + mean * m);
     }
     if (b.running_var.defined()) {
+      // The unbiased variance's count / (count - 1), values per channel; a symbolic count is a
+      // tensor counting them (a sum of ones), which a graph can record.
+      Tensor unbiased = var * m;
+      const SymInt numel = b.input.sym_numel();
+      if (numel.is_symbolic()) {
+        const Tensor count = sum(ones_like(b.input, TensorOptions(DType::Float64))) / C;
+        unbiased = unbiased * count / (count - 1);
+      } else {
+        const auto count = static_cast<double>(numel.raw() / C);
+        unbiased = unbiased * count / (count - 1);
+      }
       Tensor running_var = b.running_var;
-      running_var.copy_(running_var.to(DType::Float64) * (1 - m) + var * m * count / (count - 1));
+      running_var.copy_(running_var.to(DType::Float64) * (1 - m) + unbiased);
     }
   } else {
     mean = b.running_mean.to(DType::Float64);

@@ -6,6 +6,7 @@
 #include "ops/norm/norm_backward_common.h"
 #include "ops/norm/norm_backward_kernels.h"
 #include "ops/samples.h"
+#include "ops/view/view_utils.h"
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
@@ -43,12 +44,14 @@ bool channels_last(const Tensor& t) {
 
 MaybeMetas metas(const BatchNormBackwardArgs& b) {
   norm::check_floating(b.input, kOp);
-  KILN_CHECK(b.input.dim() >= 2, "{}: expected an input of at least 2 dimensions, but got [{}]",
-             kOp, fmt::join(b.input.sizes(), ", "));
-  KILN_CHECK(b.grad_out.sizes() == b.input.sizes(),
-             "{}: expected grad_out of the input's shape [{}], but got [{}]", kOp,
-             fmt::join(b.input.sizes(), ", "), fmt::join(b.grad_out.sizes(), ", "));
-  const int64_t C = b.input.size(1);
+  const SymIntList sizes = b.input.sym_sizes();
+  KILN_CHECK(b.input.dim() >= 2, "{}: expected an input of at least 2 dimensions, but got {}", kOp,
+             view_detail::shape_str(sizes));
+  KILN_CHECK(b.grad_out.sym_sizes() == sizes,
+             "{}: expected grad_out of the input's shape {}, but got {}", kOp,
+             view_detail::shape_str(sizes), view_detail::shape_str(b.grad_out.sym_sizes()));
+  // Channels are a plain size (the batch and spatial sizes may be symbolic).
+  const int64_t C = sizes[1].expect_int();
   const Tensor& mean = b.train ? b.save_mean : b.running_mean;
   const Tensor& var = b.train ? b.save_invstd : b.running_var;
   KILN_CHECK(mean.defined() && var.defined() && mean.numel() == C && var.numel() == C,
@@ -57,9 +60,9 @@ MaybeMetas metas(const BatchNormBackwardArgs& b) {
   const Device dev = b.input.device();
   MaybeMetas m;
   if (b.mask[0]) {
-    TensorMeta g = TensorMeta::contiguous(norm::sym(b.input.sizes()), b.input.dtype(), dev);
+    TensorMeta g = TensorMeta::contiguous(sizes.vec(), b.input.dtype(), dev);
     if (channels_last(b.input)) {
-      g.strides = norm::sym(strides_for_memory_format(b.input.sizes(), MemoryFormat::ChannelsLast));
+      g.strides = strides_for_memory_format(sizes, MemoryFormat::ChannelsLast);
     }
     m[0] = g;
   }
@@ -160,12 +163,18 @@ Outs batch_norm_backward_cpu(const Stack& a) {
 std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   const BatchNormBackwardArgs b = unpack(a);
   const MaybeMetas m = metas(b);
-  const int64_t C = b.input.size(1);
+  const int64_t C = b.input.sym_sizes()[1].expect_int();
   std::vector<int64_t> dims{0}, shape(static_cast<size_t>(b.input.dim()), 1);
   for (int64_t d = 2; d < b.input.dim(); ++d) dims.push_back(d);
   shape[1] = C;
-  const double count = static_cast<double>(C == 0 ? 0 : b.input.numel() / C);
   const DType acc = norm::opmath_dtype(b.input.dtype());
+  // Divided by the values per channel; a symbolic count is a tensor counting them (a sum of
+  // ones), which a graph can record.
+  const SymInt numel = b.input.sym_numel();
+  auto over_count = [&](const Tensor& t) {
+    if (numel.is_symbolic()) return t / (ones_like(b.input, TensorOptions(acc)).sum() / C);
+    return t / static_cast<double>(C == 0 ? 0 : numel.raw() / C);
+  };
   auto per_channel = [&](const Tensor& t) { return t.to(acc).reshape(shape); };
   const Tensor mean = per_channel(b.train ? b.save_mean : b.running_mean);
   const Tensor invstd = b.train
@@ -180,7 +189,8 @@ std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   if (m[0]) {
     Tensor g = dy;
     if (b.train) {
-      g = g - per_channel(sum_dy) / count - xmu * invstd * invstd * per_channel(sum_dy_xmu) / count;
+      g = g - over_count(per_channel(sum_dy)) -
+          over_count(xmu * invstd * invstd * per_channel(sum_dy_xmu));
     }
     out[0] = (g * scale)
                  .to(b.input.dtype())

@@ -122,9 +122,11 @@ KILN_OP("_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tenso
       const char* op = "_adaptive_avg_pool2d_backward";
       const Tensor& go = a[0].to_tensor();
       const Tensor& self = a[1].to_tensor();
-      const pool::PoolInput in = pool::pool_input(self, op);
-      return Metas{pool::grad_input_meta(go, self, Tensor(), in,
-                                         backward_args(go, in, PoolKind::AdaptiveAvg, op), op)};
+      // Symbolic sizes allowed (a dynamic batch): the forward's output is grad_output's last two.
+      KILN_CHECK(go.dim() >= 2, "{}: expected grad_output with at least 2 dims", op);
+      const SymIntList gs = go.sym_sizes();
+      return Metas{pool::grad_input_meta(go, self, Tensor(), pool::sym_pool_input(self, op),
+                                         gs[gs.size() - 2], gs.back(), op)};
     })
     .cpu([](const Stack& a, const Outs& out) {
       const char* op = "_adaptive_avg_pool2d_backward";

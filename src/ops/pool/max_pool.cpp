@@ -113,11 +113,18 @@ KILN_OP(
     "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] "
     "stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")
     .meta([](const Stack& a) {
+      const char* op = "max_pool2d_with_indices_backward";
       const Tensor& self = a[1].to_tensor();
-      const pool::PoolInput in = pool::pool_input(self, "max_pool2d_with_indices_backward");
+      if (self.impl()->has_symbolic_sizes_strides()) {
+        const pool::SymPoolInput in = pool::sym_pool_input(self, op);
+        const auto [h, w] =
+            pool::sym_window_output(in, a[2].to_int_list(), a[3].to_int_list(), a[4].to_int_list(),
+                                    a[5].to_int_list(), a[6].to_bool(), op);
+        return Metas{pool::grad_input_meta(a[0].to_tensor(), self, a[7].to_tensor(), in, h, w, op)};
+      }
+      const pool::PoolInput in = pool::pool_input(self, op);
       return Metas{pool::grad_input_meta(a[0].to_tensor(), self, a[7].to_tensor(), in,
-                                         max_pool_args(a, in, 2),
-                                         "max_pool2d_with_indices_backward")};
+                                         max_pool_args(a, in, 2), op)};
     })
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[1].to_tensor();

@@ -208,32 +208,52 @@ void check_dtype(const Tensor& input, bool integers_ok, const char* op) {
                integers_ok ? "a floating point or integer dtype" : "a floating point dtype");
 }
 
+namespace {
+
+std::string joined(SymIntList sizes) {
+  std::vector<std::string> parts;
+  for (const SymInt& s : sizes) parts.push_back(s.str());
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
 TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const Tensor& indices,
-                           const PoolInput& in, const Pool2dArgs& a, const char* op) {
+                           const SymPoolInput& in, const SymInt& out_h, const SymInt& out_w,
+                           const char* op) {
   check_dtype(input, /*integers_ok=*/false, op);
   KILN_CHECK_T(TypeError, grad_output.dtype() == input.dtype(),
                "{}: expected grad_output of dtype {}, got {}", op, dtype_name(input.dtype()),
                dtype_name(grad_output.dtype()));
-  DimVector expected;
+  SymDimVector expected;
   if (in.batched) expected.push_back(in.batch);
-  for (int64_t s : {in.channels, a.out_h, a.out_w}) expected.push_back(s);
-  KILN_CHECK(grad_output.sizes() == IntList(expected),
-             "{}: expected grad_output of shape [{}], got [{}]", op, fmt::join(expected, ", "),
-             fmt::join(grad_output.sizes(), ", "));
+  for (const SymInt& s : {in.channels, out_h, out_w}) expected.push_back(s);
+  KILN_CHECK(grad_output.sym_sizes() == SymIntList(expected),
+             "{}: expected grad_output of shape [{}], got [{}]", op, joined(expected),
+             joined(grad_output.sym_sizes()));
   if (indices.defined()) {
-    KILN_CHECK(indices.sizes() == IntList(expected) && indices.dtype() == DType::Int64,
+    KILN_CHECK(indices.sym_sizes() == SymIntList(expected) && indices.dtype() == DType::Int64,
                "{}: expected int64 indices of shape [{}], got {} of shape [{}]", op,
-               fmt::join(expected, ", "), dtype_name(indices.dtype()),
-               fmt::join(indices.sizes(), ", "));
+               joined(expected), dtype_name(indices.dtype()), joined(indices.sym_sizes()));
   }
-  const DimVector strides = strides_for_memory_format(
-      input.sizes(), in.channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
   TensorMeta m;
-  for (int64_t s : input.sizes()) m.sizes.push_back(s);
-  for (int64_t s : strides) m.strides.push_back(s);
+  m.sizes = input.sym_sizes().vec();
+  m.strides = strides_for_memory_format(
+      input.sym_sizes(), in.channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous);
   m.dtype = input.dtype();
   m.device = input.device();
   return m;
+}
+
+TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const Tensor& indices,
+                           const PoolInput& in, const Pool2dArgs& a, const char* op) {
+  const SymPoolInput sym{.batched = in.batched,
+                         .batch = in.batch,
+                         .channels = in.channels,
+                         .height = in.height,
+                         .width = in.width,
+                         .channels_last = in.channels_last};
+  return grad_input_meta(grad_output, input, indices, sym, a.out_h, a.out_w, op);
 }
 
 void run_backward(Pool2dArgs a, const Tensor& grad_output, const Tensor& input,

@@ -58,6 +58,10 @@ void check_dtype(const Tensor& input, bool integers_ok, const char* op);
 // forward output a describes, and returns the input's sizes in the input's layout.
 TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const Tensor& indices,
                            const PoolInput& in, const Pool2dArgs& a, const char* op);
+// The same on symbolic sizes (the forward output's out_h x out_w).
+TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const Tensor& indices,
+                           const SymPoolInput& in, const SymInt& out_h, const SymInt& out_w,
+                           const char* op);
 
 // Runs the backward kernel: out = the gradient of the pooling a describes with respect to input
 // (float32 or float64; half types go through float32).

@@ -10,6 +10,7 @@
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/resample.h>
+#include <kiln/ops/sym_size_ops.h>
 
 #include <algorithm>
 
@@ -22,8 +23,12 @@ using IV = std::vector<int64_t>;
 // The kernel's accumulation type of a floating dtype.
 DType float_acc(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
 
-Tensor batched(const Tensor& t, const PoolInput& in) { return in.batched ? t : t.unsqueeze(0); }
-Tensor unbatched(const Tensor& t, const PoolInput& in) {
+template <typename Input>
+Tensor batched(const Tensor& t, const Input& in) {
+  return in.batched ? t : t.unsqueeze(0);
+}
+template <typename Input>
+Tensor unbatched(const Tensor& t, const Input& in) {
   return in.batched ? t : t.squeeze(IntList{0});
 }
 
@@ -202,19 +207,22 @@ std::vector<Tensor> max_pool_backward_decomposition(const Stack& a, const char* 
   return {summed.view(self.sizes()).to(self.dtype())};
 }
 
+// The adaptive average pools read their windows from tables of the input's height and width,
+// which must be plain sizes; the batch may be symbolic (dynamic shapes).
 std::vector<Tensor> adaptive_avg_pool2d_decomposition(const Stack& a) {
   static const OpDef& op = OpRegistry::instance().get("_adaptive_avg_pool2d");
   op.meta(a);
   const Tensor& self = a[0].to_tensor();
-  const PoolInput in = pool_input(self, "adaptive_avg_pool2d");
+  const SymPoolInput in = sym_pool_input(self, "adaptive_avg_pool2d");
   const IV output_size = a[1].to_int_list();
   const int64_t out_h = output_size.front(), out_w = output_size.back();
   if (out_h == 0 || out_w == 0) {
-    IV sizes(self.sizes().begin(), self.sizes().end() - 2);
-    sizes.insert(sizes.end(), {out_h, out_w});
-    return {zeros(sizes, TensorOptions(self.dtype()).device(self.device()))};
+    std::vector<SymInt> sizes(self.sym_sizes().begin(), self.sym_sizes().end() - 2);
+    sizes.insert(sizes.end(), {SymInt(out_h), SymInt(out_w)});
+    return {full_symint(sizes, 0, TensorOptions(self.dtype()).device(self.device()))};
   }
-  const AdaptiveWindows w = adaptive_windows(in.height, in.width, out_h, out_w, self.device());
+  const AdaptiveWindows w =
+      adaptive_windows(in.height.expect_int(), in.width.expect_int(), out_h, out_w, self.device());
   const DType acc = float_acc(self.dtype());
   const Tensor values = batched(self, in).to(acc).index({Tensor(), Tensor(), w.rows, w.cols});
   const Tensor sums = where(w.mask, values, 0).sum({3, 5});
@@ -225,16 +233,21 @@ std::vector<Tensor> adaptive_avg_pool2d_backward_decomposition(const Stack& a) {
   static const OpDef& op = OpRegistry::instance().get("_adaptive_avg_pool2d_backward");
   op.meta(a);
   const Tensor& self = a[1].to_tensor();
-  const PoolInput in = pool_input(self, "_adaptive_avg_pool2d_backward");
+  const SymPoolInput in = sym_pool_input(self, "_adaptive_avg_pool2d_backward");
+  const int64_t height = in.height.expect_int(), width = in.width.expect_int();
   const DType acc = float_acc(self.dtype());
   const Tensor g = batched(a[0].to_tensor(), in).to(acc);
-  const int64_t n = g.size(0), c = g.size(1), out_h = g.size(2), out_w = g.size(3);
-  Tensor grad = zeros({n, c, in.height, in.width}, TensorOptions(acc).device(self.device()));
+  const SymIntList gs = g.sym_sizes();
+  const SymInt n = gs[0], c = gs[1];
+  const int64_t out_h = gs[2].expect_int(), out_w = gs[3].expect_int();
+  Tensor grad = full_symint({n, c, SymInt(height), SymInt(width)}, 0,
+                            TensorOptions(acc).device(self.device()));
   if (out_h != 0 && out_w != 0) {
-    const AdaptiveWindows w = adaptive_windows(in.height, in.width, out_h, out_w, self.device());
+    const AdaptiveWindows w = adaptive_windows(height, width, out_h, out_w, self.device());
     const Tensor share = (g / w.sizes.to(acc)).unsqueeze(3).unsqueeze(5);
-    const Tensor values =
-        where(w.mask, share, 0).expand({n, c, out_h, w.rows.size(1), out_w, w.cols.size(3)});
+    const Tensor values = expand_symint(
+        where(w.mask, share, 0),
+        {n, c, SymInt(out_h), SymInt(w.rows.size(1)), SymInt(out_w), SymInt(w.cols.size(3))});
     grad = grad.index_put({Tensor(), Tensor(), w.rows, w.cols}, values, true);
   }
   return {unbatched(grad.to(self.dtype()), in)};

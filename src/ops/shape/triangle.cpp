@@ -7,6 +7,7 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/shape.h>
+#include <kiln/ops/sym_size_ops.h>
 
 #include <algorithm>
 #include <cstring>
@@ -61,9 +62,21 @@ std::vector<Tensor> triangle_decomposition(const Stack& args) {
   triangle_meta<Lower>(args);  // the rank check
   const Tensor& self = args[0].to_tensor();
   const int64_t k = args[1].to_int();
-  const int64_t rows = self.size(-2), cols = self.size(-1);
-  const Tensor offset = arange(cols, TensorOptions(kInt64).device(self.device())).unsqueeze(0) -
-                        arange(rows, TensorOptions(kInt64).device(self.device())).unsqueeze(1);
+  const SymIntList sizes = self.sym_sizes();
+  const SymInt rows = sizes[sizes.size() - 2], cols = sizes.back();
+  const TensorOptions index_options = TensorOptions(kInt64).device(self.device());
+  // Positions 0..n-1 along a dim: arange for a plain size; for a symbolic one (arange takes no
+  // symbols) a running count of ones.
+  auto positions = [&](const SymInt& n, int64_t dim) {
+    if (!n.is_symbolic()) {
+      const Tensor p = arange(n.raw(), index_options);
+      return dim == 0 ? p.unsqueeze(1) : p.unsqueeze(0);
+    }
+    const std::vector<SymInt> shape =
+        dim == 0 ? std::vector<SymInt>{n, SymInt(1)} : std::vector<SymInt>{SymInt(1), n};
+    return full_symint(shape, 1, index_options).cumsum(dim) - 1;
+  };
+  const Tensor offset = positions(cols, 1) - positions(rows, 0);
   const Tensor keep = Lower ? offset <= k : offset >= k;
   return {where(keep, self, full({}, 0, self.options()))};
 }
