@@ -146,9 +146,11 @@ TEST_P(AotDynamic, BertTrainingStepsMatchEagerAtEverySequenceLength) {
 // Loss and every parameter's gradient of one training step per size, compiled (dynamic, one
 // compilation) against eager on identically seeded twins; aot traces it (no fallback).
 // batch_only: only dim 0 dynamic (mark_dynamic), the rest static (ResNet's spatial sizes).
+// tol: relative and absolute tolerance of the output, ten times that for the gradients.
 void expect_training_steps_match(const std::string& backend,
                                  const std::function<std::shared_ptr<nn::Module>()>& make,
-                                 const std::vector<Tensor>& inputs, bool batch_only = false) {
+                                 const std::vector<Tensor>& inputs, bool batch_only = false,
+                                 double tol = 1e-4) {
   manual_seed(6);
   auto eager = make();
   manual_seed(6);
@@ -166,14 +168,14 @@ void expect_training_steps_match(const std::string& backend,
     manual_seed(7);
     const Tensor got = (*fast)(x);
     got.sum().backward();
-    EXPECT_TRUE(all_close(got, want, 1e-4, 1e-5)) << ::testing::PrintToString(x.sizes().vec());
+    EXPECT_TRUE(all_close(got, want, tol, tol)) << ::testing::PrintToString(x.sizes().vec());
     const auto pe = eager->parameters(), pm = model->parameters();
     ASSERT_EQ(pe.size(), pm.size());
     for (size_t i = 0; i < pe.size(); ++i) {
       ASSERT_EQ(pm[i].grad().defined(), pe[i].grad().defined())
           << ::testing::PrintToString(x.sizes().vec()) << " parameter " << i;
       if (!pe[i].grad().defined()) continue;
-      EXPECT_TRUE(all_close(pm[i].grad(), pe[i].grad(), 1e-3, 1e-4))
+      EXPECT_TRUE(all_close(pm[i].grad(), pe[i].grad(), 10 * tol, 10 * tol))
           << ::testing::PrintToString(x.sizes().vec()) << " parameter " << i;
     }
   }
@@ -183,11 +185,20 @@ void expect_training_steps_match(const std::string& backend,
   }
 }
 
+// In float64: decomposed batch norms and convolution gradients round differently from their
+// kernels by an ulp per op, which ResNet's gradients amplify past float32 tolerances (as in
+// AotTraining.DecomposedResNet18).
 TEST_P(AotDynamic, ResNet18TrainingStepsMatchEagerAtEveryBatch) {
   expect_training_steps_match(
-      GetParam(), [] { return models::resnet18(10); },
-      {randn({2, 3, 64, 64}), randn({3, 3, 64, 64}), randn({4, 3, 64, 64})},
-      /*batch_only=*/true);
+      GetParam(),
+      [] {
+        auto model = models::resnet18(10);
+        model->to(kFloat64);
+        return model;
+      },
+      {randn({2, 3, 64, 64}, kFloat64), randn({3, 3, 64, 64}, kFloat64),
+       randn({4, 3, 64, 64}, kFloat64)},
+      /*batch_only=*/true, /*tol=*/1e-9);
 }
 
 TEST_P(AotDynamic, Gpt2TrainingStepsMatchEagerAtEverySequenceLength) {
