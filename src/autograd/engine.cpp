@@ -68,7 +68,9 @@ Tensor sum_to(const Tensor& g, SymIntList shape) {
 
 Tensor validate(Tensor g, const Node::InputMetadata& m, const Node& producer, size_t index) {
   const SymIntList want = m.sym_sizes();
-  if (g.sym_sizes() != want) {
+  // Plain sizes on both sides (eager's case) compare as integers, without SymInt's calls.
+  const bool plain = m.symbols.empty() && !g.impl()->has_symbolic_sizes_strides();
+  if (plain ? IntList(m.sizes) != g.sizes() : g.sym_sizes() != want) {
     KILN_CHECK(expandable_to(want, g.sym_sizes()),
                "Function {} returned an invalid gradient at index {} - got {} but expected shape "
                "compatible with {}",

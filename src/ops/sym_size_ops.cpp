@@ -56,4 +56,8 @@ Tensor full_symint(SymIntList size, const Scalar& fill_value, TensorOptions opti
   return t;
 }
 
+Tensor numel_tensor(const Tensor& t, TensorOptions options) {
+  return full_symint(t.sym_sizes(), 1, options).sum();
+}
+
 }  // namespace kiln

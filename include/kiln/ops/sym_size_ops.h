@@ -19,5 +19,8 @@ Tensor narrow_symint(const Tensor& self, int64_t dim, SymInt start, SymInt lengt
                      const kiln::SourceLocation& loc = kiln::SourceLocation::current());
 Tensor full_symint(SymIntList size, const Scalar& fill_value, TensorOptions options = {},
                    const kiln::SourceLocation& loc = kiln::SourceLocation::current());
+// t's element count as a 0-dim tensor of `options` (a mean's divisor): a sum of ones over t's
+// shape, which a graph records for symbolic sizes (a size cannot be a Scalar argument).
+Tensor numel_tensor(const Tensor& t, TensorOptions options);
 
 }  // namespace kiln

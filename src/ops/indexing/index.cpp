@@ -38,20 +38,9 @@ std::vector<Tensor> index_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const std::vector<Tensor> indices = expand_indices(self, args[1].to_tensor_list(), "index");
   const SymDimVector sizes = index_result_sizes(self.sym_sizes(), indices, "index");
-  const TensorOptions options = TensorOptions(self.dtype()).device(self.device());
-  if (std::none_of(sizes.begin(), sizes.end(), [](const SymInt& d) { return d.is_symbolic(); })) {
-    DimVector plain;
-    for (const SymInt& d : sizes) plain.push_back(d.raw());
-    return {empty(plain, options)};
-  }
-  // Symbolic sizes (a dynamic-shape trace): a storage sized by the hints, as a tracer's proxies
-  // are (the functionalizing tracer reads a storage's element count from its bytes).
-  int64_t hint_numel = 1;
-  for (const SymInt& d : sizes) hint_numel *= d.maybe_int().value_or(1);
-  const auto bytes = static_cast<size_t>(hint_numel) * itemsize(self.dtype());
-  return {Tensor(std::make_shared<TensorImpl>(
-      make_storage(bytes, self.device()), self.dtype(), SymIntList(sizes),
-      SymIntList(contiguous_strides(SymIntList(sizes))), SymInt(int64_t{0})))};
+  // A geometry on self's (meta) device; symbolic sizes (a dynamic trace) size its storage by
+  // their hints, as a tracer's proxies are.
+  return {empty_from_meta(TensorMeta::contiguous(sizes, self.dtype(), self.device()))};
 }
 
 // Dtype, and (when result_sizes is known) that values broadcast to the indexing result.

@@ -9,6 +9,7 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/unary.h>
 
 #include <fmt/format.h>
@@ -187,7 +188,7 @@ std::vector<Sample> kl_div_samples() {
 // divides by a tensor counting the elements (a sum of ones), which a graph can record.
 Tensor over_numel(const Tensor& x, const Tensor& of, bool gradient) {
   const SymInt n = of.sym_numel();
-  if (n.is_symbolic()) return x / sum(ones_like(of, TensorOptions(x.dtype())));
+  if (n.is_symbolic()) return x / numel_tensor(of, TensorOptions(x.dtype()));
   const auto count = static_cast<double>(n.raw());
   if (!gradient) return x / count;
   return x * (count == 0.0 ? 0.0 : 1.0 / count);

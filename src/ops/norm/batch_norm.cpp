@@ -9,6 +9,7 @@
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/unary.h>
 
 #include <cmath>
@@ -209,7 +210,7 @@ std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
       Tensor unbiased = var * m;
       const SymInt numel = b.input.sym_numel();
       if (numel.is_symbolic()) {
-        const Tensor count = sum(ones_like(b.input, TensorOptions(DType::Float64))) / C;
+        const Tensor count = numel_tensor(b.input, TensorOptions(DType::Float64)) / C;
         unbiased = unbiased * count / (count - 1);
       } else {
         const auto count = static_cast<double>(numel.raw() / C);

@@ -11,6 +11,7 @@
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/norm.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/unary.h>
 
 #include <cmath>
@@ -172,7 +173,7 @@ std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   // ones), which a graph can record.
   const SymInt numel = b.input.sym_numel();
   auto over_count = [&](const Tensor& t) {
-    if (numel.is_symbolic()) return t / (ones_like(b.input, TensorOptions(acc)).sum() / C);
+    if (numel.is_symbolic()) return t / (numel_tensor(b.input, TensorOptions(acc)) / C);
     return t / static_cast<double>(C == 0 ? 0 : numel.raw() / C);
   };
   auto per_channel = [&](const Tensor& t) { return t.to(acc).reshape(shape); };

@@ -1,5 +1,7 @@
 #include "ops/pool/pool_common.h"
 
+#include "ops/view/view_utils.h"
+
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
 
@@ -208,16 +210,6 @@ void check_dtype(const Tensor& input, bool integers_ok, const char* op) {
                integers_ok ? "a floating point or integer dtype" : "a floating point dtype");
 }
 
-namespace {
-
-std::string joined(SymIntList sizes) {
-  std::vector<std::string> parts;
-  for (const SymInt& s : sizes) parts.push_back(s.str());
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-}  // namespace
-
 TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const Tensor& indices,
                            const SymPoolInput& in, const SymInt& out_h, const SymInt& out_w,
                            const char* op) {
@@ -229,12 +221,14 @@ TensorMeta grad_input_meta(const Tensor& grad_output, const Tensor& input, const
   if (in.batched) expected.push_back(in.batch);
   for (const SymInt& s : {in.channels, out_h, out_w}) expected.push_back(s);
   KILN_CHECK(grad_output.sym_sizes() == SymIntList(expected),
-             "{}: expected grad_output of shape [{}], got [{}]", op, joined(expected),
-             joined(grad_output.sym_sizes()));
+             "{}: expected grad_output of shape {}, got {}", op,
+             view_detail::shape_str(SymIntList(expected)),
+             view_detail::shape_str(grad_output.sym_sizes()));
   if (indices.defined()) {
     KILN_CHECK(indices.sym_sizes() == SymIntList(expected) && indices.dtype() == DType::Int64,
-               "{}: expected int64 indices of shape [{}], got {} of shape [{}]", op,
-               joined(expected), dtype_name(indices.dtype()), joined(indices.sym_sizes()));
+               "{}: expected int64 indices of shape {}, got {} of shape {}", op,
+               view_detail::shape_str(SymIntList(expected)), dtype_name(indices.dtype()),
+               view_detail::shape_str(indices.sym_sizes()));
   }
   TensorMeta m;
   m.sizes = input.sym_sizes().vec();

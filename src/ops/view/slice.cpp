@@ -60,8 +60,7 @@ std::vector<TensorMeta> slice_op_meta(const Stack& args) {
 std::vector<Tensor> slice_derivative(const BackwardArgs& a) {
   const Tensor& self = a.inputs[0].to_tensor();
   const Tensor& g = a.grad_outputs[0];
-  Stack args(a.inputs.begin(), a.inputs.end());
-  const SliceBounds b = slice_bounds(args);
+  const SliceBounds b = slice_bounds(a.inputs);
   if (b.step == 1) {
     static const OpDef& pad = OpRegistry::instance().get("constant_pad_nd");
     // constant_pad_nd's list pairs (before, after) from the last dim backwards.
