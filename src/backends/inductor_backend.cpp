@@ -15,7 +15,9 @@ namespace {
                                       .inference_compiler = inductor::compile_inference_graph,
                                       .partitioner = aot::Partitioner::MinCut,
                                       .decompose = true,
-                                      .joint_graph_pass = inductor::optimize_joint_graph}));
+                                      .joint_graph_pass = inductor::optimize_joint_graph}),
+                   // Kernels take the sizes' symbols as arguments (dynamic shapes).
+                   BackendTraits{.symbolic_graphs = true});
   return true;
 }();
 

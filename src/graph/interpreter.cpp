@@ -53,7 +53,8 @@ std::string where(const Node& node) {
   }
 }
 
-// Replaces the symbolic sizes among an op's arguments (view sizes, slice bounds) by their values.
+}  // namespace
+
 void concretize(ops::Stack& args, const SizeOf& size_of) {
   for (ops::IValue& v : args) {
     if (const auto* s = std::get_if<SymInt>(&v.variant()); s && s->is_symbolic()) {
@@ -69,8 +70,6 @@ void concretize(ops::Stack& args, const SizeOf& size_of) {
     }
   }
 }
-
-}  // namespace
 
 std::vector<Tensor> interpret(const Graph& graph, std::span<const Tensor> inputs) {
   return interpret(graph, inputs, SizeOf());

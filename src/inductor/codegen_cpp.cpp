@@ -45,6 +45,12 @@ template <typename T> inline T kiln_minimum(T a, T b) {
 template <typename T> inline T kiln_div_trunc(T a, T b) { return std::trunc(a / b); }
 template <typename T> inline T kiln_div_floor(T a, T b) { return std::floor(a / b); }
 template <typename T> inline T kiln_rsqrt(T a) { return T(1) / std::sqrt(a); }
+// Python's floor division and modulo, for symbolic size expressions.
+[[maybe_unused]] inline int64_t kiln_floordiv(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+[[maybe_unused]] inline int64_t kiln_floormod(int64_t a, int64_t b) { return a - kiln_floordiv(a, b) * b; }
 }  // namespace
 
 // Vector variants of libm's functions (GNU vector ABI) come from SLEEF's libsleefgnuabi (1-ulp
@@ -206,11 +212,8 @@ constexpr int64_t kChunk = 4096;
 // Loop nests with less work than this run on one thread.
 constexpr int64_t kParallelWork = 32768;
 
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
+// A loop's trip count when it is a plain integer, else -1.
+int64_t trip_of(const Size& n) { return n.constant_value().value_or(-1); }
 
 // One loop of a nest: `for (name = begin; name < end; ++name)`.
 struct LoopText {
@@ -231,8 +234,8 @@ class NestWriter {
     for (size_t i = 0; i < vars; ++i) names_.push_back(fmt::format("i{}", i));
   }
 
-  // The function's body text (pointers named b<k> for the k-th argument) and, in `args`, the
-  // program buffers it takes in order.
+  // The function's body text (pointers named b<k> for the k-th argument, symbol k's value as
+  // s<k>) and, in `args`, the program buffers it takes in order.
   std::string body(std::vector<int>& args) {
     // Arguments: every buffer read or written, in increasing order; loads renamed to positions.
     std::map<int, DType> reads;
@@ -255,6 +258,9 @@ class NestWriter {
       args.push_back(b);
     }
     std::string s;
+    for (size_t k = 0; k < program_.num_symbols; ++k) {
+      s += fmt::format("  [[maybe_unused]] const int64_t s{0} = sym[{0}];\n", k);
+    }
     for (const auto& [b, position] : local) {
       const DType dtype =
           written.count(b) ? program_.buffers[static_cast<size_t>(b)].dtype : reads.at(b);
@@ -282,14 +288,15 @@ class NestWriter {
     }
     const size_t p = nest_.outer.size();
     if (p > 0) s += column_values(parts, static_cast<int>(local.size()));
-    int64_t work = product(nest_.outer);
-    int64_t per_iteration = 0;
+    Size per_iteration(0);
     for (const Kernel& k : parts) {
-      per_iteration += product(std::vector<int64_t>(
-                           k.ranges.begin() + static_cast<std::ptrdiff_t>(p), k.ranges.end())) *
-                       product(k.reduction_ranges);
+      per_iteration =
+          per_iteration +
+          product(Sizes(k.ranges.begin() + static_cast<std::ptrdiff_t>(p), k.ranges.end())) *
+              product(k.reduction_ranges);
     }
-    work *= std::max<int64_t>(per_iteration, 1);
+    if (per_iteration.constant_value() == std::optional<int64_t>(0)) per_iteration = Size(1);
+    const Size work = product(nest_.outer) * per_iteration;
     if (p == 0) return s + unshared(parts.at(0), work);
     if (local_declarations.empty()) {
       if (auto columns = column_sums(parts, p, work)) return s + *columns;
@@ -298,7 +305,7 @@ class NestWriter {
     std::string indent = "  ";
     for (size_t i = 0; i < p; ++i) {
       s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", indent, i,
-                       nest_.outer[i]);
+                       size_cpp(nest_.outer[i]));
       indent += "  ";
     }
     for (const std::string& d : local_declarations) s += indent + d;
@@ -328,7 +335,7 @@ class NestWriter {
   // its own column (the variance after the mean): each block runs the parts in order. nullopt
   // when the nest is not of that form.
   std::optional<std::string> column_sums(const std::vector<Kernel>& parts, size_t shared,
-                                         int64_t work) {
+                                         const Size& work) {
     const Kernel& first = parts.front();
     const auto column = static_cast<int64_t>(shared - 1);
     const auto innermost_row = static_cast<int64_t>(shared + first.reduction_ranges.size() - 1);
@@ -336,7 +343,8 @@ class NestWriter {
     bool strided_rows = false;
     for (const Kernel& k : parts) {
       if (k.kind != Kernel::Kind::Reduction || k.reduction != "sum" || k.ranges.size() != shared ||
-          k.reduction_ranges != first.reduction_ranges || k.reduction_ranges.empty()) {
+          !facts().known_eq(k.reduction_ranges, first.reduction_ranges) ||
+          k.reduction_ranges.empty()) {
         return std::nullopt;
       }
       const DType body = k.body->dtype, out = dtype_of_output_.at(k.output);
@@ -360,24 +368,24 @@ class NestWriter {
       stored_at.emplace(k.output, to_cpp(k.store, names_));
     }
     if (!strided_rows) return std::nullopt;
-    const int64_t columns = first.ranges.back();
+    const Size columns = first.ranges.back();
     // Blocks of 16 to 64 columns: at least eight blocks where the columns allow (threads need
-    // blocks: 64 channels are four blocks, not one).
-    const int64_t width =
-        16 * std::clamp<int64_t>((columns + 16 * 8 - 1) / (16 * 8), int64_t{1}, int64_t{4});
-    const int64_t blocks = (columns + width - 1) / width;
+    // blocks: 64 channels are four blocks, not one). A symbolic width: by its example size.
+    const int64_t width = 16 * std::clamp<int64_t>((facts().hint(columns) + 16 * 8 - 1) / (16 * 8),
+                                                   int64_t{1}, int64_t{4});
+    const std::string blocks = size_cpp(symbolic::floordiv(columns + Size(width - 1), Size(width)));
     const std::string c = names_[static_cast<size_t>(column)];
     std::string text = parallel_for(shared > 1 ? fmt::format(" collapse({})", shared) : "", work);
     std::string indent = "  ";
     for (size_t v = 0; v + 1 < shared; ++v) {
-      text += open({v, "0", fmt::format("{}", first.ranges[v]), first.ranges[v]}, indent);
+      text += open({v, "0", size_cpp(first.ranges[v]), trip_of(first.ranges[v])}, indent);
     }
     text += fmt::format("{}for (int64_t blk = 0; blk < {}; ++blk) {{\n", indent, blocks);
     indent += "  ";
     text += fmt::format(
         "{0}const int64_t {1}_begin = blk * {2}, {1}_end = std::min<int64_t>({3}, {1}_begin + "
         "{2});\n",
-        indent, c, width, columns);
+        indent, c, width, size_cpp(columns));
     // Parts in sweeps: a part reading an earlier part's result starts the next one.
     std::vector<const Kernel*> sweep;
     std::set<int> in_sweep;
@@ -413,11 +421,11 @@ class NestWriter {
     std::string row_indent = indent;
     const size_t rows = first.reduction_ranges.size();
     for (size_t j = 0; j + 1 < rows; ++j) {
-      text += open({shared + j, "0", fmt::format("{}", first.reduction_ranges[j])}, row_indent);
+      text += open({shared + j, "0", size_cpp(first.reduction_ranges[j])}, row_indent);
     }
     const size_t inner = shared + rows - 1;
     const std::string r = names_[inner];
-    const int64_t inner_rows = first.reduction_ranges.back();
+    const std::string inner_rows = size_cpp(first.reduction_ranges.back());
     text += fmt::format("{0}for (int64_t {1}_block = 0; {1}_block < {2}; {1}_block += {3}) {{\n",
                         row_indent, r, inner_rows, kChunk);
     for (size_t q = 0; q < sweep.size(); ++q) {
@@ -471,14 +479,20 @@ class NestWriter {
     std::string s;
     for (Kernel& k : parts) {
       if (k.kind != Kernel::Kind::Pointwise || k.ranges.size() <= nest_.outer.size()) continue;
-      const int64_t columns = k.ranges.back();
-      if (columns > kChunk || product(k.ranges) / columns < 2) continue;
+      // Arrays of a symbolic length are as long as the guards allow.
+      const std::optional<int64_t> columns = facts().upper_bound(k.ranges.back());
+      if (!columns || *columns > kChunk ||
+          facts().hint(product(k.ranges)) / facts().hint(k.ranges.back()) < 2) {
+        continue;
+      }
       const auto var = static_cast<int64_t>(k.ranges.size() - 1);
       for (const ColumnValue& c : extract_column_values(k.body, var, unavailable, next_buffer)) {
         std::string indent = "  ";
         s += fmt::format("{}alignas(64) {} b{}[{}];\n", indent, c_type(c.value->dtype), c.buffer,
-                         columns);
-        s += open({static_cast<size_t>(var), "0", fmt::format("{}", columns), columns}, indent);
+                         *columns);
+        s += open(
+            {static_cast<size_t>(var), "0", size_cpp(k.ranges.back()), trip_of(k.ranges.back())},
+            indent);
         BodyWriter w(names_, indent);
         const std::string v = w.emit(c.value);
         s += w.lines() + fmt::format("{}b{}[{}] = {};\n", indent, c.buffer,
@@ -493,7 +507,7 @@ class NestWriter {
   std::string part(const Kernel& k, size_t first, std::string indent) {
     std::vector<LoopText> loops;
     for (size_t v = first; v < k.ranges.size(); ++v) {
-      loops.push_back({v, "0", fmt::format("{}", k.ranges[v]), k.ranges[v]});
+      loops.push_back({v, "0", size_cpp(k.ranges[v]), trip_of(k.ranges[v])});
     }
     if (k.kind == Kernel::Kind::Pointwise) return pointwise(k, loops, indent);
     std::string s;
@@ -502,8 +516,8 @@ class NestWriter {
     s += acc.declare(indent);
     std::vector<LoopText> reduction;
     for (size_t j = 0; j < k.reduction_ranges.size(); ++j) {
-      reduction.push_back({k.ranges.size() + j, "0", fmt::format("{}", k.reduction_ranges[j]),
-                           k.reduction_ranges[j]});
+      reduction.push_back({k.ranges.size() + j, "0", size_cpp(k.reduction_ranges[j]),
+                           trip_of(k.reduction_ranges[j])});
     }
     s += accumulate(k, acc, reduction, indent);
     s += acc.finish(indent);
@@ -514,10 +528,11 @@ class NestWriter {
 
   // Whether reduction `r` reduces exactly the row pointwise kernel `w` writes (both with one
   // loop of the same size inside the shared ones, r reading w's output at the element written).
-  static bool reduces_row_of(const Kernel& r, const Kernel& w, size_t shared) {
+  bool reduces_row_of(const Kernel& r, const Kernel& w, size_t shared) const {
     if (r.kind != Kernel::Kind::Reduction || w.kind != Kernel::Kind::Pointwise) return false;
     if (r.ranges.size() != shared || r.reduction_ranges.size() != 1) return false;
-    if (w.ranges.size() != shared + 1 || w.ranges[shared] != r.reduction_ranges[0]) return false;
+    if (w.ranges.size() != shared + 1 || !facts().known_eq(w.ranges[shared], r.reduction_ranges[0]))
+      return false;
     const std::vector<std::string> names = [&] {
       std::vector<std::string> v;
       for (size_t i = 0; i <= shared; ++i) v.push_back(fmt::format("i{}", i));
@@ -552,17 +567,17 @@ class NestWriter {
     std::string s = acc.declare(indent);
     s +=
         accumulate(fused, acc,
-                   {{shared, "0", fmt::format("{}", r.reduction_ranges[0]), r.reduction_ranges[0]}},
+                   {{shared, "0", size_cpp(r.reduction_ranges[0]), trip_of(r.reduction_ranges[0])}},
                    indent, &w);
     return s + acc.finish(indent) + store(r, "acc", indent);
   }
 
   // The pragma running the next loop on the threads (`clauses` appended), as the variant says:
   // by default only when the work reaches kParallelWork; nothing for one thread.
-  std::string parallel_for(const std::string& clauses, int64_t work) const {
-    const bool by_work = work >= kParallelWork;
+  std::string parallel_for(const std::string& clauses, const Size& work) const {
+    const bool by_work = facts().hint(work) >= kParallelWork;
     if (!variant_.parallel || *variant_.parallel == by_work) {
-      return fmt::format("  #pragma omp parallel for{} if ({} >= {})\n", clauses, work,
+      return fmt::format("  #pragma omp parallel for{} if ({} >= {})\n", clauses, size_cpp(work),
                          kParallelWork);
     }
     return *variant_.parallel ? fmt::format("  #pragma omp parallel for{}\n", clauses) : "";
@@ -570,25 +585,30 @@ class NestWriter {
 
   // Elements per chunk of a lone long loop: the variant's where the chunks run in parallel, the
   // default's elsewhere (the chunk size of a loop on one thread changes nothing).
-  int64_t chunk_of(int64_t work) const {
-    return variant_.parallel.value_or(work >= kParallelWork) ? variant_.chunk : kChunk;
+  int64_t chunk_of(const Size& work) const {
+    return variant_.parallel.value_or(facts().hint(work) >= kParallelWork) ? variant_.chunk
+                                                                           : kChunk;
   }
 
   // A kernel alone, without shared loops: long loops are cut into chunks the threads share.
-  std::string unshared(const Kernel& k, int64_t work) {
+  std::string unshared(const Kernel& k, const Size& work) {
     std::string indent = "  ";
     const int64_t chunk = chunk_of(work);
     if (k.kind == Kernel::Kind::Pointwise) {
       if (k.ranges.empty()) return pointwise(k, {}, indent);
       // One loop (normalized kernels without parallel loops have at most one).
-      const int64_t n = k.ranges[0];
-      if (n <= chunk) return pointwise(k, {{0, "0", fmt::format("{}", n), n}}, indent);
+      const Size& n = k.ranges[0];
+      if (facts().known_le(n, Size(chunk))) {
+        return pointwise(k, {{0, "0", size_cpp(n), trip_of(n)}}, indent);
+      }
       std::string s = parallel_for("", work);
-      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + chunk - 1) / chunk);
-      s += pointwise(k,
-                     {{0, fmt::format("c * {}", chunk),
-                       fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, chunk), chunk}},
-                     "    ");
+      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n",
+                       size_cpp(symbolic::floordiv(n + Size(chunk - 1), Size(chunk))));
+      s += pointwise(
+          k,
+          {{0, fmt::format("c * {}", chunk),
+            fmt::format("std::min<int64_t>({}, (c + 1) * {})", size_cpp(n), chunk), chunk}},
+          "    ");
       return s + "  }\n";
     }
     // A reduction to one value: the threads reduce parts of its first loop.
@@ -596,14 +616,15 @@ class NestWriter {
     std::string s = acc.declare(indent);
     std::vector<LoopText> loops;
     for (size_t j = 0; j < k.reduction_ranges.size(); ++j) {
-      loops.push_back({j, "0", fmt::format("{}", k.reduction_ranges[j]), k.reduction_ranges[j]});
+      loops.push_back({j, "0", size_cpp(k.reduction_ranges[j]), trip_of(k.reduction_ranges[j])});
     }
-    if (loops.size() == 1 && k.reduction_ranges[0] > chunk) {
-      const int64_t n = k.reduction_ranges[0];
+    if (loops.size() == 1 && !facts().known_le(k.reduction_ranges[0], Size(chunk))) {
+      const Size& n = k.reduction_ranges[0];
       s += parallel_for(acc.clauses(), work);
-      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n", (n + chunk - 1) / chunk);
+      s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n",
+                       size_cpp(symbolic::floordiv(n + Size(chunk - 1), Size(chunk))));
       loops[0] = {0, fmt::format("c * {}", chunk),
-                  fmt::format("std::min<int64_t>({}, (c + 1) * {})", n, chunk), chunk};
+                  fmt::format("std::min<int64_t>({}, (c + 1) * {})", size_cpp(n), chunk), chunk};
       s += accumulate(k, acc, loops, "    ");
       s += "  }\n";
     } else if (loops.size() > 1) {
@@ -741,6 +762,8 @@ class NestWriter {
     return indent + "}\n";
   }
 
+  const SizeFacts& facts() const { return program_.facts; }
+
   const Program& program_;
   const LoopNest& nest_;
   NestVariant variant_;
@@ -763,7 +786,10 @@ KernelSource generate_cpp(Program& program, bool kernel_variants) {
   std::map<std::string, std::string> function_of_body;
   std::map<std::string, std::vector<LoopNest::Variant>> variants_of_function;
   const auto function_text = [](const std::string& name, const std::string& body) {
-    return fmt::format("\nextern \"C\" void {}(void* const* args) {{\n{}}}\n", name, body);
+    return fmt::format(
+        "\nextern \"C\" void {}(void* const* args, [[maybe_unused]] const int64_t* sym) "
+        "{{\n{}}}\n",
+        name, body);
   };
   for (Step& step : program.steps) {
     for (LoopNest* nest : loop_nests(step)) {

@@ -7,6 +7,7 @@
 #include "inductor/options.h"
 #include "inductor/scheduler.h"
 
+#include "capture/symbolic_interpreter.h"
 #include "capture/warnings.h"
 
 #include <kiln/capture/debug_dir.h>
@@ -21,6 +22,7 @@ namespace kiln::inductor {
 namespace {
 
 CompiledGraph interpreted(const graph::Graph& graph) {
+  if (graph::has_symbolic_sizes(graph)) return capture::symbolic_interpreter(graph);
   auto owned = std::make_shared<const graph::Graph>(graph.clone());
   return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
 }

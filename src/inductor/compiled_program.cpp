@@ -1,8 +1,11 @@
 #include "inductor/compiled_program.h"
 
+#include "graph/interpret_symbolic.h"
+
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 #include <kiln/ops/creation.h>
+#include <kiln/symbolic/sym_node.h>
 
 #include <fmt/format.h>
 
@@ -19,39 +22,53 @@ void* storage_base(const Tensor& t) {
          t.storage_offset() * static_cast<int64_t>(itemsize(t.dtype()));
 }
 
-// The buffer's storage in elements (its layout's extent), at least one.
-int64_t storage_elements(const Buffer& b) {
-  return std::max<int64_t>(storage_bytes(b) / static_cast<int64_t>(itemsize(b.dtype)), 1);
-}
-
-Tensor allocate(const Buffer& b) {
-  // One flat allocation viewed with the buffer's layout (offset included).
-  return empty({storage_elements(b)}, b.dtype).as_strided(b.sizes, b.strides, b.offset);
-}
-
-bool same_layout(const Tensor& t, const Buffer& b) {
-  return t.dtype() == b.dtype && t.sizes().vec() == b.sizes && t.strides().vec() == b.strides &&
-         t.storage_offset() == b.offset;
-}
-
-// `t` in the buffer's layout: itself, or a copy when it came in another one.
-Tensor in_layout_of(const Tensor& t, const Buffer& b) {
-  if (same_layout(t, b)) return t;
-  Tensor laid_out = allocate(b);
-  laid_out.copy_(t);
-  return laid_out;
+// Storage bytes in elements, at least one.
+int64_t storage_elements(int64_t bytes, DType dtype) {
+  return std::max<int64_t>(bytes / static_cast<int64_t>(itemsize(dtype)), 1);
 }
 
 }  // namespace
+
+Tensor CompiledProgram::allocate(const Buffers& buffers, int b) const {
+  // One flat allocation viewed with the buffer's layout (offset included).
+  const auto u = static_cast<size_t>(b);
+  const View& v = buffers.layout->buffers[u];
+  const DType dtype = program_.buffers[u].dtype;
+  return empty({storage_elements(buffers.layout->bytes[u], dtype)}, dtype)
+      .as_strided(v.sizes, v.strides, v.offset);
+}
+
+// `t` in the buffer's layout: itself, or a copy when it came in another one.
+Tensor CompiledProgram::in_layout_of(const Tensor& t, const Buffers& buffers, int b) const {
+  const View& v = buffers.layout->buffers[static_cast<size_t>(b)];
+  if (t.dtype() == program_.buffers[static_cast<size_t>(b)].dtype && t.sizes().vec() == v.sizes &&
+      t.strides().vec() == v.strides && t.storage_offset() == v.offset) {
+    return t;
+  }
+  Tensor laid_out = allocate(buffers, b);
+  laid_out.copy_(t);
+  return laid_out;
+}
 
 CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module,
                                  bool keep_arena, AutotuneSettings autotune)
     : program_(std::move(program)),
       module_(std::move(module)),
-      plan_(plan_memory(program_)),
       keep_arena_(keep_arena),
       autotune_(std::move(autotune)) {
   tuned_ = !autotune_.enabled;
+  std::vector<int64_t> hints;
+  if (program_.is_symbolic()) {
+    std::vector<Sizes> input_sizes(program_.num_inputs);
+    for (const Buffer& b : program_.buffers) {
+      if (b.role == Buffer::Role::Input) input_sizes[static_cast<size_t>(b.input)] = b.sizes;
+    }
+    binding_ = symbolic::SymbolBinding(input_sizes, program_.num_symbols, "inductor");
+    for (size_t k = 0; k < program_.num_symbols; ++k) {
+      hints.push_back(program_.facts.hint(Size::symbol(static_cast<int64_t>(k))));
+    }
+  }
+  hint_layout_ = layout_at(std::move(hints));
   extern_reads_.assign(program_.buffers.size(), false);
   // Last reader of each intermediate buffer; outputs are never released.
   std::vector<int> last(program_.buffers.size(), -1);
@@ -97,6 +114,55 @@ CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedMo
   }
 }
 
+std::shared_ptr<const CompiledProgram::Layout> CompiledProgram::layout_at(
+    std::vector<int64_t> symbols) const {
+  auto layout = std::make_shared<Layout>();
+  const auto view_of = [&symbols](const Sizes& sizes, const Sizes& strides, const Size& offset) {
+    return View{evaluate_sizes(sizes, symbols), evaluate_sizes(strides, symbols),
+                evaluate_sizes({offset}, symbols).front()};
+  };
+  for (const Buffer& b : program_.buffers) {
+    layout->buffers.push_back(view_of(b.sizes, b.strides, b.offset));
+    const View& v = layout->buffers.back();
+    layout->bytes.push_back(storage_bytes(IntList(v.sizes), IntList(v.strides), v.offset, b.dtype));
+  }
+  for (const Step& step : program_.steps) {
+    const ExternCall* call = std::get_if<ExternCall>(&step);
+    if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
+    std::vector<View> inputs;
+    if (call != nullptr) {
+      for (const ExternCall::Input& in : call->inputs) {
+        inputs.push_back(view_of(in.sizes, in.strides, in.offset));
+      }
+    }
+    layout->extern_inputs.push_back(std::move(inputs));
+  }
+  for (const OutputView& o : program_.outputs) {
+    layout->outputs.push_back(view_of(o.sizes, o.strides, o.offset));
+  }
+  std::vector<int64_t> planned_bytes = layout->bytes;
+  for (size_t b = 0; b < planned_bytes.size(); ++b) {
+    if (program_.buffers[b].role != Buffer::Role::Intermediate) planned_bytes[b] = 0;
+  }
+  layout->plan = plan_memory(program_, planned_bytes);
+  layout->symbols = std::move(symbols);
+  return layout;
+}
+
+std::shared_ptr<const CompiledProgram::Layout> CompiledProgram::layout_for(
+    std::span<const Tensor> inputs) const {
+  if (!program_.is_symbolic()) return hint_layout_;
+  std::vector<int64_t> symbols = binding_.bind(inputs);
+  std::lock_guard lock(layouts_mutex_);
+  for (const auto& l : recent_layouts_) {
+    if (l->symbols == symbols) return l;
+  }
+  constexpr size_t kRecentLayouts = 8;
+  if (recent_layouts_.size() == kRecentLayouts) recent_layouts_.pop_back();
+  recent_layouts_.push_front(layout_at(std::move(symbols)));
+  return recent_layouts_.front();
+}
+
 CompiledProgram::NestFunctions CompiledProgram::functions_of(const LoopNest& nest) const {
   NestFunctions f;
   f.site.key = nest.function;
@@ -110,6 +176,8 @@ CompiledProgram::NestFunctions CompiledProgram::functions_of(const LoopNest& nes
 }
 
 std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
+  KILN_CHECK(inputs.size() == program_.num_inputs, "inductor: the graph takes {} inputs, got {}",
+             program_.num_inputs, inputs.size());
   if (!tuned_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(tuning_mutex_);
     if (!tuned_.load(std::memory_order_relaxed)) {
@@ -125,14 +193,17 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
 
 std::vector<Tensor> CompiledProgram::run_once(std::span<const Tensor> inputs,
                                               Autotuner* tuner) const {
-  if (plan_.arena_bytes == 0) return run_with(inputs, Tensor(), tuner);
+  const std::shared_ptr<const Layout> layout = layout_for(inputs);
+  const int64_t arena_bytes = layout->plan.arena_bytes;
+  if (arena_bytes == 0) return run_with(inputs, *layout, Tensor(), tuner);
   // One allocation per call, or none: the kept arena, unless another call holds it.
-  const auto fresh = [this] { return empty({plan_.arena_bytes + 64}, kUInt8); };
+  const auto fresh = [arena_bytes] { return empty({arena_bytes + 64}, kUInt8); };
   if (keep_arena_) {
     std::unique_lock lock(arena_mutex_, std::try_to_lock);
     if (lock.owns_lock()) {
-      if (!arena_.defined()) arena_ = fresh();
-      std::vector<Tensor> outputs = run_with(inputs, arena_, tuner);
+      // Sizes that need more than the kept arena (a symbolic program) grow it.
+      if (!arena_.defined() || arena_.numel() < arena_bytes + 64) arena_ = fresh();
+      std::vector<Tensor> outputs = run_with(inputs, *layout, arena_, tuner);
       // An output aliasing the arena (an extern call returning a view of its input) would be
       // overwritten by the next call: it gets its own memory.
       const auto* begin = static_cast<const char*>(arena_.data_ptr());
@@ -143,26 +214,26 @@ std::vector<Tensor> CompiledProgram::run_once(std::span<const Tensor> inputs,
       return outputs;
     }
   }
-  return run_with(inputs, fresh(), tuner);
+  return run_with(inputs, *layout, fresh(), tuner);
 }
 
-std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, const Tensor& arena,
-                                              Autotuner* tuner) const {
-  KILN_CHECK(inputs.size() == program_.num_inputs, "inductor: the graph takes {} inputs, got {}",
-             program_.num_inputs, inputs.size());
+std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, const Layout& layout,
+                                              const Tensor& arena, Autotuner* tuner) const {
   Buffers buffers{std::vector<Tensor>(program_.buffers.size()),
-                  std::vector<void*>(program_.buffers.size(), nullptr)};
+                  std::vector<void*>(program_.buffers.size(), nullptr), &layout};
+  const MemoryPlan& plan = layout.plan;
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
     const Buffer& buf = program_.buffers[b];
     if (buf.role != Buffer::Role::Input) continue;
     Tensor t = inputs[static_cast<size_t>(buf.input)];
-    KILN_CHECK(t.dtype() == buf.dtype && t.sizes().vec() == buf.sizes,
+    const View& want = layout.buffers[b];
+    KILN_CHECK(t.dtype() == buf.dtype && t.sizes().vec() == want.sizes,
                "inductor: input {} is {} [{}]; the compiled graph expects {} [{}]", buf.input,
                dtype_name(t.dtype()), fmt::join(t.sizes(), ", "), dtype_name(buf.dtype),
-               fmt::join(buf.sizes, ", "));
+               fmt::join(want.sizes, ", "));
     // Another layout than the graph was compiled for (a gradient arriving in another layout
     // than the forward output had) is copied into the expected one.
-    t = in_layout_of(t, buf);
+    t = in_layout_of(t, buffers, static_cast<int>(b));
     buffers.tensors[b] = t;
     buffers.pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
   }
@@ -174,13 +245,13 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
     base = static_cast<char*>(arena.data_ptr()) + (64 - address % 64) % 64;
   }
   for (size_t b = 0; b < program_.buffers.size(); ++b) {
-    if (plan_.offset[b] < 0) continue;
+    if (plan.offset[b] < 0) continue;
     const Buffer& buf = program_.buffers[b];
-    void* at = base + plan_.offset[b];
+    void* at = base + plan.offset[b];
     buffers.pointers[b] = at;
     if (!extern_reads_[b]) continue;
-    buffers.tensors[b] =
-        from_blob(at, {storage_elements(buf)}, {1}, buf.dtype, [arena](void*) { (void)arena; });
+    buffers.tensors[b] = from_blob(at, {storage_elements(layout.bytes[b], buf.dtype)}, {1},
+                                   buf.dtype, [arena](void*) { (void)arena; });
   }
   autograd::NoGradGuard no_grad;
   for (size_t s = 0; s < program_.steps.size(); ++s) {
@@ -188,9 +259,10 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
     if (const auto* nest = std::get_if<LoopNest>(&step)) {
       run_nest(*nest, functions_[s].nests.at(0), buffers, tuner);
     } else if (const auto* call = std::get_if<ExternCall>(&step)) {
-      run_extern(*call, buffers);
+      run_extern(*call, layout.extern_inputs[s], buffers);
     } else {
-      run_extern_or_generated(std::get<ExternOrGenerated>(step), functions_[s], buffers, tuner);
+      run_extern_or_generated(std::get<ExternOrGenerated>(step), layout.extern_inputs[s],
+                              functions_[s], buffers, tuner);
     }
     for (int b : release_[s]) {
       buffers.tensors[static_cast<size_t>(b)] = Tensor();
@@ -198,9 +270,10 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
     }
   }
   std::vector<Tensor> outputs;
-  for (const OutputView& o : program_.outputs) {
-    outputs.push_back(
-        buffers.tensors[static_cast<size_t>(o.buffer)].as_strided(o.sizes, o.strides, o.offset));
+  for (size_t i = 0; i < program_.outputs.size(); ++i) {
+    const View& v = layout.outputs[i];
+    outputs.push_back(buffers.tensors[static_cast<size_t>(program_.outputs[i].buffer)].as_strided(
+        v.sizes, v.strides, v.offset));
   }
   return outputs;
 }
@@ -209,31 +282,43 @@ void CompiledProgram::run_nest(const LoopNest& nest, NestFunctions& functions, B
                                Autotuner* tuner) const {
   for (const Kernel& k : nest.parts) {
     const size_t out = static_cast<size_t>(k.output);
-    if (program_.buffers[out].role == Buffer::Role::Local || plan_.offset[out] >= 0) continue;
-    buffers.tensors[out] = allocate(program_.buffers[out]);
+    if (program_.buffers[out].role == Buffer::Role::Local || buffers.layout->plan.offset[out] >= 0)
+      continue;
+    buffers.tensors[out] = allocate(buffers, k.output);
     buffers.pointers[out] = storage_base(buffers.tensors[out]);
   }
   std::vector<void*> args;
   for (int b : nest.args) args.push_back(buffers.pointers[static_cast<size_t>(b)]);
+  const int64_t* symbols = buffers.layout->symbols.data();
   if (tuner != nullptr) {
     if (const auto chosen = tuner->decided(functions.site)) {
       functions.chosen = *chosen;
     } else if (const auto why = not_repeatable(nest, buffers)) {
       functions.chosen = tuner->keep_default(functions.site, *why);
     } else {
-      functions.chosen =
-          tuner->time(functions.site, [&](size_t i) { functions.functions[i](args.data()); });
+      functions.chosen = tuner->time(
+          functions.site, [&](size_t i) { functions.functions[i](args.data(), symbols); });
     }
   }
   // The chosen function runs last: the results are its own.
-  functions.functions[functions.chosen](args.data());
+  functions.functions[functions.chosen](args.data(), symbols);
 }
 
-void CompiledProgram::run_extern(const ExternCall& e, Buffers& buffers) const {
+void CompiledProgram::run_extern(const ExternCall& e, std::span<const View> inputs,
+                                 Buffers& buffers) const {
   ops::Stack args = e.args;
-  for (const ExternCall::Input& in : e.inputs) {
+  if (program_.is_symbolic()) {
+    // Size arguments (a new tensor's sizes) in this call's values.
+    graph::concretize(args, [&](const SymInt& size) {
+      return binding_.value_of(program_.facts.simplify(symbolic::expr_of(size)),
+                               buffers.layout->symbols);
+    });
+  }
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const ExternCall::Input& in = e.inputs[i];
+    const View& v = inputs[i];
     Tensor t =
-        buffers.tensors[static_cast<size_t>(in.buffer)].as_strided(in.sizes, in.strides, in.offset);
+        buffers.tensors[static_cast<size_t>(in.buffer)].as_strided(v.sizes, v.strides, v.offset);
     if (in.element < 0) {
       args[static_cast<size_t>(in.arg)] = ops::IValue(std::move(t));
     } else {
@@ -249,17 +334,17 @@ void CompiledProgram::run_extern(const ExternCall& e, Buffers& buffers) const {
   }
   for (size_t i = 0; i < e.outputs.size() && i < results.size(); ++i) {
     const size_t out = static_cast<size_t>(e.outputs[i]);
-    const Buffer& buf = program_.buffers[out];
     if (!results[i].defined()) continue;
     // A kernel that chose another layout than its meta function said is copied into the
     // promised one.
-    const Tensor r = in_layout_of(results[i], buf);
+    const Tensor r = in_layout_of(results[i], buffers, e.outputs[i]);
     buffers.tensors[out] = r;
     buffers.pointers[out] = r.numel() > 0 ? storage_base(r) : nullptr;
   }
 }
 
 void CompiledProgram::run_extern_or_generated(const ExternOrGenerated& choice,
+                                              std::span<const View> inputs,
                                               StepFunctions& functions, Buffers& buffers,
                                               Autotuner* tuner) const {
   // The generated way: its nests in order, each with its chosen variant (tuned on its first run).
@@ -275,7 +360,7 @@ void CompiledProgram::run_extern_or_generated(const ExternOrGenerated& choice,
       generated(tuner);  // the nests' variants first, then both ways as a whole
       chosen = tuner->time(site, [&](size_t i) {
         if (i == 0) {
-          run_extern(choice.extern_call, buffers);
+          run_extern(choice.extern_call, inputs, buffers);
         } else {
           generated(nullptr);
         }
@@ -289,7 +374,7 @@ void CompiledProgram::run_extern_or_generated(const ExternOrGenerated& choice,
   if (functions.generated) {
     generated(nullptr);
   } else {
-    run_extern(choice.extern_call, buffers);
+    run_extern(choice.extern_call, inputs, buffers);
   }
 }
 
@@ -317,7 +402,7 @@ std::optional<std::string> CompiledProgram::not_repeatable(const LoopNest& nest,
   // Distinct buffers in overlapping memory (an output aliasing an input).
   const auto extent = [&](int b) {
     const auto* begin = static_cast<const char*>(buffers.pointers[static_cast<size_t>(b)]);
-    return std::pair{begin, begin + storage_bytes(program_.buffers[static_cast<size_t>(b)])};
+    return std::pair{begin, begin + buffers.layout->bytes[static_cast<size_t>(b)]};
   };
   for (int w : written) {
     if (program_.buffers[static_cast<size_t>(w)].role == Buffer::Role::Local) continue;

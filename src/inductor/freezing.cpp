@@ -38,7 +38,7 @@ Tensor with_layout(const Tensor& t, const graph::ValueMeta& meta) {
 
 ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
   graph::Graph g = graph.clone();
-  fold_affine_into_convolutions(g);
+  if (options.fold_affine) fold_affine_into_convolutions(g);
   if (options.channels_last) convolutions_to_channels_last(g);
   if (options.prepack_weights) {
     prepack_convolution_weights(g);
@@ -113,9 +113,19 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context) {
   if (option_is(context, "freezing", "false")) return compile_graph(graph, example_inputs, context);
-  ConstantSplit split =
-      freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false"),
-                     .channels_last = !option_is(context, "layout_optimization", "false")});
+  // With symbolic sizes, constants still fold; the layout passes and weight packing read
+  // concrete activation sizes (a packed weight is chosen for a row count) and are left out.
+  const bool symbolic = graph::has_symbolic_sizes(graph);
+  if (symbolic) {
+    logs::log(logs::Channel::perf_hints,
+              fmt::format("freezing: {} has symbolic sizes: constants fold, but convolutions keep "
+                          "their layout and weights are not packed",
+                          context.graph_name));
+  }
+  ConstantSplit split = freeze(
+      graph, {.prepack_weights = !symbolic && !option_is(context, "prepack_weights", "false"),
+              .channels_last = !symbolic && !option_is(context, "layout_optimization", "false"),
+              .fold_affine = !symbolic});
   if (split.num_folded() == 0) return compile_graph(split.main, example_inputs, context);
   if (logs::enabled(logs::Channel::aot_graphs)) {
     logs::log(logs::Channel::aot_graphs,

@@ -20,6 +20,7 @@ namespace kiln::inductor {
 struct FreezeOptions {
   bool prepack_weights = true;  // convolution weights packed into oneDNN's layout once
   bool channels_last = true;    // convolution nets run on channels-last activations
+  bool fold_affine = true;      // batch norms and other affine chains folded into convolutions
 };
 
 // The graph with affine chains folded into convolutions, its convolutions on channels-last

@@ -33,7 +33,7 @@ Expr load_broadcast(const ExternCall::Input& in, const std::vector<Index>& idx, 
   std::vector<Index> sub;
   const size_t lead = idx.size() - in.sizes.size();
   for (size_t d = 0; d < in.sizes.size(); ++d) {
-    sub.push_back(in.sizes[d] == 1 ? constant(0) : idx[lead + d]);
+    sub.push_back(in.sizes[d] == Size(1) ? constant(0) : idx[lead + d]);
   }
   return load_input(in, sub, dtype);
 }
@@ -66,9 +66,11 @@ std::optional<ExternOrGenerated> gemm_alternative(const ExternCall& extern_call,
   }
   const size_t rank = out_buffer.sizes.size();  // 2, or 3 with a batch
   if (rank < 2 || a->sizes.size() != rank || b->sizes.size() != rank) return std::nullopt;
-  const int64_t k_size = a->sizes[rank - 1];
+  // Small products only: a symbolic size is not known to be small.
+  if (!is_static(out_buffer.sizes) || !is_static(a->sizes)) return std::nullopt;
+  const int64_t k_size = a->sizes[rank - 1].value();
   int64_t work = k_size;
-  for (int64_t s : out_buffer.sizes) work *= s;
+  for (const Size& s : out_buffer.sizes) work *= s.value();
   if (work > kSmallGemmWork || work == 0) return std::nullopt;
 
   double alpha = 1, beta = 1;
@@ -104,11 +106,12 @@ std::optional<ExternOrGenerated> gemm_alternative(const ExternCall& extern_call,
   // The product in a contiguous buffer of its own, then the epilogue.
   Buffer sum;
   sum.sizes = out_buffer.sizes;
-  const DimVector contiguous = contiguous_strides(IntList(sum.sizes));
+  const DimVector contiguous =
+      contiguous_strides(IntList(static_ints(sum.sizes, "a small matrix product")));
   sum.strides.assign(contiguous.begin(), contiguous.end());
   sum.dtype = dtype;
   sum.name = fmt::format("buf{}", program.buffers.size());
-  const std::vector<int64_t> sum_strides = sum.strides;
+  const Sizes sum_strides = sum.strides;
   program.buffers.push_back(std::move(sum));
   const int sum_buffer = static_cast<int>(program.buffers.size()) - 1;
   product.output = sum_buffer;

@@ -155,6 +155,13 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
 
 void optimize_joint_graph(graph::Graph& joint, const BackendContext& context) {
   if (option_is(context, "layout_optimization", "false")) return;
+  if (graph::has_symbolic_sizes(joint)) {
+    logs::log(logs::Channel::perf_hints,
+              fmt::format("inductor: {}: convolutions keep their layout: the graph has symbolic "
+                          "sizes",
+                          context.graph_name));
+    return;
+  }
   std::string why_not;
   if (const size_t n =
           convolutions_to_channels_last(joint, /*constant_weights_only=*/false, &why_not)) {

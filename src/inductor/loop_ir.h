@@ -79,9 +79,9 @@ Expr rewrite(const Expr& e, const std::function<Index(const Index&)>& index,
 void for_each_load(const Expr& e, const std::function<void(const ExprNode&)>& f);
 
 struct Buffer {
-  std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;
-  int64_t offset = 0;
+  Sizes sizes;
+  Sizes strides;
+  Size offset = 0;
   DType dtype = DType::Float32;
   // Local: written and read inside one loop nest only; an array per thread of the nest, never
   // allocated by the runtime.
@@ -93,9 +93,9 @@ struct Buffer {
 
 struct Kernel {
   enum class Kind { Pointwise, Reduction } kind = Kind::Pointwise;
-  std::vector<int64_t> ranges;            // output loops: variables 0 .. ranges.size()-1
-  std::vector<int64_t> reduction_ranges;  // reduction loops: variables after the output ones
-  std::string reduction;                  // "sum", "prod", "max", "min"
+  Sizes ranges;            // output loops: variables 0 .. ranges.size()-1
+  Sizes reduction_ranges;  // reduction loops: variables after the output ones
+  std::string reduction;   // "sum", "prod", "max", "min"
   Expr body;
   int output = -1;
   Index store;  // where in `output` (over the output loop variables)
@@ -104,12 +104,13 @@ struct Kernel {
 // Kernels run together: `outer` are the shared outermost loops (variables 0 .. outer.size()-1 of
 // every part, whose leading ranges equal them); each part then runs its remaining loops.
 struct LoopNest {
-  std::vector<int64_t> outer;
+  Sizes outer;
   std::vector<Kernel> parts;
   std::string function;   // the generated function's name (identical nests share one)
   std::vector<int> args;  // the buffers the function takes, in order
   // Buffers local to the nest (Role::Local): each iteration of the shared loops has its own,
-  // indexed by the writing kernel's own loops.
+  // indexed by the writing kernel's own loops. `elements` is its size's upper bound (a row of a
+  // symbolic length is as long as the guards allow).
   struct LocalBuffer {
     int buffer = -1;
     int64_t elements = 0;
@@ -131,8 +132,8 @@ struct ExternCall {
   struct Input {
     int arg = 0, element = -1;  // as graph::TensorUse
     int buffer = -1;
-    std::vector<int64_t> sizes, strides;
-    int64_t offset = 0;
+    Sizes sizes, strides;
+    Size offset = 0;
   };
   std::vector<Input> inputs;
   std::vector<int> outputs;  // one buffer per op output (-1: undefined output)
@@ -159,8 +160,8 @@ std::vector<LoopNest*> loop_nests(Step& step);
 // A graph output: a view (sizes, strides, offset) of a buffer.
 struct OutputView {
   int buffer = -1;
-  std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;
+  Sizes sizes, strides;
+  Size offset = 0;
 };
 
 struct Program {
@@ -168,6 +169,11 @@ struct Program {
   std::vector<Step> steps;
   std::vector<OutputView> outputs;
   size_t num_inputs = 0;
+  // Symbolic sizes: what is known of the compilation's symbols, and how many there are (kernels
+  // and the runtime take their values per call, bound from the inputs' sizes).
+  SizeFacts facts;
+  size_t num_symbols = 0;
+  bool is_symbolic() const { return num_symbols > 0; }
 };
 
 }  // namespace kiln::inductor

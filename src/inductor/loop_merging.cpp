@@ -32,12 +32,12 @@ bool value_reads(const Expr& body, int64_t v) {
 
 // Whether variables `outer` and `outer + 1` (of range `inner_range`) read as one run in k, and
 // only as addresses (a value computed from one of them would change meaning).
-bool mergeable(const Kernel& k, int64_t outer, int64_t inner_range) {
+bool mergeable(const Kernel& k, int64_t outer, const Size& inner_range, const SizeFacts& facts) {
   if (value_reads(k.body, outer) || value_reads(k.body, outer + 1)) return false;
   bool ok = true;
   for_each_index(k, [&](const Index& e) {
-    const auto a = linear_coefficient(e, outer), b = linear_coefficient(e, outer + 1);
-    ok = ok && a && b && *a == *b * inner_range;
+    const auto a = linear_size_coefficient(e, outer), b = linear_size_coefficient(e, outer + 1);
+    ok = ok && a && b && facts.known_eq(*a, *b * inner_range);
   });
   return ok;
 }
@@ -58,30 +58,32 @@ Kernel merged(const Kernel& k, int64_t outer) {
   return m;
 }
 
-void merge_pointwise_nest(LoopNest& nest) {
+void merge_pointwise_nest(LoopNest& nest, const SizeFacts& facts) {
   while (nest.outer.size() >= 2) {
     const size_t p = nest.outer.size();
     const bool all = std::all_of(nest.parts.begin(), nest.parts.end(), [&](const Kernel& k) {
       return k.kind == Kernel::Kind::Pointwise && k.ranges.size() == p + 1 &&
-             k.ranges[p] < kShortLoop && mergeable(k, static_cast<int64_t>(p - 1), k.ranges[p]);
+             facts.known_lt(k.ranges[p], Size(kShortLoop)) &&
+             mergeable(k, static_cast<int64_t>(p - 1), k.ranges[p], facts);
     });
     if (!all) return;
     for (Kernel& k : nest.parts) {
       k = merged(k, static_cast<int64_t>(p - 1));
-      k.ranges[p - 1] *= k.ranges[p];
+      k.ranges[p - 1] = k.ranges[p - 1] * k.ranges[p];
       k.ranges.pop_back();
     }
     nest.outer.pop_back();
   }
 }
 
-void merge_reduction_loops(Kernel& k) {
-  while (k.reduction_ranges.size() >= 2 && k.reduction_ranges.back() < kShortLoop) {
+void merge_reduction_loops(Kernel& k, const SizeFacts& facts) {
+  while (k.reduction_ranges.size() >= 2 &&
+         facts.known_lt(k.reduction_ranges.back(), Size(kShortLoop))) {
     const size_t r = k.reduction_ranges.size();
     const auto outer = static_cast<int64_t>(k.ranges.size() + r - 2);
-    if (!mergeable(k, outer, k.reduction_ranges[r - 1])) return;
+    if (!mergeable(k, outer, k.reduction_ranges[r - 1], facts)) return;
     k = merged(k, outer);
-    k.reduction_ranges[r - 2] *= k.reduction_ranges[r - 1];
+    k.reduction_ranges[r - 2] = k.reduction_ranges[r - 2] * k.reduction_ranges[r - 1];
     k.reduction_ranges.pop_back();
   }
 }
@@ -92,9 +94,9 @@ void merge_contiguous_loops(Program& program) {
   for (Step& step : program.steps) {
     auto* nest = std::get_if<LoopNest>(&step);
     if (nest == nullptr || !nest->locals.empty()) continue;
-    merge_pointwise_nest(*nest);
+    merge_pointwise_nest(*nest, program.facts);
     for (Kernel& k : nest->parts) {
-      if (k.kind == Kernel::Kind::Reduction) merge_reduction_loops(k);
+      if (k.kind == Kernel::Kind::Reduction) merge_reduction_loops(k, program.facts);
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include <kiln/core/error.h>
 #include <kiln/decomp/prims.h>
+#include <kiln/symbolic/sym_node.h>
 
 #include <fmt/format.h>
 
@@ -23,12 +24,32 @@ namespace {
 using Loader = std::function<Expr(const std::vector<Index>&)>;
 using ValueKey = std::pair<const graph::Node*, int>;
 
-std::vector<int64_t> ints(const SymDimVector& v) {
-  std::vector<int64_t> out;
-  for (const SymInt& s : v) {
-    KILN_CHECK(!s.is_symbolic(), "inductor: symbolic sizes are not lowered yet");
-    out.push_back(s.raw());
+// The environment of a graph's symbolic sizes (null for a static graph).
+std::shared_ptr<const symbolic::ShapeEnv> environment_of(const graph::Graph& g) {
+  const auto env_of = [](const SymInt& s) -> std::shared_ptr<const symbolic::ShapeEnv> {
+    const symbolic::SymNode* node = symbolic::sym_node_of(s);
+    return node != nullptr ? node->env() : nullptr;
+  };
+  for (const auto& n : g.nodes()) {
+    for (const graph::ValueMeta& m : n->outputs) {
+      for (const SymInt& s : m.sizes) {
+        if (auto env = env_of(s)) return env;
+      }
+      for (const SymInt& s : m.strides) {
+        if (auto env = env_of(s)) return env;
+      }
+      if (auto env = env_of(m.storage_offset)) return env;
+    }
   }
+  return nullptr;
+}
+
+// Layout decisions (which dimension is outermost) read the sizes at their hints: a dense layout
+// orders its dimensions the same way for every size its guards allow.
+std::vector<int64_t> hints(const Sizes& v, const SizeFacts& facts) {
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (const Size& s : v) out.push_back(facts.hint(s));
   return out;
 }
 
@@ -56,13 +77,13 @@ std::vector<Index> vars(size_t n, size_t first = 0) {
 
 // The multi-index of storage position q (relative to the layout's offset) in a dense,
 // non-overlapping layout: dimensions by decreasing stride.
-std::vector<Index> unravel_by_strides(const Index& q, const std::vector<int64_t>& sizes,
-                                      const std::vector<int64_t>& strides) {
+std::vector<Index> unravel_by_strides(const Index& q, const Sizes& sizes, const Sizes& strides,
+                                      const SizeFacts& facts) {
   std::vector<Index> idx(sizes.size(), constant(0));
   bool outermost = true;
-  for (int64_t dim : graph::outermost_first(IntList(strides))) {
+  for (int64_t dim : graph::outermost_first(IntList(hints(strides, facts)))) {
     const auto d = static_cast<size_t>(dim);
-    if (sizes[d] == 1) continue;
+    if (sizes[d] == Size(1)) continue;
     Index i = floordiv(q, constant(strides[d]));
     idx[d] = outermost ? i : mod(i, constant(sizes[d]));
     outermost = false;
@@ -103,8 +124,8 @@ DType comparison_dtype(const graph::ValueMeta& a, const graph::ValueMeta& b) {
 
 // One storage: a graph input or an op output that is no view; views of it load through it.
 struct Storage {
-  std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;
+  Sizes sizes, strides;
+  Size offset = 0;
   DType dtype = DType::Float32;
   Loader load;      // lazy: the value at a multi-index of `sizes`
   int buffer = -1;  // realized
@@ -114,14 +135,19 @@ struct Storage {
 // A graph value: its layout on a storage.
 struct Lowered {
   int storage = -1;
-  std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;
+  Sizes sizes, strides;
+  Size offset = 0;
   DType dtype = DType::Float32;
 };
 
 class Lowering {
  public:
-  Lowering(const graph::Graph& g, LoweringOptions options) : graph_(g), options_(options) {}
+  Lowering(const graph::Graph& g, LoweringOptions options) : graph_(g), options_(options) {
+    if (auto env = environment_of(g)) {
+      program_.facts = SizeFacts(env);
+      program_.num_symbols = env->symbols().size();
+    }
+  }
 
   Program run() {
     count_reads();
@@ -152,6 +178,17 @@ class Lowering {
 
   const Lowered& value(graph::Value v) const { return lowered_.at({v.node, v.output}); }
 
+  Size size_of(const SymInt& s) const {
+    if (!s.is_symbolic()) return Size(s.raw());
+    return program_.facts.simplify(symbolic::expr_of(s));
+  }
+  Sizes sizes_of(const SymDimVector& v) const {
+    Sizes out;
+    out.reserve(v.size());
+    for (const SymInt& s : v) out.push_back(size_of(s));
+    return out;
+  }
+
   int new_buffer(Buffer b) {
     b.name = fmt::format("buf{}", program_.buffers.size());
     program_.buffers.push_back(std::move(b));
@@ -160,9 +197,9 @@ class Lowering {
 
   int new_storage(const graph::ValueMeta& meta, Loader load, int buffer, ValueKey key) {
     Storage s;
-    s.sizes = ints(meta.sizes);
-    s.strides = ints(meta.strides);
-    s.offset = meta.storage_offset.raw();
+    s.sizes = sizes_of(meta.sizes);
+    s.strides = sizes_of(meta.strides);
+    s.offset = size_of(meta.storage_offset);
     s.dtype = meta.dtype;
     s.load = std::move(load);
     s.buffer = buffer;
@@ -173,7 +210,8 @@ class Lowering {
   }
 
   void set_value(ValueKey key, int storage, const graph::ValueMeta& meta) {
-    Lowered l{storage, ints(meta.sizes), ints(meta.strides), meta.storage_offset.raw(), meta.dtype};
+    Lowered l{storage, sizes_of(meta.sizes), sizes_of(meta.strides), size_of(meta.storage_offset),
+              meta.dtype};
     storages_[static_cast<size_t>(storage)].reads += value_reads_[key];
     lowered_[key] = std::move(l);
   }
@@ -181,9 +219,9 @@ class Lowering {
   void lower_input(const graph::Node& n) {
     const graph::ValueMeta& m = n.outputs[0];
     Buffer b;
-    b.sizes = ints(m.sizes);
-    b.strides = ints(m.strides);
-    b.offset = m.storage_offset.raw();
+    b.sizes = sizes_of(m.sizes);
+    b.strides = sizes_of(m.strides);
+    b.offset = size_of(m.storage_offset);
     b.dtype = m.dtype;
     b.role = Buffer::Role::Input;
     b.input = static_cast<int>(program_.num_inputs++);
@@ -196,14 +234,15 @@ class Lowering {
     if (s.buffer >= 0) return load(s.buffer, strided_offset(idx, l.strides, l.offset), l.dtype);
     if (l.sizes == s.sizes && l.strides == s.strides && l.offset == s.offset) return s.load(idx);
     const Index q = strided_offset(idx, l.strides, l.offset - s.offset);
-    return s.load(unravel_by_strides(q, s.sizes, s.strides));
+    return s.load(unravel_by_strides(q, s.sizes, s.strides, program_.facts));
   }
 
   // Gives a lazy storage a buffer (with its own layout), computed by a pointwise kernel.
   void realize(int storage) {
     Storage& s = storages_[static_cast<size_t>(storage)];
     if (s.buffer >= 0) return;
-    KILN_CHECK(graph::is_dense(IntList(s.sizes), IntList(s.strides)),
+    KILN_CHECK(graph::is_dense(IntList(hints(s.sizes, program_.facts)),
+                               IntList(hints(s.strides, program_.facts))),
                "inductor: internal error: a lazy non-dense storage");
     Buffer b;
     b.sizes = s.sizes;
@@ -217,7 +256,7 @@ class Lowering {
     k.kind = Kernel::Kind::Pointwise;
     std::vector<Index> idx(s.sizes.size());
     size_t loop = 0;
-    for (int64_t dim : graph::outermost_first(IntList(s.strides))) {
+    for (int64_t dim : graph::outermost_first(IntList(hints(s.strides, program_.facts)))) {
       const auto d = static_cast<size_t>(dim);
       idx[d] = var(static_cast<int64_t>(loop++));
       k.ranges.push_back(s.sizes[d]);
@@ -322,12 +361,13 @@ class Lowering {
   static constexpr size_t kInlineOps = 8;
 
   // The loader of input `k` broadcast to the output's sizes.
-  Loader broadcast_loader(const Lowered& in, const std::vector<int64_t>& out_sizes) {
+  Loader broadcast_loader(const Lowered& in, const Sizes& out_sizes) {
     return [this, in, out_sizes](const std::vector<Index>& idx) {
       std::vector<Index> sub;
       const size_t lead = out_sizes.size() - in.sizes.size();
       for (size_t d = 0; d < in.sizes.size(); ++d) {
-        sub.push_back(in.sizes[d] == 1 && out_sizes[lead + d] != 1 ? constant(0) : idx[lead + d]);
+        sub.push_back(in.sizes[d] == Size(1) && out_sizes[lead + d] != Size(1) ? constant(0)
+                                                                               : idx[lead + d]);
       }
       return load_value(in, sub);
     };
@@ -336,7 +376,7 @@ class Lowering {
   void lower_pointwise(const graph::Node& n) {
     const std::string op = n.op->full_name();
     const graph::ValueMeta& out = n.outputs[0];
-    const std::vector<int64_t> sizes = ints(out.sizes);
+    const Sizes sizes = sizes_of(out.sizes);
     std::vector<Loader> args;
     std::vector<graph::ValueMeta> metas;
     // Tensor arguments in schema order (uses are in argument order).
@@ -442,9 +482,9 @@ class Lowering {
                      const Lowered& in, const std::string& kind, DType body_dtype,
                      const std::function<Expr(Expr, const std::vector<Index>&)>& transform) {
     const graph::ValueMeta& out_meta = n.outputs[static_cast<size_t>(output)];
-    const std::vector<int64_t> out_sizes = ints(out_meta.sizes);
+    const Sizes out_sizes = sizes_of(out_meta.sizes);
     const bool keepdim = out_sizes.size() == in.sizes.size() && !in.sizes.empty();
-    std::vector<int64_t> reduction_ranges;
+    Sizes reduction_ranges;
     std::vector<Index> full(in.sizes.size());
     size_t out_pos = 0, red_pos = 0;
     for (size_t d = 0; d < in.sizes.size(); ++d) {
@@ -458,8 +498,8 @@ class Lowering {
     }
     Buffer b;
     b.sizes = out_sizes;
-    b.strides = ints(out_meta.strides);
-    b.offset = out_meta.storage_offset.raw();
+    b.strides = sizes_of(out_meta.strides);
+    b.offset = size_of(out_meta.storage_offset);
     b.dtype = out_meta.dtype;
     const int buffer = new_buffer(std::move(b));
     Kernel k;
@@ -469,8 +509,8 @@ class Lowering {
     k.reduction = kind;
     k.body = transform(cast(load_value(in, full), body_dtype), vars(out_sizes.size()));
     k.output = buffer;
-    k.store = strided_offset(vars(out_sizes.size()), ints(out_meta.strides),
-                             out_meta.storage_offset.raw());
+    k.store = strided_offset(vars(out_sizes.size()), sizes_of(out_meta.strides),
+                             size_of(out_meta.storage_offset));
     emit(std::move(k));
     new_storage(out_meta, nullptr, buffer, {&n, output});
     return buffer;
@@ -507,23 +547,40 @@ class Lowering {
   void lower_var_mean(const graph::Node& n) {
     const Lowered in = value(n.uses.at(0).value);
     std::vector<bool> reduced = reduced_dims(n, in.sizes.size());
-    int64_t count = 1;
-    for (size_t d = 0; d < in.sizes.size(); ++d) count *= reduced[d] ? in.sizes[d] : 1;
+    Size count(1);
+    for (size_t d = 0; d < in.sizes.size(); ++d)
+      count = count * (reduced[d] ? in.sizes[d] : Size(1));
     double correction = 1;
     if (!n.args.at(2).is_none()) correction = n.args.at(2).to_scalar().to<double>();
     const DType dtype = n.outputs[1].dtype;
-    const int mean_buffer = emit_reduction(
-        n, 1, reduced, in, "sum", dtype, [count, dtype](Expr e, const std::vector<Index>&) {
-          return scaled_by_reciprocal(std::move(e), static_cast<double>(count), dtype);
-        });
+    // A symbolic count divides by its value in the call; a constant one multiplies by its
+    // reciprocal.
+    Size divisor_size = count;
+    if (!count.is_constant()) {
+      KILN_CHECK(correction == std::floor(correction) && correction >= 0,
+                 "inductor: var_mean over a symbolic count {} with correction {}", count.str(),
+                 correction);
+      divisor_size = count - Size(static_cast<int64_t>(correction));
+    }
+    const auto divided = [](Expr e, const Size& by, double constant_by, DType t) {
+      if (by.is_constant()) return scaled_by_reciprocal(std::move(e), constant_by, t);
+      return call("div", {std::move(e), cast(index_value(constant(by)), t)}, t);
+    };
+    const double constant_count = count.is_constant() ? static_cast<double>(count.value()) : 0;
+    const int mean_buffer =
+        emit_reduction(n, 1, reduced, in, "sum", dtype,
+                       [count, constant_count, dtype, divided](Expr e, const std::vector<Index>&) {
+                         return divided(std::move(e), count, constant_count, dtype);
+                       });
     const Buffer mean = program_.buffers[static_cast<size_t>(mean_buffer)];
-    const double divisor = std::max(0.0, static_cast<double>(count) - correction);
+    const double divisor = std::max(0.0, constant_count - correction);
     emit_reduction(n, 0, reduced, in, "sum", dtype,
-                   [mean, mean_buffer, dtype, divisor](Expr e, const std::vector<Index>& out) {
+                   [mean, mean_buffer, dtype, divisor, divisor_size, divided](
+                       Expr e, const std::vector<Index>& out) {
                      const Expr m =
                          load(mean_buffer, strided_offset(out, mean.strides, mean.offset), dtype);
                      const Expr d = call("sub", {e, m}, dtype);
-                     return scaled_by_reciprocal(call("mul", {d, d}, dtype), divisor, dtype);
+                     return divided(call("mul", {d, d}, dtype), divisor_size, divisor, dtype);
                    });
   }
 
@@ -546,15 +603,15 @@ class Lowering {
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const graph::ValueMeta& m = n.outputs[i];
       Buffer b;
-      b.sizes = ints(m.sizes);
-      b.strides = ints(m.strides);
-      b.offset = m.storage_offset.raw();
+      b.sizes = sizes_of(m.sizes);
+      b.strides = sizes_of(m.strides);
+      b.offset = size_of(m.storage_offset);
       b.dtype = m.dtype;
       const int buffer = new_buffer(std::move(b));
       e.outputs.push_back(buffer);
       new_storage(m, nullptr, buffer, {&n, static_cast<int>(i)});
     }
-    if (options_.gemm_alternatives) {
+    if (options_.gemm_alternatives && !program_.is_symbolic()) {
       if (auto choice = gemm_alternative(e, program_)) {
         program_.steps.emplace_back(std::move(*choice));
         return;

@@ -2,6 +2,8 @@
 
 #include "graph/meta_twins.h"
 
+#include <kiln/core/error.h>
+
 #include <algorithm>
 #include <set>
 
@@ -21,12 +23,28 @@ struct Interval {
 
 }  // namespace
 
+int64_t storage_bytes(IntList sizes, IntList strides, int64_t offset, DType dtype) {
+  return graph::storage_extent(sizes, strides, offset) * static_cast<int64_t>(itemsize(dtype));
+}
+
 int64_t storage_bytes(const Buffer& b) {
-  return graph::storage_extent(IntList(b.sizes), IntList(b.strides), b.offset) *
-         static_cast<int64_t>(itemsize(b.dtype));
+  KILN_CHECK(b.offset.is_constant(), "inductor: {} has the symbolic offset {}", b.name,
+             b.offset.str());
+  return storage_bytes(IntList(static_ints(b.sizes, "a buffer's storage")),
+                       IntList(static_ints(b.strides, "a buffer's storage")), b.offset.value(),
+                       b.dtype);
 }
 
 MemoryPlan plan_memory(const Program& program) {
+  std::vector<int64_t> bytes(program.buffers.size(), 0);
+  for (size_t b = 0; b < bytes.size(); ++b) {
+    const Buffer& buffer = program.buffers[b];
+    if (buffer.role == Buffer::Role::Intermediate) bytes[b] = storage_bytes(buffer);
+  }
+  return plan_memory(program, bytes);
+}
+
+MemoryPlan plan_memory(const Program& program, std::span<const int64_t> bytes) {
   const size_t n = program.buffers.size();
   MemoryPlan plan;
   plan.offset.assign(n, -1);
@@ -42,7 +60,8 @@ MemoryPlan plan_memory(const Program& program) {
       const Buffer& b = program.buffers[static_cast<size_t>(k.output)];
       if (b.role != Buffer::Role::Intermediate || outputs.count(k.output)) continue;
       planned[static_cast<size_t>(k.output)] = true;
-      live[static_cast<size_t>(k.output)] = {k.output, s, s, aligned(storage_bytes(b))};
+      live[static_cast<size_t>(k.output)] = {k.output, s, s,
+                                             aligned(bytes[static_cast<size_t>(k.output)])};
     }
   }
   for (size_t s = 0; s < program.steps.size(); ++s) {

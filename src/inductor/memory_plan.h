@@ -6,7 +6,10 @@
 // buffers and extern calls' outputs (allocated by their kernels) are not planned.
 #include "inductor/loop_ir.h"
 
+#include <kiln/core/array_ref.h>
+
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace kiln::inductor {
@@ -18,9 +21,14 @@ struct MemoryPlan {
   int64_t total_bytes = 0;  // the planned buffers' sizes added up (memory without reuse)
 };
 
-// Bytes a buffer's storage spans (its layout's extent from position 0).
+// Bytes a buffer's storage spans (its layout's extent from position 0): a static buffer's, and
+// one's in a layout of concrete sizes.
 int64_t storage_bytes(const Buffer& b);
+int64_t storage_bytes(IntList sizes, IntList strides, int64_t offset, DType dtype);
 
+// The plan of a static program.
 MemoryPlan plan_memory(const Program& program);
+// The plan with each buffer's storage of bytes[buffer] (a symbolic program's, per binding).
+MemoryPlan plan_memory(const Program& program, std::span<const int64_t> bytes);
 
 }  // namespace kiln::inductor

@@ -22,6 +22,7 @@ constexpr int64_t kMinSharedIterations = 16;
 Index rename_vars(const Index& e, const std::vector<Index>& to) {
   switch (e->kind) {
     case IndexNode::Kind::Const:
+    case IndexNode::Kind::Size:
       return e;
     case IndexNode::Kind::Var:
       return to.at(static_cast<size_t>(e->value));
@@ -39,11 +40,11 @@ Index rename_vars(const Index& e, const std::vector<Index>& to) {
 
 // The kernel with loops of one iteration dropped and its parallel loops first; `parallel` is
 // their number.
-Kernel normalize(const Kernel& k, size_t* parallel) {
+Kernel normalize(const Kernel& k, size_t* parallel, const SizeFacts& facts) {
   const size_t n = k.ranges.size(), r = k.reduction_ranges.size();
   std::vector<size_t> kept_outputs;
   for (size_t d = 0; d < n; ++d) {
-    if (k.ranges[d] != 1) kept_outputs.push_back(d);
+    if (k.ranges[d] != Size(1)) kept_outputs.push_back(d);
   }
   // A pointwise kernel's innermost loop is its vector loop, not a parallel one.
   *parallel = k.kind == Kernel::Kind::Pointwise && !kept_outputs.empty() ? kept_outputs.size() - 1
@@ -58,22 +59,22 @@ Kernel normalize(const Kernel& k, size_t* parallel) {
     out.ranges.push_back(k.ranges[d]);
   }
   for (size_t d = 0; d < r; ++d) {
-    if (k.reduction_ranges[d] == 1) continue;
+    if (k.reduction_ranges[d] == Size(1)) continue;
     to[n + d] = var(next++);
     out.reduction_ranges.push_back(k.reduction_ranges[d]);
   }
-  std::vector<int64_t> sizes = out.ranges;
+  Sizes sizes = out.ranges;
   sizes.insert(sizes.end(), out.reduction_ranges.begin(), out.reduction_ranges.end());
   // Renamed, then simplified in the loops' ranges (a view's unravelled index becomes affine).
-  const auto index = [&to, &sizes](const Index& e) {
-    return simplify_in_ranges(rename_vars(e, to), sizes);
+  const auto index = [&to, &sizes, &facts](const Index& e) {
+    return simplify_in_ranges(rename_vars(e, to), sizes, facts);
   };
   out.body = rewrite(k.body, index, [](int b) { return b; });
   out.store = index(k.store);
   return out;
 }
 
-int64_t loop_size(const Kernel& k, int64_t v) {
+Size loop_size(const Kernel& k, int64_t v) {
   const auto u = static_cast<size_t>(v);
   if (u < k.ranges.size()) return k.ranges[u];
   if (u < k.ranges.size() + k.reduction_ranges.size())
@@ -98,7 +99,8 @@ std::string index_text(const Index& e) {
 
 // Why `reader` cannot join a nest (sharing `shared` loops) holding `writer`, or "" when it can:
 // each of its reads of writer's output must be of the element written in the same iteration.
-std::string conflict(const Kernel& reader, const Kernel& writer, size_t shared) {
+std::string conflict(const Kernel& reader, const Kernel& writer, size_t shared,
+                     const SizeFacts& facts) {
   std::string why;
   const std::string store = index_text(writer.store);
   std::vector<int64_t> store_vars;
@@ -111,7 +113,8 @@ std::string conflict(const Kernel& reader, const Kernel& writer, size_t shared) 
       return;
     }
     for (int64_t v : store_vars) {
-      if (static_cast<size_t>(v) >= shared && loop_size(reader, v) != loop_size(writer, v)) {
+      if (static_cast<size_t>(v) >= shared &&
+          !facts.known_eq(loop_size(reader, v), loop_size(writer, v))) {
         why = fmt::format("reads buf{} over a loop of {} where it was written over {}", load.buffer,
                           loop_size(reader, v), loop_size(writer, v));
       }
@@ -151,7 +154,8 @@ std::optional<size_t> in_place_reader(const Program& program, const LoopNest& ne
   if (!last || !same_element) return std::nullopt;
   const Kernel& reader = nest.parts[*last];
   const int o = reader.output;
-  if (reader.kind != Kernel::Kind::Pointwise || reader.ranges != writer.ranges || o == b ||
+  if (reader.kind != Kernel::Kind::Pointwise ||
+      !program.facts.known_eq(reader.ranges, writer.ranges) || o == b ||
       index_text(reader.store) != index_text(writer.store) ||
       program.buffers[static_cast<size_t>(o)].dtype !=
           program.buffers[static_cast<size_t>(b)].dtype) {
@@ -191,13 +195,15 @@ void localize(Program& program) {
       const int b = writer.output;
       const auto& r = readers[b];
       if (outputs.count(b) || r.empty() || *r.begin() != i || *r.rbegin() != i) continue;
-      int64_t elements = 1;
+      Size elements(1);
       Index local = constant(0);
       for (size_t d = writer.ranges.size(); d-- > p;) {
         local = local + var(static_cast<int64_t>(d)) * constant(elements);
-        elements *= writer.ranges[d];
+        elements = elements * writer.ranges[d];
       }
-      if (elements > kMaxLocalElements) continue;
+      // A row of symbolic length is as long as its guards allow.
+      const std::optional<int64_t> most = program.facts.upper_bound(elements);
+      if (!most || *most > kMaxLocalElements) continue;
       if (const auto reader = in_place_reader(program, *nest, j)) {
         const Kernel& last = nest->parts[*reader];
         const int o = last.output;
@@ -216,7 +222,7 @@ void localize(Program& program) {
       }
       writer.store = local;
       program.buffers[static_cast<size_t>(b)].role = Buffer::Role::Local;
-      nest->locals.push_back({b, elements});
+      nest->locals.push_back({b, *most});
     }
   }
 }
@@ -226,6 +232,7 @@ class Scheduler {
   explicit Scheduler(std::string graph_name) : graph_name_(std::move(graph_name)) {}
 
   Program run(Program program) {
+    facts_ = program.facts;
     std::vector<Step> steps;
     for (Step& step : program.steps) {
       if (auto* nest = std::get_if<LoopNest>(&step)) {
@@ -252,7 +259,7 @@ class Scheduler {
  private:
   void add(const Kernel& raw, std::vector<Step>& steps) {
     size_t parallel = 0;
-    Kernel k = normalize(raw, &parallel);
+    Kernel k = normalize(raw, &parallel, facts_);
     if (current_) {
       size_t shared = 0;
       const std::string why = fusion_blocker(k, parallel, &shared);
@@ -277,13 +284,13 @@ class Scheduler {
   std::string fusion_blocker(const Kernel& k, size_t parallel, size_t* shared_loops) const {
     size_t shared = 0;
     while (shared < current_->outer.size() && shared < parallel &&
-           current_->outer[shared] == k.ranges[shared]) {
+           facts_.known_eq(current_->outer[shared], k.ranges[shared])) {
       ++shared;
     }
-    const int64_t iterations = std::accumulate(
-        current_->outer.begin(), current_->outer.begin() + static_cast<std::ptrdiff_t>(shared),
-        int64_t{1}, std::multiplies<>());
-    if (shared == 0 || iterations < kMinSharedIterations) {
+    const Size iterations = product(Sizes(
+        current_->outer.begin(), current_->outer.begin() + static_cast<std::ptrdiff_t>(shared)));
+    // A heuristic: the example sizes decide.
+    if (shared == 0 || facts_.hint(iterations) < kMinSharedIterations) {
       bool reads = false;
       for (const Kernel& w : current_->parts) {
         for_each_load(k.body, [&](const ExprNode& l) { reads = reads || l.buffer == w.output; });
@@ -294,7 +301,7 @@ class Scheduler {
                    : kIndependent;
     }
     for (const Kernel& w : current_->parts) {
-      std::string why = conflict(k, w, shared);
+      std::string why = conflict(k, w, shared, facts_);
       if (!why.empty()) return why;
     }
     *shared_loops = shared;
@@ -306,6 +313,8 @@ class Scheduler {
   void schedule_generated(ExternOrGenerated& choice, Program& program) const {
     Program part;
     part.buffers = program.buffers;
+    part.facts = program.facts;
+    part.num_symbols = program.num_symbols;
     for (LoopNest& nest : choice.generated) part.steps.emplace_back(std::move(nest));
     for (int b : choice.extern_call.outputs) {
       if (b >= 0) part.outputs.push_back({.buffer = b, .sizes = {}, .strides = {}, .offset = 0});
@@ -322,6 +331,7 @@ class Scheduler {
   }
 
   std::string graph_name_;
+  SizeFacts facts_;
   std::optional<LoopNest> current_;
   std::string unfused_;
 };

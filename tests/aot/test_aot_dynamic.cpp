@@ -213,7 +213,8 @@ TEST_P(AotDynamic, Gpt2TrainingStepsMatchEagerAtEverySequenceLength) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, AotDynamic,
                          ::testing::Values(std::string("eager"), std::string("aot_eager"),
-                                           std::string("aot_eager_decomp_partition")));
+                                           std::string("aot_eager_decomp_partition"),
+                                           std::string("inductor")));
 
 }  // namespace
 }  // namespace kiln

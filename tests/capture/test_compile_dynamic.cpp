@@ -1,7 +1,7 @@
 // compile with dynamic shapes (backend eager): dynamic=true traces every argument dimension as a
 // symbol, automatic dynamic makes a dimension dynamic after it caused a recompile, dynamic=false
 // specializes every size, mark_dynamic / mark_static override per tensor; a size guard that
-// fails recompiles with its reason logged. Backends without symbolic graphs stay static.
+// fails recompiles with its reason logged. Backend functions (no symbolic graphs) stay static.
 #include "capture/capture_test_util.h"
 
 #include <gtest/gtest.h>
@@ -164,12 +164,19 @@ TEST(CompileDynamic, GraphBreakUnderDynamicTrue) {
   }
 }
 
-TEST(CompileDynamic, InductorWithDynamicTrueStaysStaticPerSize) {
+TEST(CompileDynamic, UserBackendsWithDynamicTrueStayStaticPerSize) {
   autograd::NoGradGuard no_grad;
   auto model = small_mlp();
   LogCapture logs("dynamic,graph");
   CompileOptions o;
   o.dynamic = true;
+  // A backend function has no traits: it is given static graphs.
+  o.backend = Backend([](const graph::Graph& g, std::span<const Tensor>, const BackendContext&) {
+    EXPECT_FALSE(graph::has_symbolic_sizes(g));
+    auto owned = std::make_shared<const graph::Graph>(g.clone());
+    return CompiledGraph(
+        [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); });
+  });
   auto fast = compile(model, o);
   for (int64_t batch : {3, 5, 3}) {
     const Tensor x = randn({batch, 16});

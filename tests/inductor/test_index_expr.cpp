@@ -3,6 +3,8 @@
 #include "inductor/index_expr.h"
 
 #include <gtest/gtest.h>
+#include <kiln/symbolic/shape_env.h>
+#include <kiln/symbolic/sym_node.h>
 
 namespace kiln::inductor {
 namespace {
@@ -67,7 +69,7 @@ TEST(IndexExpr, SubstituteRebuildsWithSimplification) {
 // A [4, 128, 3072] view of a [512, 3072] buffer read through its flat position q: q % 3072 and
 // q / 3072 are affine again once the variables' ranges are known.
 TEST(IndexExpr, SimplifyInRangesUndoesUnravelling) {
-  const std::vector<int64_t> sizes = {4, 128, 3072};
+  const Sizes sizes = {4, 128, 3072};
   const Index q = var(0) * 393216 + var(1) * 3072 + var(2);
   EXPECT_EQ(to_cpp(simplify_in_ranges(mod(q, constant(3072)), sizes), kNames), "i2");
   EXPECT_EQ(to_cpp(simplify_in_ranges(floordiv(q, constant(3072)), sizes), kNames),
@@ -100,6 +102,37 @@ TEST(IndexExpr, SimplifyInRangesUndoesUnravelling) {
       }
     }
   }
+}
+
+// A [s0, s1, 32] view of a [s0*s1, 32] buffer (BERT's hidden states with a symbolic batch and
+// sequence): the unravelled position folds back to its variables with symbolic divisors, and
+// what the ranges cannot prove stays.
+TEST(IndexExpr, SymbolicSizesFoldWhereTheRangesProveIt) {
+  auto env = symbolic::ShapeEnv::create();
+  const Size s0 = symbolic::expr_of(env->create_symbol(4, "x.size(0)"));
+  const Size s1 = symbolic::expr_of(env->create_symbol(12, "x.size(1)"));
+  const SizeFacts facts(env);
+  const Sizes sizes = {s0, s1, 32};
+  const Index q = strided_offset({var(0), var(1), var(2)}, {s1 * Size(32), 32, 1}, 0);
+  EXPECT_EQ(to_cpp(q, kNames), "(((i0 * (32 * s1)) + (i1 * 32L)) + i2)");
+  // Sizes fold with constants into one invariant.
+  EXPECT_EQ(to_cpp(constant(s1) * 2 + constant(3), kNames), "(2 * s1 + 3)");
+  EXPECT_EQ(to_cpp(simplify_in_ranges(floordiv(q, constant(s1 * Size(32))), sizes, facts), kNames),
+            "i0");
+  EXPECT_EQ(to_cpp(simplify_in_ranges(mod(floordiv(q, constant(32)), constant(s1)), sizes, facts),
+                   kNames),
+            "i1");
+  EXPECT_EQ(to_cpp(simplify_in_ranges(mod(q, constant(32)), sizes, facts), kNames), "i2");
+  // i1 + 1 reaches s1: no simplification.
+  EXPECT_EQ(to_cpp(simplify_in_ranges(mod(var(1) + 1, constant(s1)), sizes, facts), kNames),
+            "((i1 + 1L) % s1)");
+  // Without the environment's facts nothing symbolic is proven.
+  EXPECT_EQ(to_cpp(simplify_in_ranges(floordiv(q, constant(s1 * Size(32))), sizes), kNames),
+            "((((i0 * (32 * s1)) + (i1 * 32L)) + i2) / (32 * s1))");
+  // Coefficients: an invariant one for the outer variable, plain ones for the inner.
+  EXPECT_EQ(linear_size_coefficient(q, 0), std::optional<Size>(s1 * Size(32)));
+  EXPECT_EQ(linear_coefficient(q, 0), std::nullopt);
+  EXPECT_EQ(linear_coefficient(q, 2), std::optional<int64_t>(1));
 }
 
 }  // namespace

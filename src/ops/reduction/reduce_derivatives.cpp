@@ -4,6 +4,8 @@
 // gradient at the zero vector is 0.
 #include "ops/reduction/reduce_derivatives.h"
 
+#include <kiln/ops/sym_size_ops.h>
+
 #include "ops/reduction/reduce_meta.h"
 
 #include <kiln/ops/binary.h>
@@ -82,6 +84,18 @@ Tensor var_backward(const Tensor& gv, const Tensor& self, const std::vector<bool
 double correction_of(const IValue& v) { return v.is_none() ? 1.0 : v.to_scalar().to_double(); }
 
 }  // namespace
+
+Tensor divide_by_reduced_count(const Tensor& x, const Tensor& self, const std::vector<bool>& mask) {
+  std::vector<SymInt> reduced;
+  bool symbolic = false;
+  for (size_t d = 0; d < mask.size(); ++d) {
+    if (!mask[d]) continue;
+    reduced.push_back(self.sym_size(static_cast<int64_t>(d)));
+    symbolic = symbolic || reduced.back().is_symbolic();
+  }
+  if (!symbolic) return x / static_cast<double>(reduced_count(self, mask));
+  return x / full_symint(reduced, 1, TensorOptions().dtype(x.dtype())).sum();
+}
 
 std::vector<Tensor> prod_derivative(const BackwardArgs& a) {
   const Tensor& self = a.inputs[0].to_tensor();

@@ -26,4 +26,9 @@ std::vector<Tensor> logsumexp_derivative(const BackwardArgs& a);
 std::vector<Tensor> cumsum_derivative(const BackwardArgs& a);
 std::vector<Tensor> cumprod_derivative(const BackwardArgs& a);
 
+// x divided by the number of elements a reduction of `self` over mask combines (a mean): by a
+// number when those sizes are concrete, else by that count as a 0-dim tensor of x's dtype (a
+// graph records symbolic sizes only as tensor shapes).
+Tensor divide_by_reduced_count(const Tensor& x, const Tensor& self, const std::vector<bool>& mask);
+
 }  // namespace kiln::ops

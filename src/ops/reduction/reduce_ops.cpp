@@ -10,6 +10,7 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/reduction.h>
 #include <kiln/ops/registry.h>
+#include <kiln/ops/sym_size_ops.h>
 #include <kiln/ops/unary.h>
 
 #include <cmath>
@@ -235,13 +236,9 @@ std::vector<Tensor> mean_decomposition(const Stack& a) {
   const Tensor& self = a[0].to_tensor();
   const auto mask = reduction_mask(self.dim(), a[1], "mean");
   const DType dt = mean_dtype(self, a[3].to_optional_dtype());
-  int64_t count = 1;
-  for (size_t d = 0; d < mask.size(); ++d) {
-    if (mask[d]) count *= self.size(static_cast<int64_t>(d));
-  }
   const Tensor total =
       call1(op_named("sum"), {cast(self, compute_dtype(dt)), a[1], a[2], IValue()});
-  return {cast(total / static_cast<double>(count), dt)};
+  return {cast(divide_by_reduced_count(total, self, mask), dt)};
 }
 
 // The product of the flattened tensor along its one dim.
@@ -299,14 +296,11 @@ std::vector<Tensor> sum_derivative(const BackwardArgs& a) {
   const Tensor& self = a.inputs[0].to_tensor();
   Tensor g = a.grad_outputs[0];
   auto mask = reduction_mask(self.dim(), a.inputs[1], IsMean ? "mean" : "sum");
-  int64_t count = 1;
   for (int64_t d = 0; d < self.dim(); ++d) {
-    if (!mask[static_cast<size_t>(d)]) continue;
-    count *= self.size(d);
-    if (!a.inputs[2].to_bool()) g = g.unsqueeze(d);
+    if (mask[static_cast<size_t>(d)] && !a.inputs[2].to_bool()) g = g.unsqueeze(d);
   }
-  g = g.expand(self.sizes());
-  if (IsMean) g = g / static_cast<double>(count);
+  g = expand_symint(g, self.sym_sizes());
+  if (IsMean) g = divide_by_reduced_count(g, self, mask);
   return {g};
 }
 
