@@ -13,6 +13,8 @@
 #       unpacks the bundle, checks that kiln_bench starts with the shipped libraries, and runs
 #       the comparison twice (2 threads, all cores); tables and JSON go to $OUT (or
 #       build-device/out). Extra arguments go to compare_torch.py (e.g. --workloads mlp,bert).
+#       KILN_SUITE_LENGTHS=1 runs bert-dynamic per sequence length instead (kiln_dynamic_lengths
+#       beside bench/bert_dynamic_torch.py).
 #
 # The GPU suite joins once the CUDA issue lands.
 set -euo pipefail
@@ -22,10 +24,10 @@ bundle="$bundle_dir/kiln-cpu-bundle.tar.gz"
 
 pack() {
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build --target kiln_bench
+  cmake --build build --target kiln_bench kiln_dynamic_lengths
   local staging="$bundle_dir/staging"
   rm -rf "$staging" && mkdir -p "$staging/lib" "$staging/lib-fallback"
-  cp build/tools/kiln_bench "$staging/"
+  cp build/tools/kiln_bench build/tools/kiln_dynamic_lengths "$staging/"
   # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
   # the machine's too unless it is older than Debian 12's (lib-fallback, used only then: a
   # newer one is what the machine's own programs need). Everything else travels.
@@ -39,7 +41,8 @@ pack() {
   # The inductor's generated kernels link SLEEF's vector-ABI library (-lsleefgnuabi).
   cp -L /usr/lib/x86_64-linux-gnu/libsleefgnuabi.so.3 "$staging/lib/"
   ln -sf libsleefgnuabi.so.3 "$staging/lib/libsleefgnuabi.so"
-  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_bench" 2>/dev/null || true
+  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_bench" "$staging/kiln_dynamic_lengths" \
+    2>/dev/null || true
   git rev-parse --short HEAD >"$staging/KILN_COMMIT"
   tar -C "$staging" -czf "$bundle" .
   rm -rf "$staging"
@@ -78,10 +81,22 @@ run() {
   cores="$(nproc)"
   echo "kiln $(cat "$root/KILN_COMMIT") on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $cores cores"
   for threads in ${KILN_SUITE_THREADS:-$(printf '%s\n' 2 "$cores" | sort -un)}; do
-    echo "== CPU suite, $threads threads =="
     # 2 threads on 2 dedicated cores (BENCHMARKS.md's CPU shape: a 2-core machine).
     local pin=()
     [[ "$threads" == 2 ]] && command -v taskset >/dev/null && pin=(taskset -c 0,1)
+    if [[ -n "${KILN_SUITE_LENGTHS:-}" ]]; then
+      # bert-dynamic per sequence length, kiln then PyTorch (kiln_dynamic_lengths and
+      # bench/bert_dynamic_torch.py), instead of the suite.
+      echo "== bert-dynamic per length, $threads threads =="
+      LD_LIBRARY_PATH="$libs" "${pin[@]}" "$root/kiln_dynamic_lengths" --threads "$threads" \
+        --json "$out/lengths_kiln_t$threads.json" 2>"$out/lengths_kiln_t$threads.log" |
+        tee "$out/lengths_kiln_t$threads.txt" || true
+      "${pin[@]}" python3 bench/bert_dynamic_torch.py --threads "$threads" \
+        --json "$out/lengths_torch_t$threads.json" 2>"$out/lengths_torch_t$threads.log" |
+        tee "$out/lengths_torch_t$threads.txt"
+      continue
+    fi
+    echo "== CPU suite, $threads threads =="
     "${pin[@]}" python3 bench/compare_torch.py --kiln-bench "$root/kiln_bench.sh" --threads "$threads" \
       --no-install --json "$out/compare_cpu_t$threads.json" "$@" 2>"$out/compare_cpu_t$threads.log" |
       tee "$out/compare_cpu_t$threads.txt"
