@@ -38,11 +38,13 @@ Tensor with_layout(const Tensor& t, const graph::ValueMeta& meta) {
 
 ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
   graph::Graph g = graph.clone();
-  if (options.fold_affine) fold_affine_into_convolutions(g);
-  if (options.channels_last) convolutions_to_channels_last(g);
+  if (options.convolution_passes) fold_affine_into_convolutions(g);
+  if (options.convolution_passes && options.channels_last) convolutions_to_channels_last(g);
   if (options.prepack_weights) {
-    prepack_convolution_weights(g);
-    fuse_convolution_activations(g);
+    if (options.convolution_passes) {
+      prepack_convolution_weights(g);
+      fuse_convolution_activations(g);
+    }
     prepack_matmul_weights(g);
   }
   return split_constants(g);
@@ -113,19 +115,20 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context) {
   if (option_is(context, "freezing", "false")) return compile_graph(graph, example_inputs, context);
-  // With symbolic sizes, constants still fold; the layout passes and weight packing read
-  // concrete activation sizes (a packed weight is chosen for a row count) and are left out.
+  // With symbolic sizes, constants fold and linear layers' weights are packed (for the rows of
+  // the example; other row counts read the same layout); the convolution passes read concrete
+  // activation sizes and are left out.
   const bool symbolic = graph::has_symbolic_sizes(graph);
   if (symbolic) {
     logs::log(logs::Channel::perf_hints,
-              fmt::format("freezing: {} has symbolic sizes: constants fold, but convolutions keep "
-                          "their layout and weights are not packed",
+              fmt::format("freezing: {} has symbolic sizes: convolutions keep their layout, their "
+                          "batch norms and their weights (linear layers are packed)",
                           context.graph_name));
   }
-  ConstantSplit split = freeze(
-      graph, {.prepack_weights = !symbolic && !option_is(context, "prepack_weights", "false"),
-              .channels_last = !symbolic && !option_is(context, "layout_optimization", "false"),
-              .fold_affine = !symbolic});
+  ConstantSplit split =
+      freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false"),
+                     .channels_last = !option_is(context, "layout_optimization", "false"),
+                     .convolution_passes = !symbolic});
   if (split.num_folded() == 0) return compile_graph(split.main, example_inputs, context);
   if (logs::enabled(logs::Channel::aot_graphs)) {
     logs::log(logs::Channel::aot_graphs,

@@ -20,7 +20,9 @@ namespace kiln::inductor {
 struct FreezeOptions {
   bool prepack_weights = true;  // convolution weights packed into oneDNN's layout once
   bool channels_last = true;    // convolution nets run on channels-last activations
-  bool fold_affine = true;      // batch norms and other affine chains folded into convolutions
+  // Convolutions' passes: affine chains (batch norms) folded into them, channels-last, packed
+  // weights and fused activations (off for graphs with symbolic sizes).
+  bool convolution_passes = true;
 };
 
 // The graph with affine chains folded into convolutions, its convolutions on channels-last

@@ -90,8 +90,10 @@ memory::desc bias_md(const Operand& c) {
   return memory::desc({1, 1, n}, memory::data_type::f32, Dims{n, n, 1});
 }
 
+// `weights`: the layout b is read in, when it is not md(b) (packed weights of a known layout).
 std::shared_ptr<const MatmulPlan> build(const Operand& a, const Operand& b, const Operand& c,
-                                        bool has_bias, float alpha, float beta) {
+                                        bool has_bias, float alpha, float beta,
+                                        const memory::desc* weights = nullptr) {
   auto plan = std::make_shared<MatmulPlan>();
   dnnl::primitive_attr attr;
   // brgemm packs operands into its scratchpad: one per thread, so that threads may share a plan.
@@ -103,8 +105,9 @@ std::shared_ptr<const MatmulPlan> build(const Operand& a, const Operand& b, cons
     attr.set_post_ops(ops);
   }
   try {
-    const auto desc = has_bias ? dnnl::matmul::desc(md(a), md(b), bias_md(c), md(c))
-                               : dnnl::matmul::desc(md(a), md(b), md(c));
+    const memory::desc b_md = weights != nullptr ? *weights : md(b);
+    const auto desc = has_bias ? dnnl::matmul::desc(md(a), b_md, bias_md(c), md(c))
+                               : dnnl::matmul::desc(md(a), b_md, md(c));
     const dnnl::matmul::primitive_desc pd(desc, attr, onednn::engine());
     if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) {
       plan->primitive.emplace(pd);
@@ -118,11 +121,15 @@ std::shared_ptr<const MatmulPlan> build(const Operand& a, const Operand& b, cons
 }
 
 std::shared_ptr<const MatmulPlan> plan_for(const Operand& a, const Operand& b, const Operand& c,
-                                           bool has_bias, float alpha, float beta) {
-  const std::string key = plan_key(a, b, c, has_bias, alpha, beta);
+                                           bool has_bias, float alpha, float beta,
+                                           const memory::desc* weights = nullptr) {
+  std::string key = plan_key(a, b, c, has_bias, alpha, beta);
+  if (weights != nullptr) {
+    key.append(reinterpret_cast<const char*>(&weights->data), sizeof(weights->data));
+  }
   std::shared_ptr<const MatmulPlan> plan = cache().find(key);
   if (!plan) {
-    plan = build(a, b, c, has_bias, alpha, beta);
+    plan = build(a, b, c, has_bias, alpha, beta, weights);
     cache().insert(key, plan);
   }
   return plan;
@@ -150,10 +157,21 @@ void execute(const MatmulPlan& plan, const Tensor& c, const Operand& oc, const T
 constexpr size_t kLayoutBytes = sizeof(dnnl_memory_desc_t);
 constexpr size_t kPackedHeader = (kLayoutBytes + 63) / 64 * 64;
 
-// The plan of a row-major [m, k] @ packed [k, n] -> row-major [m, n] (+ bias).
-std::shared_ptr<const MatmulPlan> packed_plan(int64_t m, int64_t k, int64_t n, bool has_bias) {
+// The plan of a row-major [m, k] @ packed [k, n] -> row-major [m, n] (+ bias), in the layout
+// oneDNN picks for these rows, or reading b in `layout` (weights packed for other rows).
+std::shared_ptr<const MatmulPlan> packed_plan(int64_t m, int64_t k, int64_t n, bool has_bias,
+                                              const memory::desc* layout = nullptr) {
   const Operand a{{m, k}, {k, 1}}, c{{m, n}, {n, 1}};
-  return plan_for(a, packed_operand(k, n), c, has_bias, 1.0f, 0.0f);
+  return plan_for(a, packed_operand(k, n), c, has_bias, 1.0f, 0.0f, layout);
+}
+
+// Whether a packed buffer's header describes a blocked f32 [k, n] layout that fills the buffer
+// (a header that is not one, all zeros or stale, is refused before oneDNN reads it).
+bool plausible_layout(const memory::desc& layout, int64_t k, int64_t n, int64_t packed_bytes) {
+  const dnnl_memory_desc_t& d = layout.data;
+  return d.ndims == 2 && d.dims[0] == k && d.dims[1] == n && d.data_type == dnnl_f32 &&
+         d.format_kind == dnnl_blocked &&
+         static_cast<int64_t>(kPackedHeader + layout.get_size()) == packed_bytes;
 }
 
 }  // namespace
@@ -203,14 +221,20 @@ bool onednn_matmul_packed(const Tensor& c, const Tensor& a, const Tensor& packed
   if (m <= 0 || k <= 0 || n <= 0) return false;
   // Row-major a and c, dense (the layouts the plan of packed weights is built for).
   if (a.stride(1) != 1 || (m > 1 && a.stride(0) != k) || !c.is_contiguous()) return false;
-  std::shared_ptr<const MatmulPlan> plan = packed_plan(m, k, n, bias != nullptr);
-  if (!plan->primitive || packed.dtype() != DType::UInt8 || !packed.is_contiguous() ||
-      static_cast<size_t>(packed.numel()) != kPackedHeader + plan->weights_md.get_size()) {
+  if (packed.dtype() != DType::UInt8 || !packed.is_contiguous() ||
+      packed.numel() < static_cast<int64_t>(kPackedHeader)) {
     return false;
   }
   memory::desc layout;
   std::memcpy(&layout.data, packed.data_ptr(), kLayoutBytes);
-  if (!(layout == plan->weights_md)) return false;
+  if (!plausible_layout(layout, k, n, packed.numel())) return false;
+  std::shared_ptr<const MatmulPlan> plan = packed_plan(m, k, n, bias != nullptr);
+  // Packed for other rows (a dynamic row count packs for its example): a primitive reading that
+  // layout for these rows, when oneDNN has one.
+  if (!plan->primitive || !(layout == plan->weights_md)) {
+    plan = packed_plan(m, k, n, bias != nullptr, &layout);
+    if (!plan->primitive) return false;
+  }
   const Operand oa{{m, k}, {k, 1}}, oc{{m, n}, {n, 1}};
   const memory weights(plan->weights_md, onednn::engine(),
                        static_cast<std::byte*>(packed.data_ptr()) + kPackedHeader);
