@@ -211,6 +211,22 @@ TEST_P(AotDynamic, Gpt2TrainingStepsMatchEagerAtEverySequenceLength) {
       {randint(0, 100, {2, 7}), randint(0, 100, {2, 11}), randint(0, 100, {2, 20})});
 }
 
+// The sequence classifier: its pooler reads the first token (select), whose gradient is the
+// token's row padded with zeros to the symbolic sequence length.
+TEST_P(AotDynamic, BertClassifierTrainingStepsMatchEagerAtEverySequenceLength) {
+  expect_training_steps_match(
+      GetParam(),
+      [] {
+        return models::bert_for_sequence_classification({.vocab_size = 100,
+                                                         .hidden_size = 32,
+                                                         .num_hidden_layers = 1,
+                                                         .num_attention_heads = 2,
+                                                         .intermediate_size = 64,
+                                                         .max_position_embeddings = 64});
+      },
+      {randint(0, 100, {2, 7}), randint(0, 100, {3, 12}), randint(0, 100, {2, 30})});
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, AotDynamic,
                          ::testing::Values(std::string("eager"), std::string("aot_eager"),
                                            std::string("aot_eager_decomp_partition"),

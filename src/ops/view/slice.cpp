@@ -269,10 +269,18 @@ KILN_OP("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(
 KILN_OP("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
     .derivative(
         [](const BackwardArgs& a) -> std::vector<Tensor> {
+          // The gradient as a slice of width 1, padded with zeros to self's size along dim: no
+          // write into a view, so that symbolic sizes trace (as slice's derivative).
+          static const OpDef& pad = OpRegistry::instance().get("constant_pad_nd");
           const Tensor& self = a.inputs[0].to_tensor();
-          Tensor grad = zeros(self.sizes(), a.grad_outputs[0].options());
-          grad.select(a.inputs[1].to_int(), a.inputs[2].to_int()).copy_(a.grad_outputs[0]);
-          return {grad};
+          const int64_t dim = sliced_dim(self, a.inputs[1].to_int(), "select");
+          const SymInt size = dim_size(self, dim);
+          SymInt index = a.inputs[2].to_sym_int();
+          if (index < 0) index = index + size;
+          std::vector<SymInt> widths(2 * static_cast<size_t>(self.dim() - dim), SymInt(int64_t{0}));
+          widths[widths.size() - 2] = index;
+          widths[widths.size() - 1] = size - index - 1;
+          return {call1(pad, {a.grad_outputs[0].unsqueeze(dim), widths, Scalar(0)})};
         },
         DerivativeReads::Nothing)
     .view(select_op_meta)
