@@ -3,6 +3,7 @@
 #include <kiln/distributed/collectives.h>
 #include <kiln/distributed/distributed_sampler.h>
 #include <kiln/distributed/init.h>
+#include <kiln/distributed/launcher.h>
 #include <kiln/distributed/process_group.h>
 #include <kiln/distributed/process_group_gloo.h>
 #include <kiln/distributed/reduce_op.h>
