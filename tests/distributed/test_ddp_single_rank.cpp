@@ -6,6 +6,7 @@
 
 #include "distributed/bucket_assignment.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,64 @@ TEST_F(DistributedDDPSingleRank, BadOptionsAreErrors) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A world of one that records the collectives DDP issues, interleaved with the gradients that
+// arrive (Avg over one rank leaves a tensor as it is, so all_reduce only records).
+class RecordingGroup : public distributed::ProcessGroup {
+ public:
+  explicit RecordingGroup(std::vector<std::string>& events) : ProcessGroup(0, 1), events_(events) {}
+  std::string backend_name() const override { return "recording"; }
+  distributed::Work all_reduce(Tensor& tensor, distributed::ReduceOp, bool) override {
+    events_.push_back("all_reduce " + std::to_string(tensor.numel()));
+    return {};
+  }
+  distributed::Work broadcast(Tensor&, int, bool) override { return {}; }
+  distributed::Work all_gather(std::vector<Tensor>&, const Tensor&, bool) override { return {}; }
+  distributed::Work all_gather_into_tensor(Tensor&, const Tensor&, bool) override { return {}; }
+  distributed::Work reduce_scatter(Tensor&, const std::vector<Tensor>&, distributed::ReduceOp,
+                                   bool) override {
+    return {};
+  }
+  distributed::Work reduce_scatter_tensor(Tensor&, const Tensor&, distributed::ReduceOp,
+                                          bool) override {
+    return {};
+  }
+  distributed::Work barrier(bool) override { return {}; }
+
+ private:
+  std::vector<std::string>& events_;
+};
+
+// The overlap: a bucket's all-reduce is issued as soon as its gradients are in, while backward
+// still computes the earlier layers' gradients.
+TEST(DistributedDDPOverlap, BucketsStartDuringBackward) {
+  std::vector<std::string> events;
+  auto model = mlp(4);
+  DistributedDataParallelOptions options;
+  options.process_group = std::make_shared<RecordingGroup>(events);
+  options.bucket_cap_mb = 40.0 / (1024 * 1024);  // [2.bias, 2.weight] (27 values), [0.*] (40)
+  DistributedDataParallel ddp(model, options);
+  for (const auto& [name, param] : model->named_parameters())
+    param.register_hook([&events, name = name](const Tensor&) {
+      events.push_back("grad " + name);
+      return Tensor();
+    });
+  loss_of(ddp, 7).backward();
+  auto position = [&](const std::string& event) {
+    return std::find(events.begin(), events.end(), event) - events.begin();
+  };
+  ASSERT_EQ(std::count(events.begin(), events.end(), "all_reduce 27"), 1)
+      << fmt::format("{}", events);
+  ASSERT_EQ(std::count(events.begin(), events.end(), "all_reduce 40"), 1)
+      << fmt::format("{}", events);
+  // The last layer's bucket goes out before the first layer's gradients exist.
+  EXPECT_LT(position("all_reduce 27"), position("grad 0.weight")) << fmt::format("{}", events);
+  EXPECT_LT(position("all_reduce 27"), position("grad 0.bias")) << fmt::format("{}", events);
+  // ... and after the first of its own (the test's hooks run after DDP's on each parameter, so
+  // the bucket's last gradient is recorded just after the all-reduce it completes).
+  EXPECT_GT(position("all_reduce 27"), std::min(position("grad 2.weight"), position("grad 2.bias")))
+      << fmt::format("{}", events);
 }
 
 TEST(DistributedDDPBuckets, AssignmentBySizeAndDtype) {
