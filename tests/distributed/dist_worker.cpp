@@ -434,6 +434,36 @@ void ddp_unused_branch(Results& results) {
   results.number("done", 1);
 }
 
+// broadcast_buffers: before each forward every rank takes rank 0's running statistics, then
+// updates them from its own batch.
+void ddp_buffers(Results& results) {
+  dist::init_process_group(short_timeout(10000));
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  Batch batch = make_batch(rank, world, 4, 3);
+  kiln::manual_seed(500);
+  auto linear = std::make_shared<nn::Linear>(4, 8);
+  auto norm = std::make_shared<nn::BatchNorm1d>(8);
+  auto model = std::make_shared<nn::Sequential>(linear, norm, std::make_shared<nn::Tanh>(),
+                                                std::make_shared<nn::Linear>(8, 3));
+  auto ddp = std::make_shared<nn::DistributedDataParallel>(model);
+  double worst = 0;
+  for (int step = 0; step < 2; ++step) {
+    Tensor batch_mean;
+    {
+      kiln::autograd::NoGradGuard no_grad;
+      // The ranks' statistics drift apart (as they would from different batches)...
+      norm->running_mean.fill_(10.0 * (rank + 1));
+      batch_mean = (*linear)(batch.local_x).mean({0});
+    }
+    kiln::mse_loss((*ddp)(batch.local_x), batch.local_y).backward();
+    // ... and forward starts from rank 0's: momentum 0.1 moves 10 towards this batch's mean.
+    worst = std::max(worst, relative_error(norm->running_mean, batch_mean.mul(0.1).add(9.0)));
+  }
+  results.number("buffer_error", worst);
+  dist::destroy_process_group();
+  results.number("done", 1);
+}
+
 // Rank 1 is killed after the first step; rank 0's next backward must fail within the timeout.
 void ddp_rank_killed(Results& results) {
   dist::init_process_group(short_timeout(1500));
@@ -490,6 +520,7 @@ int main(int argc, char** argv) {
       {"ddp_tiny_buckets", ddp_tiny_buckets},
       {"ddp_no_sync", ddp_no_sync},
       {"ddp_unused_branch", ddp_unused_branch},
+      {"ddp_buffers", ddp_buffers},
       {"ddp_rank_killed", ddp_rank_killed},
       {"launched", launched},
   };

@@ -82,6 +82,17 @@ TEST(DistributedDDP, FindUnusedParametersWithABranchNotTaken) {
   }
 }
 
+TEST(DistributedDDP, BuffersComeFromRankZeroBeforeEachForward) {
+  auto results = launch_ranks("ddp_buffers", 2);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    ASSERT_EQ(r.exit_code, 0) << first_error(r);
+    ASSERT_EQ(r.at("buffer_error").size(), 1u);
+    EXPECT_LE(r.at("buffer_error")[0], kTolerance);
+    EXPECT_EQ(r.at("done"), std::vector<double>{1});
+  }
+}
+
 TEST(DistributedDDP, RankKilledMidTrainingFailsTheOthersWithinTheTimeout) {
   auto results = launch_ranks("ddp_rank_killed", 2);
   ASSERT_EQ(results.size(), 2u);
