@@ -8,6 +8,7 @@
 #include <kiln/core/error.h>
 #include <kiln/ops/creation.h>
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace kiln::distributed::detail {
@@ -30,7 +31,6 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
       const size_t index = params_.size() - 1 - position;
       slots_[index] = {buckets_.size(), numel};
       bucket.params.push_back(index);
-      bucket.offsets.push_back(numel);
       numel += params_[index].numel();
     }
     bucket.flat = zeros({numel}, TensorOptions(params_[bucket.params.front()].dtype()));
@@ -46,12 +46,16 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
 
 Reducer::~Reducer() {
   for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hooks_[i]);
-  // Collectives still in flight write into the buckets: let them finish first.
+  settle_buckets();
+}
+
+void Reducer::settle_buckets() {
   for (Bucket& bucket : buckets_) {
     try {
       bucket.work.wait();
     } catch (const Error&) {  // reported by the backward that started it, if it got that far
     }
+    bucket.work = Work();
   }
 }
 
@@ -71,6 +75,9 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
                "still reducing gradients (parameter '{}' was ready, others were not); finish "
                "each backward before the next forward",
                names_[i]);
+  // A backward that raised may have left all-reduces in flight on the buckets about to be
+  // refilled (normally they all finished in finalize_backward and this returns at once).
+  settle_buckets();
   expect_backward_ = true;
   finalize_queued_ = false;
   std::fill(ready_.begin(), ready_.end(), false);

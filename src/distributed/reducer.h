@@ -35,11 +35,10 @@ class Reducer {
 
  private:
   struct Bucket {
-    Tensor flat;                   // the gradients laid end to end
-    std::vector<size_t> params;    // indices into params_
-    std::vector<int64_t> offsets;  // where each one starts in flat
-    size_t pending = 0;            // gradients still missing in this backward
-    Work work;                     // its all-reduce, once started
+    Tensor flat;                 // the gradients laid end to end
+    std::vector<size_t> params;  // indices into params_
+    size_t pending = 0;          // gradients still missing in this backward
+    Work work;                   // its all-reduce, once started
   };
   struct Slot {  // where a parameter's gradient lives
     size_t bucket = 0;
@@ -54,6 +53,9 @@ class Reducer {
   Tensor bucket_view(size_t index) const;
   void finalize_backward();
   void queue_finalize_once();
+  // Waits for the buckets' collectives still in flight, leaving their errors to the backward
+  // that started them.
+  void settle_buckets();
 
   std::vector<Tensor> params_;
   std::vector<std::string> names_;
