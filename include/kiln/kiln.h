@@ -17,6 +17,7 @@
 #include <kiln/distributed/distributed.h>
 #include <kiln/graph/graph.h>
 #include <kiln/models/models.h>
+#include <kiln/nn/distributed_data_parallel.h>
 #include <kiln/nn/nn.h>
 #include <kiln/ops/attention.h>
 #include <kiln/ops/binary.h>

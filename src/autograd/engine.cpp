@@ -5,6 +5,7 @@
 #include "autograd/engine.h"
 
 #include "autograd/autograd_meta.h"
+#include "autograd/backward_callbacks.h"
 #include "autograd/functions.h"
 
 #include <kiln/autograd/grad_mode.h>
@@ -149,6 +150,7 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vect
   };
 
   CreateGraphScope scope(create_graph);
+  BackwardCallbacks callbacks;  // what queue_callback adds during this pass
   std::vector<Tensor> captured(captures.size());
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   std::priority_queue<std::shared_ptr<Node>, std::vector<std::shared_ptr<Node>>, ByLatest> ready;
@@ -187,6 +189,7 @@ std::vector<Tensor> run_backward(const std::vector<Edge>& roots, const std::vect
       if (--dependencies[child] == 0) ready.push(e.function);
     }
   }
+  callbacks.run();
   return captured;
 }
 

@@ -7,7 +7,11 @@
 //   kiln_dist_worker <scenario> <results dir>
 #include <kiln/kiln.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -16,6 +20,7 @@
 #include <thread>
 
 namespace dist = kiln::distributed;
+namespace nn = kiln::nn;
 using kiln::Tensor;
 
 namespace {
@@ -232,6 +237,271 @@ void mismatched_sizes(Results& results) {
   dist::destroy_process_group();
 }
 
+// ---- DistributedDataParallel: each rank trains a DDP replica on its slice of a global batch and
+// compares it with a model trained in this process on the whole batch (the reference), starting
+// from rank 0's initialization. Rank r's replica starts from its own seed: equal results also
+// show that the construction broadcast rank 0's parameters.
+
+constexpr int64_t kLocalBatch = 4;
+
+std::shared_ptr<nn::Sequential> make_mlp(uint64_t seed, const std::vector<int64_t>& widths) {
+  kiln::manual_seed(seed);
+  auto mlp = std::make_shared<nn::Sequential>();
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    mlp->push_back(std::make_shared<nn::Linear>(widths[i], widths[i + 1]));
+    if (i + 2 < widths.size()) mlp->push_back(std::make_shared<nn::Tanh>());
+  }
+  return mlp;
+}
+
+// max |a - b| / max |b|.
+double relative_error(const Tensor& a, const Tensor& b) {
+  std::vector<double> va = a.tolist<double>(), vb = b.tolist<double>();
+  if (va.size() != vb.size()) return INFINITY;
+  double diff = 0, scale = 0;
+  for (size_t k = 0; k < va.size(); ++k) {
+    diff = std::max(diff, std::abs(va[k] - vb[k]));
+    scale = std::max(scale, std::abs(vb[k]));
+  }
+  return scale == 0 ? diff : diff / scale;
+}
+
+// relative_error over each pair of parameters, the worst one.
+double max_relative_error(const nn::Module& a, const nn::Module& b) {
+  std::vector<Tensor> pa = a.parameters(), pb = b.parameters();
+  if (pa.size() != pb.size()) return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < pa.size(); ++i) worst = std::max(worst, relative_error(pa[i], pb[i]));
+  return worst;
+}
+
+kiln::optim::SGD make_sgd(const std::vector<Tensor>& params, double momentum) {
+  kiln::optim::SGDOptions options;
+  options.lr = 0.1;
+  options.momentum = momentum;
+  return kiln::optim::SGD(params, options);
+}
+
+// The global batch, the same on every rank, and this rank's rows of it.
+struct Batch {
+  Tensor x, y, local_x, local_y;
+};
+Batch make_batch(int rank, int world, int64_t in, int64_t out) {
+  kiln::manual_seed(1234);
+  Batch b;
+  b.x = kiln::randn({world * kLocalBatch, in});
+  b.y = kiln::randn({world * kLocalBatch, out});
+  b.local_x = b.x.narrow(0, rank * kLocalBatch, kLocalBatch);
+  b.local_y = b.y.narrow(0, rank * kLocalBatch, kLocalBatch);
+  return b;
+}
+
+dist::InitOptions short_timeout(int ms) {
+  dist::InitOptions init;
+  init.timeout = std::chrono::milliseconds(ms);
+  return init;
+}
+
+// Three SGD steps (momentum 0.9) of an MLP; bucket_cap_mb small enough splits it in buckets.
+void ddp_training(Results& results, double bucket_cap_mb) {
+  dist::init_process_group(short_timeout(10000));
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  const std::vector<int64_t> widths = {4, 8, 8, 3};
+  Batch batch = make_batch(rank, world, 4, 3);
+  auto replica = make_mlp(100 + rank, widths);
+  nn::DistributedDataParallelOptions options;
+  options.bucket_cap_mb = bucket_cap_mb;
+  auto ddp = std::make_shared<nn::DistributedDataParallel>(replica, options);
+  auto reference = make_mlp(100, widths);
+  results.number("initial_error", max_relative_error(*replica, *reference));
+  results.number("buckets", static_cast<double>(ddp->bucket_parameter_names().size()));
+  auto sgd = make_sgd(ddp->parameters(), 0.9),
+       reference_sgd = make_sgd(reference->parameters(), 0.9);
+  for (int step = 0; step < 3; ++step) {
+    sgd.zero_grad();
+    kiln::mse_loss((*ddp)(batch.local_x), batch.local_y).backward();
+    sgd.step();
+    reference_sgd.zero_grad();
+    kiln::mse_loss((*reference)(batch.x), batch.y).backward();
+    reference_sgd.step();
+  }
+  results.number("relative_error", max_relative_error(*replica, *reference));
+  dist::destroy_process_group();
+  results.number("done", 1);
+}
+
+void ddp_mlp(Results& results) { ddp_training(results, 25); }
+// 20 bytes: every bucket closes at its first tensor of 20 bytes or more.
+void ddp_tiny_buckets(Results& results) { ddp_training(results, 20.0 / (1024 * 1024)); }
+
+// Two micro-steps per step, the first under no_sync: the gradients the second one reduces are
+// the sum of both, and each half-batch loss is weighted 1/2, so a step equals the full batch's.
+void ddp_no_sync(Results& results) {
+  dist::init_process_group(short_timeout(10000));
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  const std::vector<int64_t> widths = {4, 8, 3};
+  Batch batch = make_batch(rank, world, 4, 3);
+  auto replica = make_mlp(200 + rank, widths);
+  auto ddp = std::make_shared<nn::DistributedDataParallel>(replica);
+  auto reference = make_mlp(200, widths);
+  auto sgd = make_sgd(ddp->parameters(), 0.9),
+       reference_sgd = make_sgd(reference->parameters(), 0.9);
+  const int64_t half = kLocalBatch / 2;
+  double local_only = -1;  // how far the no_sync gradient is from this rank's own
+  for (int step = 0; step < 3; ++step) {
+    sgd.zero_grad();
+    {
+      auto no_sync = ddp->no_sync();
+      kiln::mse_loss((*ddp)(batch.local_x.narrow(0, 0, half)), batch.local_y.narrow(0, 0, half))
+          .mul(0.5)
+          .backward();
+    }
+    if (step == 0) {
+      // The same micro-step on a plain copy of the replica's weights, without DDP.
+      auto copy = make_mlp(200, widths);
+      copy->load_state_dict(replica->state_dict());
+      kiln::mse_loss((*copy)(batch.local_x.narrow(0, 0, half)), batch.local_y.narrow(0, 0, half))
+          .mul(0.5)
+          .backward();
+      local_only = relative_error(replica->parameters()[0].grad(), copy->parameters()[0].grad());
+    }
+    kiln::mse_loss((*ddp)(batch.local_x.narrow(0, half, half)), batch.local_y.narrow(0, half, half))
+        .mul(0.5)
+        .backward();
+    sgd.step();
+    reference_sgd.zero_grad();
+    kiln::mse_loss((*reference)(batch.x), batch.y).backward();
+    reference_sgd.step();
+  }
+  results.number("no_sync_gradient_error", local_only);
+  results.number("relative_error", max_relative_error(*replica, *reference));
+  dist::destroy_process_group();
+  results.number("done", 1);
+}
+
+// A trunk and two heads; head b only runs when use_b.
+class TwoHeads : public nn::Module {
+ public:
+  explicit TwoHeads(uint64_t seed) : Module("TwoHeads") {
+    kiln::manual_seed(seed);
+    trunk = register_module("trunk", std::make_shared<nn::Linear>(4, 6));
+    head_a = register_module("head_a", std::make_shared<nn::Linear>(6, 3));
+    head_b = register_module("head_b", std::make_shared<nn::Linear>(6, 3));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor h = (*trunk)(x).tanh();
+    Tensor out = (*head_a)(h);
+    return use_b ? out + (*head_b)(h) : out;
+  }
+  std::shared_ptr<nn::Linear> trunk, head_a, head_b;
+  bool use_b = true;
+};
+
+// find_unused_parameters: the middle step skips head b on every rank.
+void ddp_unused_branch(Results& results) {
+  dist::init_process_group(short_timeout(10000));
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  Batch batch = make_batch(rank, world, 4, 3);
+  auto replica = std::make_shared<TwoHeads>(300 + rank);
+  nn::DistributedDataParallelOptions options;
+  options.find_unused_parameters = true;
+  options.bucket_cap_mb = 40.0 / (1024 * 1024);  // head b's bucket holds nothing else
+  auto ddp = std::make_shared<nn::DistributedDataParallel>(replica, options);
+  auto reference = std::make_shared<TwoHeads>(300);
+  // Plain SGD: a zero gradient and no gradient leave a parameter alike.
+  auto sgd = make_sgd(ddp->parameters(), 0), reference_sgd = make_sgd(reference->parameters(), 0);
+  Tensor head_b_before;
+  for (int step = 0; step < 3; ++step) {
+    replica->use_b = reference->use_b = step != 1;
+    if (step == 1) head_b_before = replica->head_b->weight.clone();
+    sgd.zero_grad();
+    kiln::mse_loss((*ddp)(batch.local_x), batch.local_y).backward();
+    if (step == 1)
+      results.number("skipped_grad_is_zero",
+                     replica->head_b->weight.grad().defined() &&
+                             replica->head_b->weight.grad().abs().max().item<double>() == 0
+                         ? 1
+                         : 0);
+    sgd.step();
+    if (step == 1)
+      results.number("skipped_change", relative_error(replica->head_b->weight, head_b_before));
+    reference_sgd.zero_grad();
+    kiln::mse_loss((*reference)(batch.x), batch.y).backward();
+    reference_sgd.step();
+  }
+  results.number("relative_error", max_relative_error(*replica, *reference));
+  dist::destroy_process_group();
+  results.number("done", 1);
+}
+
+// broadcast_buffers: before each forward every rank takes rank 0's running statistics, then
+// updates them from its own batch.
+void ddp_buffers(Results& results) {
+  dist::init_process_group(short_timeout(10000));
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  Batch batch = make_batch(rank, world, 4, 3);
+  kiln::manual_seed(500);
+  auto linear = std::make_shared<nn::Linear>(4, 8);
+  auto norm = std::make_shared<nn::BatchNorm1d>(8);
+  auto model = std::make_shared<nn::Sequential>(linear, norm, std::make_shared<nn::Tanh>(),
+                                                std::make_shared<nn::Linear>(8, 3));
+  auto ddp = std::make_shared<nn::DistributedDataParallel>(model);
+  double worst = 0;
+  for (int step = 0; step < 2; ++step) {
+    Tensor batch_mean;
+    {
+      kiln::autograd::NoGradGuard no_grad;
+      // The ranks' statistics drift apart (as they would from different batches)...
+      norm->running_mean.fill_(10.0 * (rank + 1));
+      batch_mean = (*linear)(batch.local_x).mean({0});
+    }
+    kiln::mse_loss((*ddp)(batch.local_x), batch.local_y).backward();
+    // ... and forward starts from rank 0's: momentum 0.1 moves 10 towards this batch's mean.
+    worst = std::max(worst, relative_error(norm->running_mean, batch_mean.mul(0.1).add(9.0)));
+  }
+  results.number("buffer_error", worst);
+  dist::destroy_process_group();
+  results.number("done", 1);
+}
+
+// Rank 1 is killed after the first step; rank 0's next backward must fail within the timeout.
+void ddp_rank_killed(Results& results) {
+  dist::init_process_group(short_timeout(1500));
+  const int rank = dist::get_rank(), world = dist::get_world_size();
+  Batch batch = make_batch(rank, world, 4, 3);
+  auto ddp = std::make_shared<nn::DistributedDataParallel>(make_mlp(400, {4, 8, 3}));
+  kiln::mse_loss((*ddp)(batch.local_x), batch.local_y).backward();
+  results.number("first_step", 1);
+  if (rank == 1) ::kill(::getpid(), SIGKILL);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    for (int step = 0; step < 3; ++step)
+      kiln::mse_loss((*ddp)(batch.local_x), batch.local_y).backward();
+    results.number("completed", 1);
+  } catch (const kiln::Error& e) {
+    results.error(e.what());
+  }
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  results.number("elapsed_ms",
+                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  dist::destroy_process_group();
+}
+
+// What the launcher gave this rank, and a collective to show the group forms from it.
+void launched(Results& results) {
+  for (const char* name :
+       {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_PORT", "OMP_NUM_THREADS"}) {
+    const char* value = std::getenv(name);
+    results.number(std::string("env_") + name, value ? std::atof(value) : -1);
+  }
+  dist::init_process_group(short_timeout(10000));
+  Tensor t = kiln::full({2}, dist::get_rank() + 1, options(kiln::kFloat32));
+  dist::all_reduce(t);
+  results.values("all_reduce_sum", t);
+  dist::destroy_process_group();
+  results.number("done", 1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -246,6 +516,13 @@ int main(int argc, char** argv) {
       {"peer_dies", peer_dies},
       {"peer_stalls", peer_stalls},
       {"mismatched_sizes", mismatched_sizes},
+      {"ddp_mlp", ddp_mlp},
+      {"ddp_tiny_buckets", ddp_tiny_buckets},
+      {"ddp_no_sync", ddp_no_sync},
+      {"ddp_unused_branch", ddp_unused_branch},
+      {"ddp_buffers", ddp_buffers},
+      {"ddp_rank_killed", ddp_rank_killed},
+      {"launched", launched},
   };
   auto scenario = scenarios.find(argv[1]);
   if (scenario == scenarios.end()) {

@@ -79,6 +79,10 @@ RankResult read_results(const std::filesystem::path& path) {
 
 }  // namespace
 
+RankResult read_rank_results(const std::string& dir, int rank) {
+  return read_results(std::filesystem::path(dir) / ("rank" + std::to_string(rank) + ".txt"));
+}
+
 std::vector<RankResult> launch_ranks(const std::string& scenario, int world_size,
                                      std::vector<int> ranks, std::chrono::seconds limit) {
   if (ranks.empty())
@@ -126,8 +130,7 @@ std::vector<RankResult> launch_ranks(const std::string& scenario, int world_size
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
     int exit_code = results[i].exit_code;
-    results[i] =
-        read_results(std::filesystem::path(dir) / ("rank" + std::to_string(ranks[i]) + ".txt"));
+    results[i] = read_rank_results(dir, ranks[i]);
     results[i].exit_code = exit_code;
   }
   std::filesystem::remove_all(dir);

@@ -16,6 +16,9 @@ struct RankResult {
   const std::vector<double>& at(const std::string& name) const;
 };
 
+// What kiln_dist_worker wrote for `rank` in results directory dir (exit_code left at -1).
+RankResult read_rank_results(const std::string& dir, int rank);
+
 // A TCP port nobody listens on right now.
 int free_port();
 

@@ -1,0 +1,76 @@
+#include <kiln/nn/distributed_data_parallel.h>
+
+#include "distributed/reducer.h"
+
+#include <kiln/autograd/grad_mode.h>
+#include <kiln/core/error.h>
+#include <kiln/distributed/init.h>
+
+namespace kiln::nn {
+namespace {
+
+constexpr size_t kMiB = 1024 * 1024;
+// PyTorch's _DEFAULT_FIRST_BUCKET_BYTES: the first bucket is small so that the first all-reduce
+// starts early in backward.
+constexpr size_t kFirstBucketBytes = 1 * kMiB;
+
+// Every rank starts from rank 0's state (PyTorch's _sync_module_states).
+void broadcast_from_rank0(distributed::ProcessGroup& group, const std::vector<Tensor>& tensors) {
+  autograd::NoGradGuard no_grad;
+  for (Tensor t : tensors) group.broadcast(t, 0);
+}
+
+}  // namespace
+
+DistributedDataParallel::DistributedDataParallel(ModulePtr module,
+                                                 DistributedDataParallelOptions options)
+    : Module("DistributedDataParallel"), module_(std::move(module)), options_(std::move(options)) {
+  KILN_CHECK(module_ != nullptr, "DistributedDataParallel: expected a module, got nullptr");
+  KILN_CHECK(options_.bucket_cap_mb > 0,
+             "DistributedDataParallel: bucket_cap_mb must be positive, got {}",
+             options_.bucket_cap_mb);
+  if (!options_.process_group)
+    options_.process_group = distributed::default_process_group("DistributedDataParallel");
+  register_module("module", module_);
+
+  std::vector<Tensor> params, states;
+  std::vector<std::string> names;
+  for (const auto& [name, param] : named_parameters()) {
+    states.push_back(param);
+    if (!param.requires_grad()) continue;  // frozen: never reduced
+    params.push_back(param);
+    names.push_back(name);
+  }
+  for (const Tensor& buffer : buffers()) states.push_back(buffer);
+  broadcast_from_rank0(*options_.process_group, states);
+
+  const auto bucket_bytes = static_cast<size_t>(options_.bucket_cap_mb * kMiB);
+  reducer_ = std::make_unique<distributed::detail::Reducer>(
+      std::move(params), std::move(names), options_.process_group,
+      std::vector<size_t>{std::min(kFirstBucketBytes, bucket_bytes), bucket_bytes},
+      options_.find_unused_parameters);
+}
+
+DistributedDataParallel::~DistributedDataParallel() = default;
+
+Tensor DistributedDataParallel::forward(const Tensor& input) {
+  if (options_.broadcast_buffers && options_.process_group->world_size() > 1)
+    broadcast_from_rank0(*options_.process_group, module_->buffers());
+  Tensor output = module_->forward(input);
+  if (autograd::GradMode::is_enabled() && require_backward_grad_sync_)
+    reducer_->prepare_for_backward({output});
+  return output;
+}
+
+std::vector<std::vector<std::string>> DistributedDataParallel::bucket_parameter_names() const {
+  return reducer_->bucket_parameter_names();
+}
+
+DistributedDataParallel::NoSync::NoSync(DistributedDataParallel& ddp)
+    : ddp_(ddp), previous_(ddp.require_backward_grad_sync_) {
+  ddp_.require_backward_grad_sync_ = false;
+}
+
+DistributedDataParallel::NoSync::~NoSync() { ddp_.require_backward_grad_sync_ = previous_; }
+
+}  // namespace kiln::nn
