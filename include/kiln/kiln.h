@@ -4,6 +4,7 @@
 #include <kiln/autograd/autograd.h>
 #include <kiln/backends/backend.h>
 #include <kiln/capture/compile.h>
+#include <kiln/capture/compile_ddp.h>
 #include <kiln/capture/debug_dir.h>
 #include <kiln/capture/logs.h>
 #include <kiln/capture/mark_dynamic.h>

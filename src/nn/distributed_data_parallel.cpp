@@ -1,5 +1,6 @@
 #include <kiln/nn/distributed_data_parallel.h>
 
+#include "capture/trace_session.h"
 #include "distributed/reducer.h"
 
 #include <kiln/autograd/grad_mode.h>
@@ -24,7 +25,10 @@ void broadcast_from_rank0(distributed::ProcessGroup& group, const std::vector<Te
 
 DistributedDataParallel::DistributedDataParallel(ModulePtr module,
                                                  DistributedDataParallelOptions options)
-    : Module("DistributedDataParallel"), module_(std::move(module)), options_(std::move(options)) {
+    : Module("DistributedDataParallel"),
+      module_(std::move(module)),
+      runner_(module_),
+      options_(std::move(options)) {
   KILN_CHECK(module_ != nullptr, "DistributedDataParallel: expected a module, got nullptr");
   KILN_CHECK(options_.bucket_cap_mb > 0,
              "DistributedDataParallel: bucket_cap_mb must be positive, got {}",
@@ -53,10 +57,22 @@ DistributedDataParallel::DistributedDataParallel(ModulePtr module,
 
 DistributedDataParallel::~DistributedDataParallel() = default;
 
+void DistributedDataParallel::run_module_through(ModulePtr runner) {
+  KILN_CHECK(runner != nullptr, "DistributedDataParallel: expected a module to run, got nullptr");
+  runner_ = std::move(runner);
+}
+
 Tensor DistributedDataParallel::forward(const Tensor& input) {
+  // Traced, its collectives and the reducer's bookkeeping would run once at trace time and never
+  // again on the compiled path: the gradients would silently stay unreduced.
+  KILN_CHECK(capture::TraceSession::current() == nullptr,
+             "DistributedDataParallel: its forward cannot be captured into a graph (it runs "
+             "collectives and prepares the gradient reduction on every call); compile the DDP "
+             "module itself with kiln::compile(ddp), which compiles the module it wraps, or wrap "
+             "a compiled module: DistributedDataParallel(kiln::compile(model))");
   if (options_.broadcast_buffers && options_.process_group->world_size() > 1)
     broadcast_from_rank0(*options_.process_group, module_->buffers());
-  Tensor output = module_->forward(input);
+  Tensor output = runner_->forward(input);
   if (autograd::GradMode::is_enabled() && require_backward_grad_sync_)
     reducer_->prepare_for_backward({output});
   return output;

@@ -303,7 +303,8 @@ dist::InitOptions short_timeout(int ms) {
 }
 
 // Three SGD steps (momentum 0.9) of an MLP; bucket_cap_mb small enough splits it in buckets.
-void ddp_training(Results& results, double bucket_cap_mb) {
+// compiled: kiln::compile(ddp), the wrapped module compiled (inductor) inside DDP's eager forward.
+void ddp_training(Results& results, double bucket_cap_mb, bool compiled = false) {
   dist::init_process_group(short_timeout(10000));
   const int rank = dist::get_rank(), world = dist::get_world_size();
   const std::vector<int64_t> widths = {4, 8, 8, 3};
@@ -312,6 +313,7 @@ void ddp_training(Results& results, double bucket_cap_mb) {
   nn::DistributedDataParallelOptions options;
   options.bucket_cap_mb = bucket_cap_mb;
   auto ddp = std::make_shared<nn::DistributedDataParallel>(replica, options);
+  if (compiled) ddp = kiln::compile(ddp);
   auto reference = make_mlp(100, widths);
   results.number("initial_error", max_relative_error(*replica, *reference));
   results.number("buckets", static_cast<double>(ddp->bucket_parameter_names().size()));
@@ -331,6 +333,7 @@ void ddp_training(Results& results, double bucket_cap_mb) {
 }
 
 void ddp_mlp(Results& results) { ddp_training(results, 25); }
+void ddp_compiled(Results& results) { ddp_training(results, 20.0 / (1024 * 1024), true); }
 // 20 bytes: every bucket closes at its first tensor of 20 bytes or more.
 void ddp_tiny_buckets(Results& results) { ddp_training(results, 20.0 / (1024 * 1024)); }
 
@@ -517,6 +520,7 @@ int main(int argc, char** argv) {
       {"peer_stalls", peer_stalls},
       {"mismatched_sizes", mismatched_sizes},
       {"ddp_mlp", ddp_mlp},
+      {"ddp_compiled", ddp_compiled},
       {"ddp_tiny_buckets", ddp_tiny_buckets},
       {"ddp_no_sync", ddp_no_sync},
       {"ddp_unused_branch", ddp_unused_branch},

@@ -46,6 +46,12 @@ TEST(DistributedDDP, MlpMatchesSingleProcessTwoRanks) {
 
 TEST(DistributedDDP, MlpMatchesSingleProcessFourRanks) { expect_matches_reference("ddp_mlp", 4); }
 
+// kiln::compile(ddp): the wrapped MLP compiled by the inductor (forward and backward), DDP's
+// buckets (several, tiny) reduced from the compiled backward's gradients.
+TEST(DistributedDDP, CompiledMatchesSingleProcessTwoRanks) {
+  expect_matches_reference("ddp_compiled", 2);
+}
+
 TEST(DistributedDDP, TinyBucketsMatchSingleProcess) {
   // 4-8-8-3 (Linear layers at Sequential indices 4, 2, 0) under a 20-byte cap, last parameters
   // first: [4.bias (12 bytes), 4.weight], [2.bias], [2.weight], [0.bias], [0.weight].

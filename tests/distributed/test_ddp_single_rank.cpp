@@ -5,6 +5,7 @@
 #include <kiln/kiln.h>
 
 #include "distributed/bucket_assignment.h"
+#include "test_util.h"
 
 #include <algorithm>
 #include <string>
@@ -54,6 +55,56 @@ TEST_F(DistributedDDPSingleRank, BucketsHoldParametersInReverseOrder) {
   DistributedDataParallel small(mlp(0), options);
   EXPECT_EQ(small.bucket_parameter_names(),
             (Names{{"module.2.bias", "module.2.weight"}, {"module.0.bias", "module.0.weight"}}));
+}
+
+// A compiled module inside DDP (PyTorch's usual order is the other way round, see below): the
+// compiled backward's gradients reach the buckets through the parameters' hooks as eager ones do.
+TEST_F(DistributedDDPSingleRank, ACompiledModuleTrainsLikeTheEagerOne) {
+  auto plain = mlp(2);
+  auto inner = mlp(2);
+  DistributedDataParallel ddp(compile(inner));
+  for (uint64_t step = 0; step < 3; ++step) {
+    plain->zero_grad();
+    ddp.zero_grad();
+    loss_of(*plain, 10 + step).backward();
+    loss_of(ddp, 10 + step).backward();
+    const auto want = plain->parameters(), got = inner->parameters();
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_TRUE(got[i].grad().defined()) << step << " " << i;
+      EXPECT_TRUE(testing::all_close(got[i].grad(), want[i].grad(), 1e-5, 1e-6))
+          << step << " " << i;
+    }
+  }
+}
+
+// kiln::compile(ddp) compiles the wrapped module in place and keeps DDP's forward eager; a DDP
+// module met while capturing a graph is a clear error, not a forward traced once.
+TEST_F(DistributedDDPSingleRank, CompilingDdpCompilesItsModule) {
+  auto plain = mlp(3);
+  auto inner = mlp(3);
+  auto ddp = std::make_shared<DistributedDataParallel>(inner);
+  auto compiled = compile(ddp);
+  EXPECT_EQ(compiled.get(), ddp.get());
+  for (uint64_t step = 0; step < 2; ++step) {
+    plain->zero_grad();
+    compiled->zero_grad();
+    loss_of(*plain, 20 + step).backward();
+    loss_of(*compiled, 20 + step).backward();
+    for (size_t i = 0; i < plain->parameters().size(); ++i) {
+      EXPECT_TRUE(testing::all_close(inner->parameters()[i].grad(), plain->parameters()[i].grad(),
+                                     1e-5, 1e-6))
+          << step << " " << i;
+    }
+  }
+  auto traced =
+      compile([ddp](const Tensor& x) { return (*ddp)(x)*2.0; }, CompileOptions{.fullgraph = true});
+  try {
+    traced(randn({5, 4}));
+    ADD_FAILURE() << "expected a kiln::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kiln::compile(ddp)"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(DistributedDDPSingleRank, GradientsMatchAModelWithoutDDP) {

@@ -46,8 +46,9 @@ struct CompileOptions {
   std::string mode = "default";
   // A graph break is an error instead of a split.
   bool fullgraph = false;
-  // Dynamic shapes (docs/DYNAMIC.md), with the backend "eager" only (others stay static per
-  // size): true traces every tensor-argument dimension as a symbol; false specializes every size;
+  // Dynamic shapes (docs/DYNAMIC.md), for the backends that take symbolic graphs (inductor,
+  // eager, aot_eager, aot_eager_decomp_partition; a backend function stays static per size):
+  // true traces every tensor-argument dimension as a symbol; false specializes every size;
   // unset (automatic dynamic) starts static and makes a dimension dynamic once a changed size of
   // it causes a recompile. mark_dynamic / mark_static override per tensor.
   std::optional<bool> dynamic = std::nullopt;

@@ -44,6 +44,10 @@ class DistributedDataParallel : public Module {
   Tensor forward(const Tensor& input) override;
   // The wrapped module (registered as the submodule "module", as in PyTorch).
   const ModulePtr& module() const { return module_; }
+  // Runs the wrapped module through `runner` from now on: a module computing the same function
+  // with the same parameters (kiln::compile(ddp) passes the compiled module). DDP's own work
+  // around it (buffer broadcast, the reducer's bookkeeping, the hooks) is unchanged.
+  void run_module_through(ModulePtr runner);
 
   // While a NoSync lives, forward/backward leave gradients on this rank (accumulating into
   // .grad); the first backward after it reduces the accumulated sum. PyTorch's no_sync().
@@ -65,6 +69,7 @@ class DistributedDataParallel : public Module {
 
  private:
   ModulePtr module_;
+  ModulePtr runner_;  // what forward calls: module_, or a compiled module of it
   DistributedDataParallelOptions options_;
   std::unique_ptr<distributed::detail::Reducer> reducer_;
   bool require_backward_grad_sync_ = true;
