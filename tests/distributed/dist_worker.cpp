@@ -25,6 +25,13 @@ using kiln::Tensor;
 
 namespace {
 
+// Milliseconds from `start` to now (what the timeout scenarios report).
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count());
+}
+
 class Results {
  public:
   explicit Results(const std::string& path) : out_(path) {}
@@ -162,9 +169,7 @@ void peer_never_arrives(Results& results) {
   } catch (const kiln::Error& e) {
     results.error(e.what());
   }
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  results.number("elapsed_ms",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  results.number("elapsed_ms", milliseconds_since(start));
 }
 
 // Both ranks meet; rank 1 then exits without a word and rank 0's all_reduce must fail.
@@ -184,9 +189,7 @@ void peer_dies(Results& results) {
   } catch (const kiln::Error& e) {
     results.error(e.what());
   }
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  results.number("elapsed_ms",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  results.number("elapsed_ms", milliseconds_since(start));
   dist::destroy_process_group();
 }
 
@@ -212,9 +215,7 @@ void peer_stalls(Results& results) {
     results.error(e.what());
   }
   results.number("success", work.is_success() ? 1 : 0);
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  results.number("elapsed_ms",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  results.number("elapsed_ms", milliseconds_since(start));
   dist::destroy_process_group();
 }
 
@@ -231,9 +232,7 @@ void mismatched_sizes(Results& results) {
   } catch (const kiln::Error& e) {
     results.error(e.what());
   }
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  results.number("elapsed_ms",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  results.number("elapsed_ms", milliseconds_since(start));
   dist::destroy_process_group();
 }
 
@@ -484,9 +483,7 @@ void ddp_rank_killed(Results& results) {
   } catch (const kiln::Error& e) {
     results.error(e.what());
   }
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  results.number("elapsed_ms",
-                 std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
+  results.number("elapsed_ms", milliseconds_since(start));
   dist::destroy_process_group();
 }
 
