@@ -180,6 +180,9 @@ class FunctionCache {
   size_t compilations_ = 0;
   bool symbolic_backend_ = false;
   bool logged_static_backend_ = false;
+  // Set once a trace with symbolic sizes failed on an op that needs concrete ones: the function
+  // is traced with static sizes from then on (under mutex_).
+  bool static_only_ = false;
   AutomaticDynamicDims automatic_dynamic_;  // under mutex_
 };
 
@@ -261,6 +264,10 @@ std::vector<DynamicDim> FunctionCache::dynamic_dims_for(const Leaves& args) {
     automatic = automatic_dynamic_;
   }
   std::vector<DynamicDim> dims = plan_dynamic_dims(args, options_.dynamic, automatic);
+  {
+    std::lock_guard lock(mutex_);
+    if (static_only_) return {};
+  }
   if (dims.empty() || symbolic_backend_) return dims;
   std::lock_guard lock(mutex_);
   if (!logged_static_backend_) {
@@ -363,8 +370,35 @@ Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUs
   std::vector<DynamicDim> dims = hit ? hit->dynamic_dims : dynamic_dims_for(args);
   TraceSession::Config config = session_config(state, /*cache_segments=*/true, nullptr, dims);
   std::shared_ptr<symbolic::ShapeEnv> env = config.shape_env;
-  TraceSession session(std::move(config));
-  Leaves result = session.trace(args, run);
+  auto traced = std::make_unique<TraceSession>(std::move(config));
+  Leaves result;
+  try {
+    result = traced->trace(args, run);
+  } catch (const Error& e) {
+    // An op on the way needs concrete sizes (its meta function or decomposition reads them): the
+    // call is traced again with static sizes, and so is every later one, as PyTorch specializes
+    // what it cannot trace symbolically. Only before any graph ran: a graph break that already
+    // ran part of the function must not run it twice.
+    if (dims.empty() || !traced->graphs().empty() ||
+        std::string_view(e.what()).find("symbolic size") == std::string_view::npos) {
+      throw;
+    }
+    logs::log(logs::Channel::dynamic,
+              fmt::format("{}: tracing with symbolic sizes failed ({}); traced with static sizes, "
+                          "now and for every later call",
+                          name_, e.what()));
+    {
+      std::lock_guard lock(mutex_);
+      static_only_ = true;
+    }
+    dims.clear();
+    env = nullptr;
+    traced.reset();  // the failed session first: it still holds this thread's current session
+    traced = std::make_unique<TraceSession>(
+        session_config(state, /*cache_segments=*/true, nullptr, dims));
+    result = traced->trace(args, run);
+  }
+  TraceSession& session = *traced;
   if (hit) return result;
   auto entry = std::make_shared<CacheEntry>();
   entry->guards = std::make_unique<Guards>(args, state, module_, dims);

@@ -341,7 +341,12 @@ std::vector<Tensor> TraceSession::flush(const std::vector<graph::Value>& extra, 
   std::vector<std::pair<std::shared_ptr<TensorImpl>, size_t>> input_targets;
   for (const Tracked& p : proxies_) {
     auto impl = p.impl.lock();
-    if (!impl || !impl->is_proxy()) continue;
+    // Every proxy of this window takes its value, the empty ones too: no memory is not "already
+    // computed" for them (a zero-element proxy would otherwise keep its traced sizes, symbolic
+    // ones included).
+    if (!impl || impl->storage()->data() != nullptr || impl->storage()->device().is_meta()) {
+      continue;
+    }
     if (p.value.node->kind == graph::NodeKind::Input) {
       const auto pos = std::find(in_nodes.begin(), in_nodes.end(), p.value.node) - in_nodes.begin();
       input_targets.emplace_back(std::move(impl), static_cast<size_t>(pos));

@@ -164,6 +164,39 @@ TEST(CompileDynamic, GraphBreakUnderDynamicTrue) {
   }
 }
 
+// An output with no elements (a batch of 0) takes the call's sizes, not the traced symbolic ones.
+TEST(CompileDynamic, ZeroElementOutputsHaveTheCallsSizes) {
+  for (const char* backend : {"eager", "aot_eager", "inductor"}) {
+    SCOPED_TRACE(backend);
+    CompileOptions o;
+    o.dynamic = true;
+    o.backend = std::string(backend);
+    auto f = compile([](const Tensor& x) { return (x * 2.0).sum({1}); }, o);
+    for (int64_t c : {3, 5}) {
+      const Tensor y = f(randn({0, c, 4}));
+      EXPECT_EQ(y.sym_sizes().vec(), (std::vector<SymInt>{0, 4})) << c;
+      EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{0, 4})) << c;
+    }
+  }
+}
+
+// An op that needs concrete sizes under a symbolic trace (group_norm's composite reads them):
+// the call is traced again with static sizes, and the function stays static, with the reason
+// on the dynamic channel; results stay right.
+TEST(CompileDynamic, TracesStaticallyWhenAnOpNeedsConcreteSizes) {
+  LogCapture logs("dynamic,graph");
+  auto body = [](const Tensor& x) { return group_norm(x * 2.0, 2) + 1.0; };
+  CompileOptions o;
+  o.dynamic = true;
+  auto f = compile(body, o);
+  for (int64_t n : {3, 5, 3}) {
+    const Tensor x = randn({n, 4, 6});
+    EXPECT_TRUE(all_close(f(x), body(x), 1e-5, 1e-5)) << n;
+  }
+  EXPECT_EQ(logs.count("tracing with symbolic sizes failed"), 1u) << logs.all();
+  EXPECT_EQ(compilations(logs), 2u) << logs.all();  // one per size: static from then on
+}
+
 TEST(CompileDynamic, UserBackendsWithDynamicTrueStayStaticPerSize) {
   autograd::NoGradGuard no_grad;
   auto model = small_mlp();
