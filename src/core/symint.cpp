@@ -61,8 +61,7 @@ bool operator==(const SymInt& a, const SymInt& b) {
 bool operator<(const SymInt& a, const SymInt& b) {
   if (!a.is_symbolic() && !b.is_symbolic()) return a.data_ < b.data_;
   if (a.is_symbolic()) return a.node()->guard_lt(b);
-  // a < b  <=>  -b < -a
-  return (-b).node()->guard_lt(-a);
+  return b.node()->guard_gt(a);
 }
 
 std::ostream& operator<<(std::ostream& os, const SymInt& s) { return os << s.str(); }

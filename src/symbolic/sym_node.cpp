@@ -46,5 +46,6 @@ SymInt SymNode::mod(const SymInt& other) const {
 SymInt SymNode::neg() const { return env_->to_symint(-expr_); }
 bool SymNode::guard_eq(const SymInt& other) const { return env_->guard_eq(expr_, operand(other)); }
 bool SymNode::guard_lt(const SymInt& other) const { return env_->guard_lt(expr_, operand(other)); }
+bool SymNode::guard_gt(const SymInt& other) const { return env_->guard_lt(operand(other), expr_); }
 
 }  // namespace kiln::symbolic

@@ -39,6 +39,7 @@ class TestSymbol : public SymNodeImpl {
   SymInt neg() const override { return -hint_; }
   bool guard_eq(const SymInt& o) const override { return hint_ == o.maybe_int(); }
   bool guard_lt(const SymInt& o) const override { return hint_ < o.maybe_int().value(); }
+  bool guard_gt(const SymInt& o) const override { return hint_ > o.maybe_int().value(); }
 
  private:
   std::string name_;

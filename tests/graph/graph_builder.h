@@ -55,6 +55,10 @@ class NamedSymbol : public SymNodeImpl {
     ADD_FAILURE() << "graph code must not guard on a symbol";
     return false;
   }
+  bool guard_gt(const SymInt&) const override {
+    ADD_FAILURE() << "graph code must not guard on a symbol";
+    return false;
+  }
 
  private:
   std::string name_;

@@ -35,6 +35,7 @@ class HintedSym : public SymNodeImpl {
   SymInt neg() const override { return make("-" + expr_, -hint_); }
   bool guard_eq(const SymInt& o) const override { return hint_ == hint_of(o); }
   bool guard_lt(const SymInt& o) const override { return hint_ < hint_of(o); }
+  bool guard_gt(const SymInt& o) const override { return hint_ > hint_of(o); }
 
  private:
   SymInt bin(const char* op, const SymInt& o, int64_t hint) const {

@@ -4,6 +4,7 @@
 #include <kiln/symbolic/shape_env.h>
 #include <kiln/symbolic/sym_node.h>
 
+#include <limits>
 #include <memory>
 
 namespace kiln::symbolic {
@@ -40,6 +41,29 @@ TEST(SymNode, ConstantResultsArePlainIntegers) {
   EXPECT_EQ((s0 / s0).expect_int(), 1);
   EXPECT_EQ(expr_of(s0 + 1), SymExpr::symbol(0) + 1);
   EXPECT_EQ(expr_of(SymInt(7)), SymExpr(7));
+}
+
+// A plain integer compared with a symbol the environment has pinned (a guard made it a
+// constant): the comparison folds instead of asking a node that the negation no longer has.
+TEST(SymNode, ComparisonsWithAPinnedSymbol) {
+  auto env = ShapeEnv::create();
+  SymInt s0 = env->create_symbol(4, "x.size(0)");
+  EXPECT_TRUE(s0 == SymInt(4));  // records Eq(s0, 4): s0 reads 4 from now on
+  EXPECT_FALSE((-s0).is_symbolic());
+  EXPECT_TRUE(SymInt(2) < s0);
+  EXPECT_FALSE(SymInt(5) < s0);
+  EXPECT_TRUE(SymInt(5) > s0);
+}
+
+// A plain operand at the edge of int64 (a slice's end of None is INT64_MAX) compared with a
+// symbol: decided without negating it (-INT64_MAX lies in the range SymInt reserves for handles).
+TEST(SymNode, ComparisonsWithExtremePlainOperands) {
+  auto env = ShapeEnv::create();
+  SymInt s0 = env->create_symbol(6, "x.size(0)");
+  const SymInt big(std::numeric_limits<int64_t>::max());
+  EXPECT_FALSE(big < s0);
+  EXPECT_TRUE(s0 < big);
+  EXPECT_TRUE(big > s0);
 }
 
 TEST(SymNode, NodesAndTheirEnvironmentAreFreed) {

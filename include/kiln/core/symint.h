@@ -33,6 +33,9 @@ class SymNodeImpl {
   // Comparisons on symbols record a guard and return the answer under the current hint.
   virtual bool guard_eq(const SymInt& other) const = 0;
   virtual bool guard_lt(const SymInt& other) const = 0;
+  // this > other, for `plain < symbolic` (negating both sides could push a plain operand into the
+  // handles' reserved range: -INT64_MAX is one).
+  virtual bool guard_gt(const SymInt& other) const = 0;
 
   void incref() const { refcount_.fetch_add(1, std::memory_order_relaxed); }
   void decref() const {

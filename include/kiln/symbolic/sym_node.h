@@ -28,6 +28,7 @@ class SymNode final : public SymNodeImpl {
   SymInt neg() const override;
   bool guard_eq(const SymInt& other) const override;
   bool guard_lt(const SymInt& other) const override;
+  bool guard_gt(const SymInt& other) const override;
 
  private:
   SymNode(std::shared_ptr<ShapeEnv> env, SymExpr expr)
