@@ -38,7 +38,10 @@ std::vector<Tensor> CompiledFunctionBackward::apply(std::vector<Tensor>&& grads)
   const auto& metadata = input_metadata();
   for (size_t i = 0; i < grads.size(); ++i) {
     if (grads[i].defined()) {
-      inputs.push_back(std::move(grads[i]));
+      // The backward graph was traced on contiguous tangents (joint_graph.cpp) and may view them
+      // by that layout: a gradient arriving in another one (transposed, expanded by a sum's
+      // backward) is laid out so first.
+      inputs.push_back(grads[i].contiguous());
     } else {
       // An output no gradient reached contributes nothing.
       const InputMetadata& m = metadata[i];

@@ -179,6 +179,31 @@ TEST(AotAutograd, AotGraphsAreLogged) {
   EXPECT_EQ(logs.count("tangent 0"), 1u) << logs.all();
 }
 
+// The gradient of a compiled output arrives in whatever layout the code after it made: here
+// transposed (the loss reads y.t()). The compiled backward, traced on a contiguous tangent, must
+// read it by its layout. Reference by hand: y = (2 x) viewed [3, 2], so x's gradient at flat k is
+// 2 dL/dy at flat k, and dL/dy = w.t().
+TEST(AotAutograd, GradientsArrivingNonContiguousAreReadByTheirLayout) {
+  auto body = [](const Tensor& x) { return (x * 2.0).reshape({3, 2}); };
+  const std::vector<double> wv = {1, 2, 3, 4, 5, 6};  // w [2, 3]
+  std::vector<double> want(6);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 2; ++j)
+      want[static_cast<size_t>(2 * i + j)] = 2 * wv[static_cast<size_t>(3 * j + i)];
+  }
+  for (const char* backend : {"aot_eager", "inductor"}) {
+    auto f = compile(body, {.backend = std::string(backend)});
+    for (int call = 0; call < 2; ++call) {
+      Tensor x = tensor({0.5, -1.0, 2.0, 0.25, 1.5, -0.5}).view({2, 3}).detach().requires_grad_();
+      const Tensor w = from_vector(wv).to(kFloat32).view({2, 3});
+      Tensor y = f(x);
+      (y.t() * w).sum().backward();
+      EXPECT_TRUE(all_close(x.grad().flatten(), from_vector(want).to(kFloat32), 1e-6, 1e-7))
+          << backend << " call " << call << ": " << x.grad();
+    }
+  }
+}
+
 // Inputs sharing memory, one written by the graph: aot cannot see the aliasing in its separate
 // inputs, so the graph runs with the interpreter, with a hint; results stay eager's.
 TEST(AotAutograd, AliasedInputsWithAWriteFallBackToTheInterpreter) {
