@@ -1,6 +1,7 @@
 // The cache of one compiled function: entries (guards plus what to run), recompiles, the cache
 // size limit with its eager fallback, and the per-graph compile step (passes, logs, debug folder,
 // backend).
+#include "capture/chosen_backend.h"
 #include "capture/dynamic_policy.h"
 #include "capture/guards.h"
 #include "capture/symbolic_interpreter.h"
@@ -117,15 +118,10 @@ class FunctionCache {
  public:
   FunctionCache(CompileOptions options, std::string name, std::shared_ptr<nn::Module> module)
       : options_(std::move(options)), name_(std::move(name)), module_(std::move(module)) {
-    if (auto* n = std::get_if<std::string>(&options_.backend)) {
-      backend_name_ = *n;
-      backend_ = lookup_backend(*n);
-      symbolic_backend_ = backend_traits(*n).symbolic_graphs;
-    } else {
-      backend_name_ = "user backend";
-      backend_ = std::get<Backend>(options_.backend);
-      KILN_CHECK(static_cast<bool>(backend_), "compile: the backend function is empty");
-    }
+    NamedBackend chosen = chosen_backend(options_.backend);
+    backend_name_ = std::move(chosen.name);
+    backend_ = std::move(chosen.backend);
+    symbolic_backend_ = chosen.traits.symbolic_graphs;
     static const char* kModes[] = {"default", "reduce-overhead", "max-autotune",
                                    "max-autotune-no-cudagraphs"};
     bool known = false;

@@ -3,6 +3,7 @@
 // tested with the interpreter).
 #include <gtest/gtest.h>
 #include <kiln/backends/backend.h>
+#include <kiln/capture/compile.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -152,6 +153,36 @@ TEST(BackendRegistry, ThrowingBackendIsWrappedWithItsNameAndGraph) {
   EXPECT_TRUE(throws_error(
       [&] { run_backend("mine", throws_std, g, {}, context_named("graph 2 of forward")); },
       {"compile: backend \"mine\" failed on graph 2 of forward: vector index 7 out of range"}));
+}
+
+// A named backend (a function with a name and traits, as compiled DDP's wrapper passes it)
+// is compiled with as a registered one would be: symbolic graphs when its traits take them, its
+// name in errors.
+TEST(BackendRegistry, ANamedBackendGoesByItsNameAndTraits) {
+  bool symbolic = false;
+  NamedBackend recording{"recording",
+                         [&symbolic](const graph::Graph& g, std::span<const Tensor> ex,
+                                     const BackendContext& context) {
+                           symbolic = graph::has_symbolic_sizes(g);
+                           return lookup_backend("eager")(g, ex, context);
+                         },
+                         BackendTraits{.symbolic_graphs = true}};
+  auto f =
+      compile([](const Tensor& x) { return x * 2.0; }, {.dynamic = true, .backend = recording});
+  EXPECT_TRUE(testing::all_close(f(tensor({1.0, 2.0})), tensor({2.0, 4.0})));
+  EXPECT_TRUE(symbolic);
+  NamedBackend throwing{"named_one",
+                        [](const graph::Graph&, std::span<const Tensor>,
+                           const BackendContext&) -> CompiledGraph { KILN_FAIL("not today"); },
+                        {}};
+  auto g = compile([](const Tensor& x) { return x * 2.0; }, {.backend = throwing});
+  EXPECT_TRUE(throws_error([&] { g(tensor({1.0})); },
+                           {"compile: backend \"named_one\" failed on graph 0 of", "not today"}));
+  EXPECT_TRUE(throws_error(
+      [] {
+        compile([](const Tensor& x) { return x; }, {.backend = NamedBackend{"empty", {}, {}}});
+      },
+      {"compile: the backend function of \"empty\" is empty"}));
 }
 
 TEST(BackendRegistry, EmptyCallableRejected) {

@@ -38,6 +38,15 @@ struct BackendTraits {
   bool symbolic_graphs = false;
 };
 
+// A backend with the name and traits it goes by: what a backend that wraps another (compiled DDP's
+// bucket splitter) passes to compile() so that logs, errors and symbolic graphs treat it as the
+// backend it wraps.
+struct NamedBackend {
+  std::string name;
+  Backend backend;
+  BackendTraits traits;
+};
+
 // Adds a backend under `name`; raises kiln::Error if the name is taken or empty.
 void register_backend(const std::string& name, Backend backend, BackendTraits traits = {});
 // The registered names, sorted ("eager", ...).

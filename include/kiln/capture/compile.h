@@ -52,9 +52,10 @@ struct CompileOptions {
   // unset (automatic dynamic) starts static and makes a dimension dynamic once a changed size of
   // it causes a recompile. mark_dynamic / mark_static override per tensor.
   std::optional<bool> dynamic = std::nullopt;
-  // A registered backend name, or a backend function. "inductor" (as PyTorch) generates C++;
-  // "eager" runs the captured graphs with the eager kernels, "aot_eager" their aot graphs.
-  std::variant<std::string, Backend> backend = std::string("inductor");
+  // A registered backend name, a backend function, or a named backend (a function with the name
+  // and traits it goes by). "inductor" (as PyTorch) generates C++; "eager" runs the captured
+  // graphs with the eager kernels, "aot_eager" their aot graphs.
+  std::variant<std::string, Backend, NamedBackend> backend = std::string("inductor");
   // Passed to the backend.
   std::map<std::string, std::string> options = {};
   // Run the function eagerly (compile() becomes a no-op wrapper).
