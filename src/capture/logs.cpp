@@ -14,10 +14,10 @@
 namespace kiln::logs {
 namespace {
 
-constexpr std::array<Channel, 9> kChannels = {
-    Channel::graph,       Channel::graph_breaks, Channel::recompiles,
-    Channel::guards,      Channel::aot_graphs,   Channel::fusion,
-    Channel::output_code, Channel::dynamic,      Channel::perf_hints,
+constexpr std::array<Channel, 10> kChannels = {
+    Channel::graph,      Channel::graph_breaks, Channel::recompiles,  Channel::guards,
+    Channel::aot_graphs, Channel::fusion,       Channel::output_code, Channel::dynamic,
+    Channel::perf_hints, Channel::ddp,
 };
 using Flags = std::array<bool, kChannels.size()>;
 
@@ -122,6 +122,8 @@ std::string_view channel_name(Channel c) {
       return "dynamic";
     case Channel::perf_hints:
       return "perf_hints";
+    case Channel::ddp:
+      return "ddp";
   }
   KILN_FAIL("logs: invalid channel {}", static_cast<int>(c));
 }

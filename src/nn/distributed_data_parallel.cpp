@@ -49,9 +49,9 @@ DistributedDataParallel::DistributedDataParallel(ModulePtr module,
   broadcast_from_rank0(*options_.process_group, states);
 
   const auto bucket_bytes = static_cast<size_t>(options_.bucket_cap_mb * kMiB);
+  bucket_size_limits_ = {std::min(kFirstBucketBytes, bucket_bytes), bucket_bytes};
   reducer_ = std::make_unique<distributed::detail::Reducer>(
-      std::move(params), std::move(names), options_.process_group,
-      std::vector<size_t>{std::min(kFirstBucketBytes, bucket_bytes), bucket_bytes},
+      std::move(params), std::move(names), options_.process_group, bucket_size_limits_,
       options_.find_unused_parameters);
 }
 

@@ -301,9 +301,35 @@ dist::InitOptions short_timeout(int ms) {
   return init;
 }
 
+// How many pieces kiln::compile(ddp) cut its graph into, read from the ddp log channel
+// ("graph 0 of Sequential: 3 pieces for ...") while it lives.
+class PieceCount {
+ public:
+  PieceCount() {
+    kiln::logs::set_enabled("ddp");
+    previous_ = kiln::logs::set_sink([this](kiln::logs::Channel, std::string_view message) {
+      const size_t colon = message.find(": ");
+      if (colon != std::string_view::npos)
+        pieces = std::atof(std::string(message.substr(colon + 2)).c_str());
+    });
+  }
+  ~PieceCount() {
+    kiln::logs::set_sink(previous_);
+    kiln::logs::set_enabled("");
+  }
+  PieceCount(const PieceCount&) = delete;
+  PieceCount& operator=(const PieceCount&) = delete;
+  double pieces = 0;
+
+ private:
+  kiln::logs::Sink previous_;
+};
+
 // Three SGD steps (momentum 0.9) of an MLP; bucket_cap_mb small enough splits it in buckets.
-// compiled: kiln::compile(ddp), the wrapped module compiled (inductor) inside DDP's eager forward.
-void ddp_training(Results& results, double bucket_cap_mb, bool compiled = false) {
+// compiled_with: kiln::compile(ddp) with that backend, the wrapped module compiled inside DDP's
+// eager forward, its graph cut at the buckets (the pieces are reported).
+void ddp_training(Results& results, double bucket_cap_mb, const std::string& compiled_with = "") {
+  PieceCount piece_count;
   dist::init_process_group(short_timeout(10000));
   const int rank = dist::get_rank(), world = dist::get_world_size();
   const std::vector<int64_t> widths = {4, 8, 8, 3};
@@ -312,7 +338,7 @@ void ddp_training(Results& results, double bucket_cap_mb, bool compiled = false)
   nn::DistributedDataParallelOptions options;
   options.bucket_cap_mb = bucket_cap_mb;
   auto ddp = std::make_shared<nn::DistributedDataParallel>(replica, options);
-  if (compiled) ddp = kiln::compile(ddp);
+  if (!compiled_with.empty()) ddp = kiln::compile(ddp, {.backend = compiled_with});
   auto reference = make_mlp(100, widths);
   results.number("initial_error", max_relative_error(*replica, *reference));
   results.number("buckets", static_cast<double>(ddp->bucket_parameter_names().size()));
@@ -327,12 +353,16 @@ void ddp_training(Results& results, double bucket_cap_mb, bool compiled = false)
     reference_sgd.step();
   }
   results.number("relative_error", max_relative_error(*replica, *reference));
+  results.number("pieces", piece_count.pieces);
   dist::destroy_process_group();
   results.number("done", 1);
 }
 
 void ddp_mlp(Results& results) { ddp_training(results, 25); }
-void ddp_compiled(Results& results) { ddp_training(results, 20.0 / (1024 * 1024), true); }
+void ddp_compiled(Results& results) { ddp_training(results, 20.0 / (1024 * 1024), "inductor"); }
+void ddp_compiled_aot_eager(Results& results) {
+  ddp_training(results, 20.0 / (1024 * 1024), "aot_eager");
+}
 // 20 bytes: every bucket closes at its first tensor of 20 bytes or more.
 void ddp_tiny_buckets(Results& results) { ddp_training(results, 20.0 / (1024 * 1024)); }
 
@@ -518,6 +548,7 @@ int main(int argc, char** argv) {
       {"mismatched_sizes", mismatched_sizes},
       {"ddp_mlp", ddp_mlp},
       {"ddp_compiled", ddp_compiled},
+      {"ddp_compiled_aot_eager", ddp_compiled_aot_eager},
       {"ddp_tiny_buckets", ddp_tiny_buckets},
       {"ddp_no_sync", ddp_no_sync},
       {"ddp_unused_branch", ddp_unused_branch},

@@ -46,10 +46,15 @@ TEST(DistributedDDP, MlpMatchesSingleProcessTwoRanks) {
 
 TEST(DistributedDDP, MlpMatchesSingleProcessFourRanks) { expect_matches_reference("ddp_mlp", 4); }
 
-// kiln::compile(ddp): the wrapped MLP compiled by the inductor (forward and backward), DDP's
-// buckets (several, tiny) reduced from the compiled backward's gradients.
+// kiln::compile(ddp): the wrapped MLP's graph cut at DDP's buckets (a 20-byte cap: a piece per
+// Linear layer, the view of its weight kept with the layer), each piece compiled forward and
+// backward by the inductor or aot_eager, the buckets reduced from the pieces' gradients.
 TEST(DistributedDDP, CompiledMatchesSingleProcessTwoRanks) {
-  expect_matches_reference("ddp_compiled", 2);
+  for (const std::string scenario : {"ddp_compiled", "ddp_compiled_aot_eager"}) {
+    std::vector<RankResult> results;
+    expect_matches_reference(scenario, 2, &results);
+    for (const auto& r : results) EXPECT_EQ(r.at("pieces"), std::vector<double>{3}) << scenario;
+  }
 }
 
 TEST(DistributedDDP, TinyBucketsMatchSingleProcess) {

@@ -5,6 +5,7 @@
 #include <kiln/kiln.h>
 
 #include "distributed/bucket_assignment.h"
+#include "distributed/recording_group.h"
 #include "test_util.h"
 
 #include <algorithm>
@@ -196,40 +197,13 @@ TEST_F(DistributedDDPSingleRank, BadOptionsAreErrors) {
   }
 }
 
-// A world of one that records the collectives DDP issues, interleaved with the gradients that
-// arrive (Avg over one rank leaves a tensor as it is, so all_reduce only records).
-class RecordingGroup : public distributed::ProcessGroup {
- public:
-  explicit RecordingGroup(std::vector<std::string>& events) : ProcessGroup(0, 1), events_(events) {}
-  std::string backend_name() const override { return "recording"; }
-  distributed::Work all_reduce(Tensor& tensor, distributed::ReduceOp, bool) override {
-    events_.push_back("all_reduce " + std::to_string(tensor.numel()));
-    return {};
-  }
-  distributed::Work broadcast(Tensor&, int, bool) override { return {}; }
-  distributed::Work all_gather(std::vector<Tensor>&, const Tensor&, bool) override { return {}; }
-  distributed::Work all_gather_into_tensor(Tensor&, const Tensor&, bool) override { return {}; }
-  distributed::Work reduce_scatter(Tensor&, const std::vector<Tensor>&, distributed::ReduceOp,
-                                   bool) override {
-    return {};
-  }
-  distributed::Work reduce_scatter_tensor(Tensor&, const Tensor&, distributed::ReduceOp,
-                                          bool) override {
-    return {};
-  }
-  distributed::Work barrier(bool) override { return {}; }
-
- private:
-  std::vector<std::string>& events_;
-};
-
 // The overlap: a bucket's all-reduce is issued as soon as its gradients are in, while backward
 // still computes the earlier layers' gradients.
 TEST(DistributedDDPOverlap, BucketsStartDuringBackward) {
   std::vector<std::string> events;
   auto model = mlp(4);
   DistributedDataParallelOptions options;
-  options.process_group = std::make_shared<RecordingGroup>(events);
+  options.process_group = std::make_shared<testing::RecordingGroup>(events);
   options.bucket_cap_mb = 40.0 / (1024 * 1024);  // [2.bias, 2.weight] (27 values), [0.*] (40)
   DistributedDataParallel ddp(model, options);
   for (const auto& [name, param] : model->named_parameters())

@@ -20,6 +20,7 @@ enum class Channel {
   output_code,   // generated source (inductor)
   dynamic,       // dimensions marked dynamic
   perf_hints,    // where compiled code is known to lose
+  ddp,           // compiled DDP: where the graph is cut at bucket boundaries
 };
 
 std::string_view channel_name(Channel c);

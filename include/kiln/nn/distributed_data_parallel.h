@@ -66,11 +66,15 @@ class DistributedDataParallel : public Module {
 
   // Each bucket's parameter names ("module.fc.weight"), in the order the buckets are reduced.
   std::vector<std::vector<std::string>> bucket_parameter_names() const;
+  // The buckets' size limits in bytes: the first bucket's, then every later one's (what
+  // kiln::compile(ddp) cuts the compiled graph by, so that its pieces match the buckets).
+  const std::vector<size_t>& bucket_size_limits_bytes() const { return bucket_size_limits_; }
 
  private:
   ModulePtr module_;
   ModulePtr runner_;  // what forward calls: module_, or a compiled module of it
   DistributedDataParallelOptions options_;
+  std::vector<size_t> bucket_size_limits_;
   std::unique_ptr<distributed::detail::Reducer> reducer_;
   bool require_backward_grad_sync_ = true;
 };
