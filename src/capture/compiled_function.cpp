@@ -1,6 +1,7 @@
 // The cache of one compiled function: entries (guards plus what to run), recompiles, the cache
 // size limit with its eager fallback, and the per-graph compile step (passes, logs, debug folder,
 // backend).
+#include "capture/compile_check.h"
 #include "capture/dynamic_policy.h"
 #include "capture/guards.h"
 #include "capture/symbolic_interpreter.h"
@@ -235,6 +236,10 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
   }
   BackendContext context{options_.mode, options_.options, graph_name};
   CompiledGraph compiled = run_backend(backend_name_, backend_, g, inputs, context);
+  if (auto check = compile_check_from_environment()) {
+    compiled = checked_graph(g, std::move(compiled), inputs, backend_name_, backend_,
+                             std::move(context), *check);
+  }
   if (cache_segments) {
     std::lock_guard lock(mutex_);
     // Bounded: a function whose graph changes every call (a host counter baked into it) must not
