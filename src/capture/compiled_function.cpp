@@ -2,6 +2,7 @@
 // size limit with its eager fallback, and the per-graph compile step (passes, logs, debug folder,
 // backend).
 #include "capture/chosen_backend.h"
+#include "capture/compile_check.h"
 #include "capture/dynamic_policy.h"
 #include "capture/guards.h"
 #include "capture/symbolic_interpreter.h"
@@ -160,6 +161,14 @@ class FunctionCache {
   // Automatic dynamic: a miss on `last` caused only by changed sizes marks those dims dynamic.
   void note_size_changes(const CacheEntry& last, const Leaves& args, GlobalState state);
   Leaves run_entry(const CacheEntry& e, const Leaves& args);
+  // The entry whose guards pass, else why the newest failed and whether the function now runs
+  // eagerly (the cache size limit).
+  struct Lookup {
+    std::shared_ptr<CacheEntry> hit;
+    std::optional<std::string> reason;
+    bool eager = false;
+  };
+  Lookup lookup(const Leaves& args, GlobalState state);
 
   CompileOptions options_;
   std::string name_;
@@ -167,6 +176,8 @@ class FunctionCache {
   std::string backend_name_;
   Backend backend_;
   std::mutex mutex_;
+  // Held while a cache miss traces and compiles (never while a cache hit runs).
+  std::mutex compile_mutex_;
   std::vector<std::shared_ptr<CacheEntry>> entries_;
   // Graphs of functions that break, by structural key: re-traced calls reuse them.
   std::unordered_map<std::string, CompiledGraph> segments_;
@@ -221,6 +232,10 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
   }
   BackendContext context{options_.mode, options_.options, graph_name};
   CompiledGraph compiled = run_backend(backend_name_, backend_, g, inputs, context);
+  if (auto check = compile_check_from_environment()) {
+    compiled = checked_graph(g, std::move(compiled), inputs, backend_name_, backend_,
+                             std::move(context), *check);
+  }
   if (cache_segments) {
     std::lock_guard lock(mutex_);
     // Bounded: a function whose graph changes every call (a host counter baked into it) must not
@@ -327,38 +342,49 @@ bool reads_captured_tensors(const TraceSession& session) {
 }
 }  // namespace
 
+FunctionCache::Lookup FunctionCache::lookup(const Leaves& args, GlobalState state) {
+  Lookup found;
+  std::lock_guard lock(mutex_);
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if ((*it)->check(args, state)) {
+      found.hit = *it;
+      return found;
+    }
+  }
+  if (!entries_.empty()) {
+    found.reason = entries_.back()->first_failure(args, state);
+    note_size_changes(*entries_.back(), args, state);
+  }
+  if (static_cast<int>(entries_.size()) >= cache_size_limit()) {
+    found.eager = true;
+    if (!warned_) {
+      warned_ = true;
+      warn(fmt::format(
+          "{} reached the cache size limit ({} compiled entries) and runs eagerly from now on; "
+          "last recompile reason: {}",
+          name_, cache_size_limit(), found.reason.value_or("none")));
+    }
+  }
+  return found;
+}
+
 Leaves FunctionCache::call(const Leaves& args, const CompiledFunctionCore::RunUser& run) {
   // Disabled, or called while another compiled function traces (the outer trace records it).
   if (options_.disable || TraceSession::current() != nullptr) return run(args);
   const GlobalState state = GlobalState::current();
-  std::shared_ptr<CacheEntry> hit;
-  std::optional<std::string> reason;
-  bool eager = false;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-      if ((*it)->check(args, state)) {
-        hit = *it;
-        break;
-      }
-    }
-    if (!hit && !entries_.empty()) {
-      reason = entries_.back()->first_failure(args, state);
-      note_size_changes(*entries_.back(), args, state);
-    }
-    if (!hit && static_cast<int>(entries_.size()) >= cache_size_limit()) {
-      eager = true;
-      if (!warned_) {
-        warned_ = true;
-        warn(
-            fmt::format("{} reached the cache size limit ({} compiled entries) and runs eagerly "
-                        "from now on; last recompile reason: {}",
-                        name_, cache_size_limit(), reason.value_or("none")));
-      }
-    }
+  Lookup found = lookup(args, state);
+  // Threads that miss together compile once: the first traces, the others wait for it and then
+  // find its entry (as PyTorch's compiles, serialized by the GIL), instead of each adding one.
+  std::unique_lock<std::mutex> compiling;
+  if (!found.hit && !found.eager) {
+    compiling = std::unique_lock(compile_mutex_);
+    found = lookup(args, state);
   }
-  if (eager) return run(args);
-  if (hit && !hit->breaks) return run_entry(*hit, args);
+  auto& [hit, reason, eager] = found;
+  if (eager || (hit && !hit->breaks)) {
+    if (compiling.owns_lock()) compiling.unlock();  // another thread compiled it meanwhile
+    return eager ? run(args) : run_entry(*hit, args);
+  }
   if (reason)
     logs::log(logs::Channel::recompiles, fmt::format("recompiling {}: {}", name_, *reason));
   // Trace (first call, a recompile, or a function that breaks into several graphs).

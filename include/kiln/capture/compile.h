@@ -191,6 +191,7 @@ class CompiledModule : public nn::Module {
     return compiled_(std::forward<A>(a), std::forward<Rest>(rest)...);
   }
   const std::shared_ptr<M>& orig_mod() const { return orig_; }
+  const capture::CompiledFunctionCore& core() const { return compiled_.core(); }
   template <typename... Args>
   std::string explain(Args&&... args) {
     return compiled_.explain(std::forward<Args>(args)...);
