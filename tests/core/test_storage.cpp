@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "test_util.h"
+
 namespace kiln {
 namespace {
 
@@ -41,6 +43,31 @@ TEST(CpuAllocator, TracksAllocatedAndPeakBytes) {
   EXPECT_GE(end.peak_allocated_bytes, base.allocated_bytes + (2 << 20));
   cpu_allocator_empty_cache();
   EXPECT_EQ(cpu_allocator_stats().cached_bytes, 0u);
+}
+
+// ASan refuses an impossible allocation by aborting (allocator_may_return_null=0) before the
+// allocator could report it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kUnderAddressSanitizer = true;
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+
+TEST(CpuAllocator, ImpossibleAllocationIsAClearErrorAndLeavesNothingBehind) {
+  if (kUnderAddressSanitizer) GTEST_SKIP() << "ASan aborts on the allocation instead";
+  const AllocatorStats before = cpu_allocator_stats();
+  // 2^50 float32 elements: 4 PiB, more than any machine's memory and swap.
+  EXPECT_TRUE(testing::throws_error([] { empty({int64_t{1} << 50}); },
+                                    {"out of memory allocating 4503599627370496 bytes"}));
+  EXPECT_EQ(cpu_allocator_stats().allocated_bytes, before.allocated_bytes);
+  // The allocator still serves.
+  EXPECT_EQ(ones({4}).sum().item<float>(), 4.0f);
 }
 
 TEST(Storage, MetaStorageHasNoMemory) {
