@@ -9,6 +9,7 @@
 
 #include "capture/capture_test_util.h"
 #include "distributed/recording_group.h"
+#include "distributed/world_of_one.h"
 #include "test_util.h"
 
 #include <algorithm>
@@ -20,22 +21,9 @@
 namespace kiln::nn {
 namespace {
 
-using namespace std::chrono_literals;
 using NameSets = std::vector<std::set<std::string>>;
 
-class DistributedDDPCompiledSplit : public ::testing::Test {
- protected:
-  void SetUp() override {
-    distributed::InitOptions options;
-    options.rank = 0;
-    options.world_size = 1;
-    options.master_addr = "127.0.0.1";
-    options.master_port = 0;
-    options.timeout = 5s;
-    distributed::init_process_group(options);
-  }
-  void TearDown() override { distributed::destroy_process_group(); }
-};
+class DistributedDDPCompiledSplit : public testing::WorldOfOne {};
 
 // Linear layers at Sequential indices 0, 2 (and 4 for three widths), tanh between them.
 std::shared_ptr<Sequential> mlp(uint64_t seed, const std::vector<int64_t>& widths) {

@@ -6,6 +6,7 @@
 
 #include "distributed/bucket_assignment.h"
 #include "distributed/recording_group.h"
+#include "distributed/world_of_one.h"
 #include "test_util.h"
 
 #include <algorithm>
@@ -15,22 +16,9 @@
 namespace kiln::nn {
 namespace {
 
-using namespace std::chrono_literals;
 using Names = std::vector<std::vector<std::string>>;
 
-class DistributedDDPSingleRank : public ::testing::Test {
- protected:
-  void SetUp() override {
-    distributed::InitOptions options;
-    options.rank = 0;
-    options.world_size = 1;
-    options.master_addr = "127.0.0.1";
-    options.master_port = 0;
-    options.timeout = 5s;
-    distributed::init_process_group(options);
-  }
-  void TearDown() override { distributed::destroy_process_group(); }
-};
+class DistributedDDPSingleRank : public testing::WorldOfOne {};
 
 std::shared_ptr<Sequential> mlp(uint64_t seed) {
   manual_seed(seed);
