@@ -17,7 +17,9 @@ struct Tolerance {
   double rtol = 1e-5;
 };
 
-// Empty when they agree, else what differs (sizes, dtype, or the worst element).
+// Empty when they agree, else what differs (sizes, dtype, or the worst element); a float
+// difference within 1% of the value's magnitude ends in " [slight]" (the shrinker keeps slight
+// and gross mismatches apart).
 std::string compare(const Tensor& got, const Tensor& eager32, const Tensor& eager64,
                     const Tolerance& tol);
 

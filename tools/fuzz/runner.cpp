@@ -44,7 +44,10 @@ std::vector<RunConfig> configs_of(const std::vector<std::string>& backends,
 }
 
 std::string Outcome::signature() const {
-  if (status != Status::Error) return status == Status::Mismatch ? "mismatch" : "";
+  if (status == Status::Mismatch) {
+    return detail.find("[slight]") != std::string::npos ? "mismatch (slight)" : "mismatch";
+  }
+  if (status != Status::Error) return "";
   return "error: " + detail.substr(0, detail.find(':'));
 }
 

@@ -44,8 +44,8 @@ struct Outcome {
   Status status = Status::Pass;
   std::string detail;
   bool failed() const { return status == Status::Mismatch || status == Status::Error; }
-  // What the shrinker keeps equal: the status and, for errors, the message up to its first ':'
-  // (usually the op or the layer that raised).
+  // What the shrinker keeps equal: the status, for mismatches whether they are slight, and for
+  // errors the message up to its first ':' (usually the op or the layer that raised).
   std::string signature() const;
 };
 
