@@ -4,7 +4,9 @@
 // the program and writes a standalone GoogleTest reproducer.
 //
 //   kiln_fuzz --seed 1 --count 200 --max-ops 20 --out-dir fuzz-out
-//   kiln_fuzz --replay 1234 --backends inductor --shapes dynamic
+//   kiln_fuzz --replay 1234 --max-ops 20 --backends inductor --shapes dynamic
+//
+// A program is a function of its seed and --max-ops.
 //
 // Exit status: 0 when every program passed everywhere; 1 on findings or on a program eager
 // rejected (a generator bug); 2 on a usage error.
@@ -189,6 +191,10 @@ int main(int argc, char** argv) {
     std::string detail = f.outcome.detail.substr(0, f.outcome.detail.find('\n'));
     if (detail.size() > 300) detail = detail.substr(0, 300) + "...";
     std::cout << fmt::format("  seed {} {}: {}\n", f.seed, f.outcome.config.name(), detail);
+    // The program depends on --max-ops too.
+    std::cout << fmt::format(
+        "    replay: kiln_fuzz --replay {} --max-ops {} --backends {} --modes {}\n", f.seed,
+        gen.max_ops, f.outcome.config.backend, f.outcome.config.mode);
     if (!f.reproducer.empty()) {
       std::cout << fmt::format("    reproducer ({} of {} ops): {}\n", f.nodes_after, f.nodes_before,
                                f.reproducer);
