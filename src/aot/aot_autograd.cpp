@@ -4,6 +4,7 @@
 // backward to the outputs.
 #include "aot/compiled_backward.h"
 #include "aot/joint_graph.h"
+#include "aot/storage_reads.h"
 #include "autograd/autograd_meta.h"
 #include "capture/symbolic_interpreter.h"
 
@@ -68,6 +69,7 @@ class AotFunction {
     CompiledMode m;
     try {
       m.layout = trace_joint_with_examples(captured_, training, options_.decompose, inputs);
+      root_storage_reads(m.layout.graph);
       check_input_aliasing(m.layout, inputs);
       check_symbolic_outputs(m.layout);
       if (training) {
