@@ -208,10 +208,8 @@ bool clear_of_breaks(const UnaryOp& u, const ValueFacts& f, double margin) {
     case Breaks::AtHalfIntegers:
       return f.min_to_half_integer > margin;
     case Breaks::AtPlusMinusOne:
-      return f.min_abs > margin && std::abs(f.min_abs - 1) > margin &&
-             std::abs(std::abs(f.min) - 1) > margin && std::abs(std::abs(f.max) - 1) > margin;
     case Breaks::AtPlusMinusThree:
-      return std::abs(std::abs(f.min) - 3) > margin && std::abs(std::abs(f.max) - 3) > margin;
+      return false;  // accepts() keeps the values strictly between the two breaks instead
   }
   return false;
 }
@@ -222,8 +220,8 @@ bool accepts(const UnaryOp& u, ProgramBuilder& b, int v, const Tensor& t) {
   if (!u.takes_float) return false;
   const ValueFacts& f = b.facts(v);
   if (t.numel() > 0 && (f.min < u.low || f.max > u.high)) return false;
-  // Each interior break is checked against every element only through min/max facts, so for
-  // ±1/±3 also demand the whole range stays on one side of it when it is narrow.
+  // The facts hold the range's ends, not each element's distance to ±k: for breaks at ±k keep
+  // the whole range strictly between them.
   if (u.breaks == Breaks::AtPlusMinusOne || u.breaks == Breaks::AtPlusMinusThree) {
     const double k = u.breaks == Breaks::AtPlusMinusOne ? 1 : 3;
     const bool inside = f.max < k - b.margin(v) && f.min > -k + b.margin(v);
