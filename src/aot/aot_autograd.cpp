@@ -4,6 +4,7 @@
 // backward to the outputs.
 #include "aot/compiled_backward.h"
 #include "aot/joint_graph.h"
+#include "aot/storage_reads.h"
 #include "autograd/autograd_meta.h"
 #include "capture/symbolic_interpreter.h"
 
@@ -68,6 +69,7 @@ class AotFunction {
     CompiledMode m;
     try {
       m.layout = trace_joint_with_examples(captured_, training, options_.decompose, inputs);
+      root_storage_reads(m.layout.graph);
       check_input_aliasing(m.layout, inputs);
       check_symbolic_outputs(m.layout);
       if (training) {
@@ -169,13 +171,17 @@ class AotFunction {
     {
       autograd::NoGradGuard no_grad;
       results = m.forward(forward_inputs);
+    }
+    // Before the writes below: the backward keeps the values the inputs had during the forward.
+    if (m.backward) attach_backward(m, inputs, forward_inputs, results);
+    {
+      autograd::NoGradGuard no_grad;
       // The graph's writes into its inputs (running statistics, optimizer state).
       for (size_t j = 0; j < layout.mutated_inputs.size(); ++j) {
         Tensor target = inputs[layout.mutated_inputs[j]];
         target.copy_(results[layout.num_computed + j]);
       }
     }
-    if (m.backward) attach_backward(m, inputs, forward_inputs, results);
 
     std::vector<Tensor> outputs;
     outputs.reserve(layout.outputs.size());
@@ -208,14 +214,23 @@ class AotFunction {
     // Saved values: a joint input by its position among all joint inputs (tangents included),
     // or a forward output.
     std::vector<Tensor> joint_inputs;
+    std::vector<bool> mutated;  // per joint input: a primal the graph writes into
     size_t forward_input = 0;
     for (JointInput kind : layout.input_kinds) {
-      joint_inputs.push_back(kind == JointInput::Tangent ? Tensor()
-                                                         : forward_inputs[forward_input++]);
+      const bool tangent = kind == JointInput::Tangent;
+      mutated.push_back(!tangent &&
+                        std::find(layout.mutated_inputs.begin(), layout.mutated_inputs.end(),
+                                  forward_input) != layout.mutated_inputs.end());
+      joint_inputs.push_back(tangent ? Tensor() : forward_inputs[forward_input++]);
     }
     std::vector<CompiledFunctionBackward::Saved> saved;
     for (const Partition::Saved& s : m.partition.saved) {
-      if (s.is_input) {
+      if (s.is_input && mutated.at(s.index)) {
+        // The graph's write into this input is copied into it after the forward; the backward
+        // reads the value the forward read (what eager's autograd saved), so it keeps a copy.
+        autograd::NoGradGuard no_grad;
+        saved.push_back({joint_inputs.at(s.index).clone(), false, 0});
+      } else if (s.is_input) {
         const Tensor& t = joint_inputs.at(s.index);
         saved.push_back({t, true, t.impl()->version()});
       } else {

@@ -299,6 +299,13 @@ void GraphTracer::write(const Tensor& target, Tensor value) {
     {
       Reentry again(this);
       laid_out = match_layout(value, target);
+      // The value then stands for the whole storage: what reads the storage directly (as_strided,
+      // as autograd's CopySlices does on a gradient; views re-derived by geometry) must find each
+      // element at the target's positions. A view into another storage (a slice of a tangent,
+      // an expanded scalar) has other positions: copy it first.
+      const int64_t value_numel =
+          static_cast<int64_t>(laid_out.storage()->nbytes() / itemsize(laid_out.dtype()));
+      if (!covers_storage(laid_out, value_numel)) laid_out = match_layout(laid_out.clone(), target);
     }
     const graph::Value v = value_of(laid_out);
     ++s.version;

@@ -10,6 +10,7 @@
 // such that everything else the backward needs is recomputable from them.
 #include "aot/max_flow.h"
 #include "aot/recompute_policy.h"
+#include "aot/symbols_read.h"
 
 #include <kiln/aot/aot.h>
 #include <kiln/core/error.h>
@@ -147,6 +148,43 @@ graph::Graph extract(const Analysis& a, const std::vector<graph::Value>& inputs,
   return out;
 }
 
+// The backward binds each size symbol from a dimension of its inputs that is that symbol (PyTorch
+// passes saved symints instead). A symbol it reads that no saved value or tangent carries as a
+// whole dimension (an input's size that a reduction's or a view's gradient expands back to, a
+// tangent of size s1 + s2) is given to it by saving a joint input (held anyway) with that
+// dimension, else a forward value.
+void save_values_binding_symbols(const Analysis& a, const std::vector<bool>& in_backward,
+                                 std::vector<ValueKey>& saved_keys,
+                                 std::map<ValueKey, graph::Value>& saved_values) {
+  std::vector<const graph::Node*> backward_nodes;
+  std::vector<graph::Value> available;
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    if (in_backward[i]) backward_nodes.push_back(a.nodes[i]);
+    if (a.is_input[i] && a.kind_of_input[i] == JointInput::Tangent) {
+      available.push_back(graph::Value{const_cast<graph::Node*>(a.nodes[i]), 0});
+    }
+  }
+  for (const auto& [k, v] : saved_values) available.push_back(v);
+  // The inputs' own sizes count too: an input dimension that is an expression is checked
+  // against the symbols bound elsewhere.
+  for (const graph::Value& v : available) backward_nodes.push_back(v.node);
+  std::set<int64_t> missing = symbols_read(backward_nodes);
+  for (int64_t bound : symbols_bound(available)) missing.erase(bound);
+  // Nodes are in execution order, inputs first: inputs are preferred.
+  for (size_t i = 0; i < a.nodes.size() && !missing.empty(); ++i) {
+    if (a.tangent_dependent[i]) continue;
+    for (size_t o = 0; o < a.nodes[i]->outputs.size(); ++o) {
+      const graph::Value v{const_cast<graph::Node*>(a.nodes[i]), static_cast<int>(o)};
+      bool binds_missing = false;
+      for (int64_t s : symbols_bound({v})) binds_missing = binds_missing || missing.erase(s) > 0;
+      if (binds_missing && !saved_values.count(key(v))) {
+        saved_keys.push_back(key(v));
+        saved_values[key(v)] = v;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Partition partition(const JointGraph& joint, Partitioner partitioner) {
@@ -191,6 +229,7 @@ Partition partition(const JointGraph& joint, Partitioner partitioner) {
     stack.pop_back();
     for (const graph::TensorUse& u : a.nodes[i]->uses) reach(u.value);
   }
+  save_values_binding_symbols(a, in_backward, saved_keys, saved_values);
 
   Partition p;
   // Saved inputs are passed straight through; saved activations become forward outputs.

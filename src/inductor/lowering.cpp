@@ -366,8 +366,15 @@ class Lowering {
       std::vector<Index> sub;
       const size_t lead = out_sizes.size() - in.sizes.size();
       for (size_t d = 0; d < in.sizes.size(); ++d) {
-        sub.push_back(in.sizes[d] == Size(1) && out_sizes[lead + d] != Size(1) ? constant(0)
-                                                                               : idx[lead + d]);
+        const Size& size = in.sizes[d];
+        const Size& out_size = out_sizes[lead + d];
+        // A size that is 1 where the output's is not is broadcast. A symbolic size that was 1 at
+        // the traced sizes (a slice's length ((s0 + 1)//2) - 1) was broadcast by the trace,
+        // which guarded it to stay 1: its hint decides, since the ranges cannot prove it.
+        const bool broadcast =
+            size == Size(1) ? out_size != Size(1)
+                            : program_.facts.hint(size) == 1 && program_.facts.hint(out_size) != 1;
+        sub.push_back(broadcast ? constant(0) : idx[lead + d]);
       }
       return load_value(in, sub);
     };

@@ -45,20 +45,62 @@ SymDimVector broadcast_sym_shapes(SymIntList a, SymIntList b, const char* op) {
   return out;
 }
 
+namespace {
+
+// Whether sizes and strides are dense without overlap and not row-major (TensorImpl's rule on
+// plain integers).
+bool dense_but_not_contiguous(IntList sizes, IntList strides) {
+  if (strides == IntList(contiguous_strides(sizes))) return false;
+  std::vector<size_t> perm(sizes.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t expected = 1;
+  for (size_t d : perm) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+}  // namespace
+
 SymDimVector layout_following_strides(SymIntList sizes, std::span<const Tensor> like) {
   const size_t ndim = sizes.size();
   // Default: row-major. A dense non-contiguous input of the same rank imposes its dim order.
+  // A symbolic input is judged by its sizes and strides at the trace's hints, as the eager
+  // kernels judge the real tensors: symbols are at least 2 (0 and 1 are specialized), and dense
+  // strides of such sizes keep one order for every size the guards allow, so the layout traced
+  // is the one eager gives at every call (a traced row-major layout where eager follows a
+  // permuted input made the traced graph's later views invalid at run time).
   for (const Tensor& t : like) {
-    if (!t.defined() || t.dim() != static_cast<int64_t>(ndim) || t.is_contiguous() ||
-        t.impl()->has_symbolic_sizes_strides() || !t.impl()->is_non_overlapping_and_dense()) {
-      continue;
+    if (!t.defined() || t.dim() != static_cast<int64_t>(ndim)) continue;
+    DimVector hint_sizes, hint_strides;
+    if (t.impl()->has_symbolic_sizes_strides()) {
+      bool hinted = true;
+      for (size_t d = 0; d < ndim && hinted; ++d) {
+        const auto size = t.sym_sizes()[d].maybe_int(), stride = t.sym_strides()[d].maybe_int();
+        hinted = size && stride;
+        if (hinted) {
+          hint_sizes.push_back(*size);
+          hint_strides.push_back(*stride);
+        }
+      }
+      if (!hinted || !dense_but_not_contiguous(hint_sizes, hint_strides)) continue;
+    } else {
+      if (t.is_contiguous() || !t.impl()->is_non_overlapping_and_dense()) continue;
+      hint_strides = DimVector(t.strides().begin(), t.strides().end());
     }
     bool same_sizes = true;
     for (size_t d = 0; d < ndim; ++d) same_sizes &= (t.sym_sizes()[d] == sizes[d]);
     if (!same_sizes) continue;
     std::vector<size_t> perm(ndim);
     std::iota(perm.begin(), perm.end(), 0);
-    IntList st = t.strides();
+    const IntList st = hint_strides;
     // Fastest dim last; stable so that ties keep row-major order.
     std::stable_sort(perm.begin(), perm.end(), [&](size_t x, size_t y) { return st[x] > st[y]; });
     SymDimVector strides(ndim);
