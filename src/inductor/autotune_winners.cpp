@@ -35,7 +35,9 @@ WinnersRead read_winners(const std::filesystem::path& path, const std::string& m
   if (!text) return {};
   const json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return malformed("it is not JSON");
-  if (!doc.is_object() || doc.value("format", "") != kFormat) {
+  // Each field's type is checked before it is read: json's typed reads throw on another type.
+  const auto f = doc.is_object() ? doc.find("format") : doc.end();
+  if (!doc.is_object() || f == doc.end() || !f->is_string() || f->get<std::string>() != kFormat) {
     return malformed(fmt::format("it has no \"format\": \"{}\"", kFormat));
   }
   const auto m = doc.find("machine");

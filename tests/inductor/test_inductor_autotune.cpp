@@ -254,7 +254,9 @@ TEST(InductorAutotune, WinnersAreKeptReusedAndRewrittenWhenCorrupted) {
                   R"("winners": {{"{}": "no_such_variant"}}}})",
                   inductor::this_machine(), inductor::autotune_threads(), kernel->first);
   for (const std::string& corrupt :
-       {std::string(R"({"format": "kiln autotune wi)"), whole_but_wrong}) {
+       {std::string(R"({"format": "kiln autotune wi)"), whole_but_wrong,
+        // Found by fuzz_autotune_winners: a format that is no string threw json's type_error.
+        std::string(R"({"format": {"gemm_0": "extern"}})")}) {
     std::ofstream(files[0], std::ios::trunc) << corrupt;
     LogCapture logs("perf_hints");
     const size_t timed_before = inductor::autotune_timings();
