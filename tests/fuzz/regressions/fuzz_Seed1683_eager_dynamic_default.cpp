@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fuzz/reproducer_support.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -24,36 +26,8 @@
 
 namespace {
 
-// One registry op call, as the fuzzer made it.
-kiln::Tensor call(const char* op, kiln::ops::Stack args, size_t output = 0) {
-  return kiln::ops::call(kiln::ops::OpRegistry::instance().get(op), std::move(args)).at(output);
-}
-
-// Within 1e-4 relative of eager, plus 1e-4 of the result's largest magnitude; exact for integer
-// and bool results; NaN where eager has NaN.
-void expect_close(const kiln::Tensor& got, const kiln::Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.defined(), want.defined()) << what;
-  if (!want.defined()) return;
-  ASSERT_EQ(got.sizes().vec(), want.sizes().vec()) << what;
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  const std::vector<double> g = got.detach().to(kiln::DType::Float64).contiguous().tolist<double>();
-  const std::vector<double> w =
-      want.detach().to(kiln::DType::Float64).contiguous().tolist<double>();
-  double scale = 1;
-  for (double x : w) {
-    if (std::isfinite(x)) scale = std::max(scale, std::abs(x));
-  }
-  const bool exact = !kiln::is_floating_point(want.dtype());
-  for (size_t i = 0; i < w.size(); ++i) {
-    if (std::isnan(w[i])) {
-      EXPECT_TRUE(std::isnan(g[i])) << what << " element " << i << ": " << g[i] << " vs NaN";
-    } else if (exact || !std::isfinite(w[i])) {
-      EXPECT_EQ(g[i], w[i]) << what << " element " << i;
-    } else {
-      EXPECT_NEAR(g[i], w[i], 1e-4 * std::abs(w[i]) + 1e-4 * scale) << what << " element " << i;
-    }
-  }
-}
+using kiln::fuzz_reproducer::call;
+using kiln::fuzz_reproducer::expect_close;
 
 std::vector<kiln::Tensor> program(const std::vector<kiln::Tensor>& in) {
   const kiln::Tensor& v0 = in[0];
