@@ -66,27 +66,5 @@ TEST(FuzzRegression, Seed324_inductor_static_default) {
   options.backend = std::string("inductor");
   options.mode = "default";
   options.dynamic = false;
-  auto compiled =
-      kiln::compile([](const std::vector<kiln::Tensor>& in) { return program(in); }, options);
-  std::vector<kiln::Tensor> eager_in = inputs(), compiled_in = inputs();
-  const std::vector<kiln::Tensor> want = program(eager_in);
-  const std::vector<kiln::Tensor> got = compiled(compiled_in);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    expect_close(got[i], want[i], "output " + std::to_string(i));
-  }
-  for (size_t i = 0; i < eager_in.size(); ++i) {
-    expect_close(compiled_in[i].detach(), eager_in[i].detach(),
-                 "input " + std::to_string(i) + " after the call");
-  }
-  const kiln::Tensor want_loss = loss_of(want), got_loss = loss_of(got);
-  ASSERT_EQ(got_loss.defined(), want_loss.defined());
-  if (!want_loss.defined()) return;
-  want_loss.backward();
-  got_loss.backward();
-  for (size_t i = 0; i < eager_in.size(); ++i) {
-    if (!eager_in[i].requires_grad()) continue;
-    expect_close(compiled_in[i].grad(), eager_in[i].grad(),
-                 "gradient of input " + std::to_string(i));
-  }
+  kiln::fuzz_reproducer::expect_compiled_matches_eager(program, inputs, loss_of, options);
 }
