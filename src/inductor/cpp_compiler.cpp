@@ -69,9 +69,12 @@ CompilerConfig CompilerConfig::from_environment() {
   const char* cxx = nonempty_env("KILN_CXX");
   if (cxx == nullptr) cxx = nonempty_env("CXX");
   config.cxx = cxx != nullptr ? cxx : "g++";
-  // Floating-point contraction is left at the compiler's default, as eager kiln's kernels are.
-  config.flags = {"-O3",   "-march=native", "-fopenmp",       "-shared",
-                  "-fPIC", "-std=c++17",    "-fno-math-errno"};
+  // No floating-point contraction (g++ contracts a * b + c into a fused multiply-add by default
+  // under -march=native): a value the backward recomputes must round as the forward's did, or a
+  // mask like `y * y == saved minimum` matches nothing. The vector prelude's fused multiply-adds
+  // are explicit.
+  config.flags = {"-O3",   "-march=native", "-fopenmp",        "-shared",
+                  "-fPIC", "-std=c++17",    "-fno-math-errno", "-ffp-contract=off"};
   if (const char* extra = nonempty_env("KILN_CXXFLAGS")) {
     for (std::string& flag : split_at_whitespace(extra)) config.flags.push_back(std::move(flag));
   }

@@ -15,7 +15,8 @@ struct CompilerConfig {
   std::vector<std::string> flags;  // every flag but the source, output and extra arguments
 
   // cxx from KILN_CXX, else CXX, else "g++"; the default flags (-O3 -march=native -fopenmp
-  // -shared -fPIC -std=c++17 -fno-math-errno) followed by KILN_CXXFLAGS split at whitespace.
+  // -shared -fPIC -std=c++17 -fno-math-errno -ffp-contract=off) followed by KILN_CXXFLAGS split
+  // at whitespace.
   static CompilerConfig from_environment();
 };
 

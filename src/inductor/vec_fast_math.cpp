@@ -5,7 +5,17 @@ namespace kiln::inductor {
 const char* vec_fast_math() {
   return R"(
 typedef int32_t kiln_vi_native __attribute__((vector_size(kiln_vec_width_float * 4)));
-template <int N = 0> inline VecF kiln_fma(VecF a, VecF b, VecF c) { return {a.v * b.v + c.v}; }
+// a * b + c rounded once where the CPU has fused multiply-adds (generated code is compiled with
+// -ffp-contract=off, so a plain a * b + c would round twice: the reductions below need one).
+template <int N = 0> inline VecF kiln_fma(VecF a, VecF b, VecF c) {
+#if defined(__AVX512F__)
+  return {(kiln_vf_native)_mm512_fmadd_ps((__m512)a.v, (__m512)b.v, (__m512)c.v)};
+#elif defined(__FMA__) && defined(__AVX__)
+  return {(kiln_vf_native)_mm256_fmadd_ps((__m256)a.v, (__m256)b.v, (__m256)c.v)};
+#else
+  return {a.v * b.v + c.v};
+#endif
+}
 template <int N = 0> inline VecF kiln_c(float x) { return VecF::broadcast(x); }
 // x = n ln 2 + r with n = round(x / ln 2) (ln 2 split in two so that n * hi is exact); returns
 // expm1(r) by its Taylor series to degree 7 and n.

@@ -34,17 +34,18 @@ TEST(CppCompiler, ConfigComesFromKilnCxxThenCxxThenGxx) {
   flags.unset();
   CompilerConfig config = CompilerConfig::from_environment();
   EXPECT_EQ(config.cxx, "g++");
-  EXPECT_EQ(config.flags, (std::vector<std::string>{"-O3", "-march=native", "-fopenmp", "-shared",
-                                                    "-fPIC", "-std=c++17", "-fno-math-errno"}));
+  EXPECT_EQ(config.flags,
+            (std::vector<std::string>{"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
+                                      "-std=c++17", "-fno-math-errno", "-ffp-contract=off"}));
   cxx.set("clang++");
   EXPECT_EQ(CompilerConfig::from_environment().cxx, "clang++");
   kiln_cxx.set("/opt/my compiler/c++");
   EXPECT_EQ(CompilerConfig::from_environment().cxx, "/opt/my compiler/c++");
   flags.set("  -DA=1\t-ffast-math ");
   config = CompilerConfig::from_environment();
-  ASSERT_EQ(config.flags.size(), 9u);
-  EXPECT_EQ(config.flags[7], "-DA=1");
-  EXPECT_EQ(config.flags[8], "-ffast-math");
+  ASSERT_EQ(config.flags.size(), 10u);
+  EXPECT_EQ(config.flags[8], "-DA=1");
+  EXPECT_EQ(config.flags[9], "-ffast-math");
 }
 
 TEST(CppCompiler, ChildProcessArgumentsAreNotShellParsed) {

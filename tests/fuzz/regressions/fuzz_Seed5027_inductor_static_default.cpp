@@ -87,11 +87,10 @@ kiln::Tensor loss_of(const std::vector<kiln::Tensor>& outs) {
 
 }  // namespace
 
-// Open (docs/RELIABILITY.md, bug 7): fails today; run with --gtest_also_run_disabled_tests.
-// Cause: the backward recomputes y * y for amin's gradient mask with fused multiply-adds the
-// forward's kernel did not use, so the mask matches nothing; it passes with
-// KILN_CXXFLAGS=-ffp-contract=off, which the vector prelude's inline sin/cos cannot take yet.
-TEST(FuzzRegression, DISABLED_Seed5027_inductor_static_default) {
+// Bug 7 (docs/RELIABILITY.md): the backward recomputed y * y for amin's gradient mask with fused
+// multiply-adds the forward's kernel did not use, so the mask matched nothing; generated code is
+// now compiled with -ffp-contract=off.
+TEST(FuzzRegression, Seed5027_inductor_static_default) {
   kiln::CompileOptions options;
   options.backend = std::string("inductor");
   options.mode = "default";
