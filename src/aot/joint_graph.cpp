@@ -68,13 +68,16 @@ JointGraph trace_joint_with_examples(const graph::Graph& captured, bool training
     });
     // Outputs aliasing an input are rebuilt from the real input after the graph runs, unless the
     // input is differentiated: then they are graph outputs (a view the backward graph
-    // differentiates), which still alias the input when the graph computes them as views.
-    if (same_storage != primals.end() && !same_storage->requires_grad()) {
+    // differentiates), which still alias the input when the graph computes them as views. An
+    // output that is the input itself is that input, as in eager: were it a graph output, the
+    // compiled backward would become the grad_fn of the user's leaf (which then owns the node
+    // through its gradient accumulator: a reference cycle).
+    const bool is_an_input = same_storage != primals.end() && r.impl() == same_storage->impl();
+    if (same_storage != primals.end() && (!same_storage->requires_grad() || is_an_input)) {
       const size_t index = static_cast<size_t>(same_storage - primals.begin());
       // After the graph's writes are applied, the input holds what the output must show.
-      source.kind = r.impl() == primals[index].impl() || same_geometry(r, primals[index])
-                        ? OutputSource::Kind::Input
-                        : OutputSource::Kind::InputView;
+      source.kind = is_an_input || same_geometry(r, primals[index]) ? OutputSource::Kind::Input
+                                                                    : OutputSource::Kind::InputView;
       source.index = index;
     } else {
       source.kind = OutputSource::Kind::Computed;

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <vector>
 
 namespace kiln {
 namespace {
@@ -200,6 +202,41 @@ TEST(AotAutograd, GradientsArrivingNonContiguousAreReadByTheirLayout) {
       (y.t() * w).sum().backward();
       EXPECT_TRUE(all_close(x.grad().flatten(), from_vector(want).to(kFloat32), 1e-6, 1e-7))
           << backend << " call " << call << ": " << x.grad();
+    }
+  }
+}
+
+// `return b` hands back b itself, as eager does: b stays a leaf (its gradient accumulates into it
+// directly), and nothing keeps the compiled backward alive once its outputs and inputs are gone
+// (it used to become b's grad_fn, owned back through b's gradient accumulator: a cycle). The
+// first call returns the trace's proxy of b (sharing b's memory and autograd state); cached calls
+// return b itself.
+TEST(AotAutograd, AnOutputThatIsADifferentiableInputIsThatInput) {
+  auto body = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[0] * 2.0).sum(), in[1]};
+  };
+  for (const char* backend : {"aot_eager", "inductor"}) {
+    for (bool dynamic : {false, true}) {
+      auto f = compile(body, {.dynamic = dynamic, .backend = std::string(backend)});
+      for (int call = 0; call < 2; ++call) {
+        std::weak_ptr<autograd::Node> backward;
+        {
+          Tensor a = tensor({0.5, -1.0, 2.0}).requires_grad_();
+          Tensor b = tensor({1.5, 0.25}).requires_grad_();
+          const std::vector<Tensor> out = f(std::vector<Tensor>{a, b});
+          if (call == 1) {
+            EXPECT_EQ(out[1].impl(), b.impl()) << backend;
+          }
+          EXPECT_TRUE(b.is_leaf()) << backend;
+          EXPECT_TRUE(out[1].is_leaf()) << backend;
+          ASSERT_TRUE(out[0].grad_fn() != nullptr);
+          backward = out[0].grad_fn();
+          (out[0] + (out[1] * 3.0).sum()).backward();
+          EXPECT_TRUE(all_close(a.grad(), full({3}, 2.0))) << backend << ": " << a.grad();
+          EXPECT_TRUE(all_close(b.grad(), full({2}, 3.0))) << backend << ": " << b.grad();
+        }
+        EXPECT_TRUE(backward.expired()) << backend << " dynamic=" << dynamic << " call " << call;
+      }
     }
   }
 }
