@@ -11,55 +11,16 @@
 #include <vector>
 
 #include "capture/capture_test_util.h"
-#include "inductor/code_cache.h"
-#include "inductor/inductor_test_util.h"
+#include "inductor/code_cache_fixture.h"
 #include "test_util.h"
 
 namespace kiln::inductor {
 namespace {
 
-namespace fs = std::filesystem;
 using kiln::testing::add_source;
 using kiln::testing::LogCapture;
 using kiln::testing::ScopedEnv;
-using kiln::testing::TemporaryFolder;
 using kiln::testing::throws_error;
-
-using AddFunction = int (*)(int, int);
-
-AddFunction add_of(const LoadedModule& module) {
-  return reinterpret_cast<AddFunction>(module.symbol("kiln_add"));
-}
-
-std::set<std::string> file_names(const fs::path& folder) {
-  std::set<std::string> names;
-  for (const auto& e : fs::directory_iterator(folder)) names.insert(e.path().filename().string());
-  return names;
-}
-
-unsigned mode_of(const fs::path& path) {
-  struct stat info {};
-  EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
-  return info.st_mode & 0777;
-}
-
-// Each test gets an empty cache folder (KILN_CACHE_DIR) and the default compiler settings.
-class CodeCache : public ::testing::Test {
- protected:
-  CodeCache() : cache_env_("KILN_CACHE_DIR", (folder_.path() / "cache").string()) {}
-
-  // The entry folder of `source` under the default settings.
-  fs::path entry_of(const std::string& source) {
-    return cache_entry_dir(cache_key(source, config_, {}));
-  }
-  std::shared_ptr<const LoadedModule> load(const std::string& source) {
-    return load_or_compile(source, config_, {}, "test_kernel");
-  }
-
-  TemporaryFolder folder_;
-  ScopedEnv cache_env_;
-  CompilerConfig config_ = CompilerConfig::from_environment();
-};
 
 TEST_F(CodeCache, CompilesIntoAPrivateEntryFolder) {
   const std::string source = add_source("layout");
@@ -192,16 +153,6 @@ TEST_F(CodeCache, CompilerErrorKeepsTheSourceAndQuotesTheCompiler) {
   // Failures are not cached: the next call tries again (and fails again).
   EXPECT_THROW(load(source), Error);
   EXPECT_EQ(compilation_count(), before + 2);
-}
-
-TEST_F(CodeCache, UnwritableCacheFolderIsAClearError) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root can write to any folder";
-  const fs::path cache = folder_.path() / "read_only";
-  fs::create_directory(cache);
-  fs::permissions(cache, fs::perms::owner_read | fs::perms::owner_exec);
-  ScopedEnv env("KILN_CACHE_DIR", cache.string());
-  EXPECT_TRUE(throws_error([&] { load(add_source("read only")); },
-                           {cache.string(), "not writable", "KILN_CACHE_DIR"}));
 }
 
 TEST_F(CodeCache, DefaultFolderIsUnderHome) {
