@@ -1,7 +1,8 @@
 // kiln_fuzz: the differential graph fuzzer (docs/RELIABILITY.md). Generates random valid
 // programs over the op registry, runs each in eager and compiled (every backend, shape mode and
 // compile mode asked for, forward and backward), and on a mismatch or a compiler error shrinks
-// the program and writes a standalone GoogleTest reproducer.
+// the program and writes a standalone GoogleTest reproducer. With --isolate each program runs in
+// a child process, so that a crash or a hang is a finding too (shrunk the same way).
 //
 //   kiln_fuzz --seed 1 --count 200 --max-ops 20 --out-dir fuzz-out
 //   kiln_fuzz --replay 1234 --max-ops 20 --backends inductor --shapes dynamic
@@ -11,6 +12,7 @@
 // Exit status: 0 when every program passed everywhere; 1 on findings or on a program eager
 // rejected (a generator bug); 2 on a usage error.
 #include "fuzz/generator.h"
+#include "fuzz/isolation.h"
 #include "fuzz/reproducer.h"
 #include "fuzz/runner.h"
 #include "fuzz/shrinker.h"
@@ -50,17 +52,15 @@ struct Finding {
   std::string reproducer;  // path, when written
 };
 
-// Whether `candidate` fails under `config` as `original` did (and eager accepts it).
-bool fails_like(const Program& candidate, const Outcome& original) {
-  try {
-    kiln::reset();
-    const auto e32 = kiln::fuzz::run_eager(candidate, kiln::DType::Float32);
-    const auto e64 = kiln::fuzz::run_eager(candidate, kiln::DType::Float64);
-    const Outcome o = kiln::fuzz::run_config(candidate, original.config, e32, e64);
-    return o.signature() == original.signature();
-  } catch (const std::exception&) {
-    return false;  // eager rejects the variant
-  }
+// Whether `candidate` fails under `config` as `original` did (and eager accepts it); in a child
+// process when `isolation` is given.
+bool fails_like(const Program& candidate, const Outcome& original,
+                const std::optional<kiln::fuzz::IsolationOptions>& isolation) {
+  const kiln::fuzz::ProgramResult r =
+      isolation ? kiln::fuzz::run_program_isolated(candidate, {original.config}, *isolation)
+                : kiln::fuzz::run_program(candidate, {original.config});
+  return !r.eager_rejected && !r.outcomes.empty() &&
+         r.outcomes[0].signature() == original.signature();
 }
 
 }  // namespace
@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   std::optional<uint64_t> replay;
   bool shrink = true;
   bool verbose = false;
+  bool isolate = false;
+  int timeout_s = 300;
   int max_shrink_attempts = 300;
   app.add_option("--seed", seed, "the first program's seed; program i has seed + i");
   app.add_option("--count", count, "how many programs");
@@ -90,6 +92,11 @@ int main(int argc, char** argv) {
   app.add_option("--replay", replay, "run the program of this one seed, printing it");
   app.add_flag("!--no-shrink", shrink, "write findings' reproducers unshrunk");
   app.add_option("--max-shrink-attempts", max_shrink_attempts, "predicate calls per shrink");
+  app.add_flag("--isolate", isolate,
+               "run each program (and each shrinking step) in a child process, so that a crash "
+               "or a hang is a finding");
+  app.add_option("--timeout", timeout_s,
+                 "with --isolate: seconds before a program's process is killed as hung");
   app.add_flag("-v,--verbose", verbose, "print each program's seed and outcome");
   CLI11_PARSE(app, argc, argv);
   if (gen.max_ops < 1) gen.max_ops = 1;
@@ -111,6 +118,9 @@ int main(int argc, char** argv) {
     verbose = true;
   }
   if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
+  // This process only generates programs and forks: its children may use every thread.
+  std::optional<kiln::fuzz::IsolationOptions> isolation;
+  if (isolate) isolation = kiln::fuzz::IsolationOptions{.timeout_s = timeout_s};
 
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -136,7 +146,9 @@ int main(int argc, char** argv) {
     if (replay) std::cerr << "\n" << program.str();
     ++programs;
     ops += program.nodes.size();
-    const kiln::fuzz::ProgramResult result = kiln::fuzz::run_program(program, configs);
+    const kiln::fuzz::ProgramResult result =
+        isolation ? kiln::fuzz::run_program_isolated(program, configs, *isolation)
+                  : kiln::fuzz::run_program(program, configs);
     if (result.eager_rejected) {
       rejected.emplace_back(program_seed, result.eager_detail);
       if (verbose) std::cerr << ": eager rejected it: " << result.eager_detail << "\n";
@@ -164,7 +176,7 @@ int main(int argc, char** argv) {
       Program small = program;
       if (shrink) {
         small = kiln::fuzz::shrink(
-                    program, [&](const Program& p) { return fails_like(p, f.outcome); },
+                    program, [&](const Program& p) { return fails_like(p, f.outcome, isolation); },
                     max_shrink_attempts)
                     .program;
       }

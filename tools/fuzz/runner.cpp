@@ -180,7 +180,8 @@ Outcome run_config(const Program& program, const RunConfig& config, const EagerR
   return outcome;
 }
 
-ProgramResult run_program(const Program& program, const std::vector<RunConfig>& configs) {
+ProgramResult run_program(const Program& program, const std::vector<RunConfig>& configs,
+                          const std::function<void(const ProgramResult&)>& progress) {
   ProgramResult result;
   reset();  // compiled functions of earlier programs are gone; drop their cache state too
   EagerRun e32, e64;
@@ -192,8 +193,10 @@ ProgramResult run_program(const Program& program, const std::vector<RunConfig>& 
     result.eager_detail = e.what();
     return result;
   }
+  if (progress) progress(result);
   for (const RunConfig& config : configs) {
     result.outcomes.push_back(run_config(program, config, e32, e64));
+    if (progress) progress(result);
   }
   return result;
 }

@@ -6,6 +6,7 @@
 #include "fuzz/compare.h"
 #include "fuzz/program.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -57,7 +58,10 @@ struct ProgramResult {
 
 Outcome run_config(const Program& program, const RunConfig& config, const EagerRun& eager32,
                    const EagerRun& eager64);
-ProgramResult run_program(const Program& program, const std::vector<RunConfig>& configs);
+// `progress`, if given, sees the result after the eager runs (no outcomes yet) and after each
+// configuration's outcome (crash isolation streams them to its parent).
+ProgramResult run_program(const Program& program, const std::vector<RunConfig>& configs,
+                          const std::function<void(const ProgramResult&)>& progress = {});
 
 // The (input, dim) that mark_dynamic mode marks: drawn from the program's seed among the inputs'
 // dims of size >= 2; none when there is no such dim.
