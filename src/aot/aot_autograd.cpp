@@ -171,6 +171,21 @@ class AotFunction {
     {
       autograd::NoGradGuard no_grad;
       results = m.forward(forward_inputs);
+      // A computed output the compiled graph returns as (a view of) one of its inputs
+      // (functionalization reduces `c = x.clone(); c.copy_(x)` to x) is a fresh tensor in eager
+      // unless it views a differentiable input there: the caller may write into it, and the
+      // backward node must not become the input's grad_fn (a leaf would stop being one, and own
+      // the node through its gradient accumulator: a cycle).
+      for (size_t j = 0; j < layout.num_computed; ++j) {
+        if (layout.computed_views_input.at(j)) continue;
+        for (const Tensor& in : forward_inputs) {
+          if (in.defined() && results[j].defined() &&
+              results[j].storage().get() == in.storage().get()) {
+            results[j] = results[j].clone();
+            break;
+          }
+        }
+      }
     }
     // Before the writes below: the backward keeps the values the inputs had during the forward.
     if (m.backward) attach_backward(m, inputs, forward_inputs, results);

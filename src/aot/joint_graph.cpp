@@ -87,6 +87,7 @@ JointGraph trace_joint_with_examples(const graph::Graph& captured, bool training
       if (known == computed.end()) {
         computed.push_back(r);
         outputs.push_back(tracer.value_of(r));
+        joint.computed_views_input.push_back(same_storage != primals.end());
       }
     }
     joint.outputs.push_back(std::move(source));

@@ -66,9 +66,12 @@ struct JointGraph {
   // primals, then the gradients of primals.
   graph::Graph graph;
   std::vector<JointInput> input_kinds;
-  std::vector<Tensor> constants;       // one per Constant input, in input order
-  std::vector<OutputSource> outputs;   // one per captured-graph output
-  size_t num_computed = 0;             // computed user outputs
+  std::vector<Tensor> constants;      // one per Constant input, in input order
+  std::vector<OutputSource> outputs;  // one per captured-graph output
+  size_t num_computed = 0;            // computed user outputs
+  // Per computed output: it views a differentiable input in eager (the compiled result shares
+  // that input's memory); any other computed output is a fresh tensor.
+  std::vector<bool> computed_views_input;
   std::vector<size_t> mutated_inputs;  // primal written, per mutation output
   std::vector<size_t> tangent_of;      // computed-output index, per Tangent input (input order)
   std::vector<size_t> grad_inputs;     // primal differentiated, per gradient output
