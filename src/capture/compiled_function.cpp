@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <filesystem>
@@ -155,7 +156,9 @@ class FunctionCache {
                                       std::vector<DynamicDim> dynamic_dims = {});
   CompiledGraph compile_graph(const graph::Graph& g, std::span<const Tensor> inputs, size_t index,
                               bool cache_segments, std::vector<std::string>* explain_log,
-                              const symbolic::ShapeEnv* env);
+                              symbolic::ShapeEnv* env);
+  void remember_segment(const std::string& key, const CompiledGraph& compiled,
+                        std::vector<symbolic::Guard> added_guards);
   // The dimensions to trace as symbols for `args` (empty for a backend without symbolic graphs).
   std::vector<DynamicDim> dynamic_dims_for(const Leaves& args);
   // Automatic dynamic: a miss on `last` caused only by changed sizes marks those dims dynamic.
@@ -179,10 +182,17 @@ class FunctionCache {
   // Held while a cache miss traces and compiles (never while a cache hit runs).
   std::mutex compile_mutex_;
   std::vector<std::shared_ptr<CacheEntry>> entries_;
-  // Graphs of functions that break, by structural key: re-traced calls reuse them.
-  std::unordered_map<std::string, CompiledGraph> segments_;
+  // Graphs of functions that break, by structural key: re-traced calls reuse them. A backend may
+  // add guards while it compiles a symbolic graph (a decomposition branching on a size); the
+  // code holds only where they do, so they are kept with it and checked on reuse.
+  struct Segment {
+    CompiledGraph compiled;
+    std::vector<symbolic::Guard> added_guards;
+  };
+  std::unordered_map<std::string, std::vector<Segment>> segments_;
   std::deque<std::string> segment_order_;  // insertion order, for eviction
   static constexpr size_t kMaxSegments = 64;
+  static constexpr size_t kMaxSegmentsPerKey = 8;  // differing only in the backend's guards
   bool warned_ = false;
   size_t compilations_ = 0;
   bool symbolic_backend_ = false;
@@ -210,7 +220,7 @@ std::vector<std::weak_ptr<FunctionCache>>& registry() {
 CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<const Tensor> inputs,
                                            size_t index, bool cache_segments,
                                            std::vector<std::string>* explain_log,
-                                           const symbolic::ShapeEnv* env) {
+                                           symbolic::ShapeEnv* env) {
   const bool symbolic = graph::has_symbolic_sizes(g);
   KILN_CHECK(!symbolic || symbolic_backend_,
              "compile: backend {} was given a graph with symbolic sizes", backend_name_);
@@ -221,8 +231,19 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
     // guards is another graph.
     if (symbolic && env) key += "\n" + env->guards_str();
     std::lock_guard lock(mutex_);
-    if (auto it = segments_.find(key); it != segments_.end()) return it->second;
+    if (auto it = segments_.find(key); it != segments_.end()) {
+      for (const Segment& segment : it->second) {
+        const auto& added = segment.added_guards;
+        if (env && !std::all_of(added.begin(), added.end(),
+                                [env](const symbolic::Guard& g) { return env->holds(g); })) {
+          continue;
+        }
+        for (const symbolic::Guard& g : added) env->replay(g);
+        return segment.compiled;
+      }
+    }
   }
+  const size_t guards_before = env ? env->guards().size() : 0;
   const std::string graph_name = fmt::format("graph {} of {}", index, name_);
   if (explain_log) explain_log->push_back(g.str());
   logs::log(logs::Channel::graph, fmt::format("{}:\n{}", graph_name, g.str()));
@@ -236,17 +257,38 @@ CompiledGraph FunctionCache::compile_graph(const graph::Graph& g, std::span<cons
     compiled = checked_graph(g, std::move(compiled), inputs, backend_name_, backend_,
                              std::move(context), *check);
   }
-  if (cache_segments) {
-    std::lock_guard lock(mutex_);
-    // Bounded: a function whose graph changes every call (a host counter baked into it) must not
-    // grow the cache without end.
-    if (segment_order_.size() >= kMaxSegments) {
-      segments_.erase(segment_order_.front());
-      segment_order_.pop_front();
+  if (!cache_segments) return compiled;
+  // Kept once its first call (the trace session's, right after this) succeeds: a backend may
+  // compile lazily on that call (aot traces then) and add guards to `env` there too.
+  auto pending = std::make_shared<std::atomic<bool>>(true);
+  return [this, pending, compiled = std::move(compiled), key = std::move(key), env,
+          guards_before](std::span<const Tensor> in) {
+    if (!pending->load()) return compiled(in);
+    std::vector<Tensor> out = compiled(in);
+    std::vector<symbolic::Guard> added;
+    if (env) {
+      added.assign(env->guards().begin() + static_cast<std::ptrdiff_t>(guards_before),
+                   env->guards().end());
     }
-    if (segments_.emplace(key, compiled).second) segment_order_.push_back(std::move(key));
+    remember_segment(key, compiled, std::move(added));
+    pending->store(false);
+    return out;
+  };
+}
+
+void FunctionCache::remember_segment(const std::string& key, const CompiledGraph& compiled,
+                                     std::vector<symbolic::Guard> added_guards) {
+  std::lock_guard lock(mutex_);
+  // Bounded: a function whose graph changes every call (a host counter baked into it) must not
+  // grow the cache without end.
+  if (segment_order_.size() >= kMaxSegments) {
+    segments_.erase(segment_order_.front());
+    segment_order_.pop_front();
   }
-  return compiled;
+  auto [it, inserted] = segments_.try_emplace(key);
+  if (it->second.size() >= kMaxSegmentsPerKey) it->second.erase(it->second.begin());
+  it->second.push_back({compiled, std::move(added_guards)});
+  if (inserted) segment_order_.push_back(key);
 }
 
 TraceSession::Config FunctionCache::session_config(GlobalState state, bool cache_segments,

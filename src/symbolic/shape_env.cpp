@@ -147,6 +147,15 @@ std::string ShapeEnv::guards_str() const {
   return out;
 }
 
+bool ShapeEnv::holds(const Guard& guard) const {
+  return symbolic::holds(guard.relation, hint(guard.difference()));
+}
+
+void ShapeEnv::replay(const Guard& guard) {
+  KILN_INTERNAL_ASSERT(holds(guard));
+  add_guard(guard);
+}
+
 void ShapeEnv::add_guard(Guard guard) {
   if (std::find(guards_.begin(), guards_.end(), guard) != guards_.end()) return;
   if (logging()) {

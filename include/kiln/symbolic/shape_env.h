@@ -96,6 +96,11 @@ class ShapeEnv : public std::enable_shared_from_this<ShapeEnv> {
   // Guards, one per line (for the guards log and explain).
   std::string guards_str() const;
 
+  // A guard another trace of the same inputs recorded (its compiled code, reused here, assumed
+  // it): whether it holds at this environment's hints, and recording it here.
+  bool holds(const Guard& guard) const;
+  void replay(const Guard& guard);
+
  private:
   void add_guard(Guard guard);
   void learn_from(const Guard& guard);
