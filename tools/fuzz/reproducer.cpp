@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace kiln::fuzz {
@@ -165,6 +166,15 @@ std::string reproducer_cpp(const Program& program, const RunConfig& config,
   out << "std::vector<kiln::Tensor> inputs() {\n  std::vector<kiln::Tensor> in;\n";
   for (const InputSpec& in : program.inputs) out << input_cpp(in);
   out << "  return in;\n}\n\n";
+  const std::optional<Program> other = at_other_sizes(program);
+  const bool at_other = finding.find(kAtOtherSizes) != std::string::npos && other.has_value();
+  if (at_other) {
+    out << "// The same inputs with every size >= 2 grown by one.\n"
+        << "std::vector<kiln::Tensor> inputs_at_other_sizes() {\n"
+        << "  std::vector<kiln::Tensor> in;\n";
+    for (const InputSpec& in : other->inputs) out << input_cpp(in);
+    out << "  return in;\n}\n\n";
+  }
   // The loss weights, drawn as the runner draws them.
   out << "kiln::Tensor loss_of(const std::vector<kiln::Tensor>& outs) {\n"
       << "  kiln::Tensor loss;\n"
@@ -185,14 +195,22 @@ std::string reproducer_cpp(const Program& program, const RunConfig& config,
       // A lambda, not the function itself: compile() checks a callable for null, which a
       // function's address never is (GCC warns).
       << "  auto compiled = kiln::compile(\n"
-         "      [](const std::vector<kiln::Tensor>& in) { return program(in); }, options);\n"
-      << "  std::vector<kiln::Tensor> eager_in = inputs(), compiled_in = inputs();\n";
-  if (config.shapes == ShapeMode::MarkDynamic) {
-    if (const auto marked = marked_dim(program)) {
-      out << fmt::format("  kiln::mark_dynamic(compiled_in[{}], {});\n", marked->first,
-                         marked->second);
-    }
+         "      [](const std::vector<kiln::Tensor>& in) { return program(in); }, options);\n";
+  const auto marked = config.shapes == ShapeMode::MarkDynamic ? marked_dim(program) : std::nullopt;
+  const std::string mark =
+      marked ? fmt::format("kiln::mark_dynamic({{}}[{}], {});\n", marked->first, marked->second)
+             : "";
+  if (at_other) {
+    out << "  // Compiled at the generated sizes; the finding is at other sizes.\n"
+        << "  {\n    std::vector<kiln::Tensor> first = inputs();\n"
+        << (mark.empty() ? "" : "    " + fmt::format(fmt::runtime(mark), "first"))
+        << "    compiled(first);\n  }\n"
+        << "  std::vector<kiln::Tensor> eager_in = inputs_at_other_sizes(),\n"
+        << "                            compiled_in = inputs_at_other_sizes();\n";
+  } else {
+    out << "  std::vector<kiln::Tensor> eager_in = inputs(), compiled_in = inputs();\n";
   }
+  if (!mark.empty()) out << "  " << fmt::format(fmt::runtime(mark), "compiled_in");
   out << "  const std::vector<kiln::Tensor> want = program(eager_in);\n"
       << "  const std::vector<kiln::Tensor> got = compiled(compiled_in);\n"
       << "  ASSERT_EQ(got.size(), want.size());\n"

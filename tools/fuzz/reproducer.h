@@ -10,6 +10,8 @@
 namespace kiln::fuzz {
 
 // `finding` (what failed) goes into the header comment; the test is FuzzRegression.<test_name>.
+// A finding at other sizes (kAtOtherSizes in `finding`) gets a test that calls the
+// compiled program at the generated sizes first, then compares at at_other_sizes(program).
 std::string reproducer_cpp(const Program& program, const RunConfig& config,
                            const std::string& test_name, const std::string& finding);
 

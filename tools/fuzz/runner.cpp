@@ -45,7 +45,10 @@ std::vector<RunConfig> configs_of(const std::vector<std::string>& backends,
 
 std::string Outcome::signature() const {
   if (status == Status::Mismatch) {
-    return detail.find("[slight]") != std::string::npos ? "mismatch (slight)" : "mismatch";
+    const std::string where =
+        detail.starts_with(kAtOtherSizes) ? std::string(", ") + kAtOtherSizes : "";
+    return detail.find("[slight]") != std::string::npos ? "mismatch (slight)" + where
+                                                        : "mismatch" + where;
   }
   if (status != Status::Error) return "";
   return "error: " + detail.substr(0, detail.find(':'));
@@ -137,8 +140,38 @@ EagerRun run_eager(const Program& program, DType float_dtype) {
   });
 }
 
-Outcome run_config(const Program& program, const RunConfig& config, const EagerRun& eager32,
-                   const EagerRun& eager64) {
+std::optional<Program> at_other_sizes(const Program& program) {
+  Program other = program;
+  bool changed = false;
+  for (InputSpec& in : other.inputs) {
+    for (int64_t& size : in.sizes) {
+      if (size >= 2) {
+        ++size;
+        changed = true;
+      }
+    }
+  }
+  if (!changed) return std::nullopt;
+  return other;
+}
+
+EagerRuns run_eager_references(const Program& program) {
+  EagerRuns runs;
+  runs.f32 = run_eager(program, DType::Float32);
+  runs.f64 = run_eager(program, DType::Float64);
+  if (std::optional<Program> other = at_other_sizes(program)) {
+    try {
+      runs.other_f32 = run_eager(*other, DType::Float32);
+      runs.other_f64 = run_eager(*other, DType::Float64);
+      runs.other_sizes = std::move(other);
+    } catch (const std::exception&) {
+      // Its size arguments do not fit other sizes: the program is only run at its own.
+    }
+  }
+  return runs;
+}
+
+Outcome run_config(const Program& program, const RunConfig& config, const EagerRuns& eager) {
   Outcome outcome;
   outcome.config = config;
   CompileOptions options;
@@ -166,10 +199,26 @@ Outcome run_config(const Program& program, const RunConfig& config, const EagerR
     // Twice: the first call compiles, the second runs what the cache holds.
     for (int call = 0; call < 2; ++call) {
       const EagerRun got = run_with(program, DType::Float32, compiled, before);
-      std::string d = compare_runs(got, eager32, eager64, tol);
+      std::string d = compare_runs(got, eager.f32, eager.f64, tol);
       if (!d.empty()) {
         outcome.status = Outcome::Status::Mismatch;
         outcome.detail = (call == 0 ? "first call: " : "second call: ") + d;
+        return outcome;
+      }
+    }
+    // The compiled function runs the same nodes on inputs of other sizes (a recompile, or the
+    // dynamic graph again).
+    if (eager.other_sizes) {
+      EagerRun got;
+      try {
+        got = run_with(*eager.other_sizes, DType::Float32, compiled, before);
+      } catch (const std::exception& e) {
+        throw Error(fmt::format("{}: {}", kAtOtherSizes, e.what()));
+      }
+      std::string d = compare_runs(got, eager.other_f32, eager.other_f64, tol);
+      if (!d.empty()) {
+        outcome.status = Outcome::Status::Mismatch;
+        outcome.detail = fmt::format("{}: {}", kAtOtherSizes, d);
         return outcome;
       }
     }
@@ -184,10 +233,9 @@ ProgramResult run_program(const Program& program, const std::vector<RunConfig>& 
                           const std::function<void(const ProgramResult&)>& progress) {
   ProgramResult result;
   reset();  // compiled functions of earlier programs are gone; drop their cache state too
-  EagerRun e32, e64;
+  EagerRuns eager;
   try {
-    e32 = run_eager(program, DType::Float32);
-    e64 = run_eager(program, DType::Float64);
+    eager = run_eager_references(program);
   } catch (const std::exception& e) {
     result.eager_rejected = true;
     result.eager_detail = e.what();
@@ -195,7 +243,7 @@ ProgramResult run_program(const Program& program, const std::vector<RunConfig>& 
   }
   if (progress) progress(result);
   for (const RunConfig& config : configs) {
-    result.outcomes.push_back(run_config(program, config, e32, e64));
+    result.outcomes.push_back(run_config(program, config, eager));
     if (progress) progress(result);
   }
   return result;
