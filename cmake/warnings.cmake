@@ -14,6 +14,15 @@ if(KILN_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+if(KILN_TSAN)
+  if(KILN_SANITIZE)
+    message(FATAL_ERROR "KILN_TSAN and KILN_SANITIZE exclude each other: ThreadSanitizer cannot "
+                        "run with AddressSanitizer; use two build folders")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+endif()
+
 # While op families are developed on separate branches, executables may link against a libkiln
 # that lacks another family's functions. Never on in CI or in the README's commands.
 option(KILN_DEV_ALLOW_UNDEFINED "Link executables even if libkiln has undefined symbols" OFF)
