@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <span>
 #include <vector>
 
@@ -20,16 +21,11 @@ class ArrayRef {
   constexpr ArrayRef() = default;
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT: implicit
   constexpr ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Winit-list-lifetime"
-#endif
-  // The list's array lives to the end of the full expression that holds the braces.
+  // The list's array lives to the end of the full expression that holds the braces. (std::data,
+  // not init.begin(): g++'s -Winit-list-lifetime fires on the latter, and a pragma around it is
+  // lost where the header comes from a precompiled header.)
   constexpr ArrayRef(std::initializer_list<T> init)  // NOLINT
-      : data_(init.begin()), size_(init.size()) {}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+      : data_(std::data(init)), size_(init.size()) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <size_t N>
   ArrayRef(const SmallVector<T, N>& v) : data_(v.data()), size_(v.size()) {}      // NOLINT
