@@ -19,5 +19,5 @@ filter+=":Autograd.*${1:+:$1}"
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 OMP_NUM_THREADS=1 KILN_CXX=clang++ KILN_CACHE_DIR="$cache" \
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan_suppressions.txt" \
   build-tsan/tests/kiln_tests --gtest_filter="$filter"
