@@ -2,8 +2,10 @@
 // regressions/fuzz_example_chain.cpp (compiled into kiln_tests like every regression, so this
 // proves the writer's output compiles and runs), compared ignoring whitespace (clang-format).
 #include "fuzz/reproducer.h"
+#include "fuzz/runner.h"
 #include "fuzz_test_programs.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +39,32 @@ TEST(FuzzReproducer, WritesTheCheckedInExample) {
     std::ofstream(actual) << written;
     FAIL() << "the writer's output differs from " << path << "; it wrote " << actual;
   }
+}
+
+// A finding at other sizes: the test compiles at the generated sizes (marking the dim in both
+// calls under mark_dynamic), then compares at every size >= 2 grown by one.
+TEST(FuzzReproducer, AFindingAtOtherSizesWarmsUpAtTheGeneratedSizes) {
+  const Program p = testing::chain_program();
+  const RunConfig config{"aot_eager", ShapeMode::MarkDynamic, "default"};
+  const std::string finding = std::string(kAtOtherSizes) + ": output 0 differs";
+  const std::string written = reproducer_cpp(p, config, "OtherSizes", finding);
+  const auto marked = marked_dim(p);
+  ASSERT_TRUE(marked.has_value());
+  auto mark = [&](const char* var) {
+    return fmt::format("kiln::mark_dynamic({}[{}], {});", var, marked->first, marked->second);
+  };
+  for (const std::string& part :
+       {std::string("std::vector<kiln::Tensor> inputs_at_other_sizes()"),
+        std::string("kiln::randn({4, 5}"), std::string("kiln::randn({5}"),
+        std::string("std::vector<kiln::Tensor> first = inputs();"), mark("first"),
+        std::string("compiled(first);"), std::string("eager_in = inputs_at_other_sizes()"),
+        std::string("compiled_in = inputs_at_other_sizes();"), mark("compiled_in")}) {
+    EXPECT_NE(written.find(part), std::string::npos) << part << " missing from\n" << written;
+  }
+  // Any other finding compares at the generated sizes only.
+  const std::string plain = reproducer_cpp(p, config, "Plain", "mismatch: output 0 differs");
+  EXPECT_EQ(plain.find("inputs_at_other_sizes"), std::string::npos) << plain;
+  EXPECT_NE(plain.find(mark("compiled_in")), std::string::npos) << plain;
 }
 
 TEST(FuzzReproducer, NamesAndLiterals) {

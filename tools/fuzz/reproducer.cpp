@@ -197,20 +197,23 @@ std::string reproducer_cpp(const Program& program, const RunConfig& config,
       << "  auto compiled = kiln::compile(\n"
          "      [](const std::vector<kiln::Tensor>& in) { return program(in); }, options);\n";
   const auto marked = config.shapes == ShapeMode::MarkDynamic ? marked_dim(program) : std::nullopt;
-  const std::string mark =
-      marked ? fmt::format("kiln::mark_dynamic({{}}[{}], {});\n", marked->first, marked->second)
-             : "";
+  const std::string mark_args =
+      marked ? fmt::format("[{}], {}", marked->first, marked->second) : std::string();
+  // The mark_dynamic line for the inputs in `var` (none outside that mode).
+  auto mark = [&mark_args](std::string_view indent, std::string_view var) {
+    return mark_args.empty() ? std::string()
+                             : fmt::format("{}kiln::mark_dynamic({}{});\n", indent, var, mark_args);
+  };
   if (at_other) {
     out << "  // Compiled at the generated sizes; the finding is at other sizes.\n"
         << "  {\n    std::vector<kiln::Tensor> first = inputs();\n"
-        << (mark.empty() ? "" : "    " + fmt::format(fmt::runtime(mark), "first"))
-        << "    compiled(first);\n  }\n"
+        << mark("    ", "first") << "    compiled(first);\n  }\n"
         << "  std::vector<kiln::Tensor> eager_in = inputs_at_other_sizes(),\n"
         << "                            compiled_in = inputs_at_other_sizes();\n";
   } else {
     out << "  std::vector<kiln::Tensor> eager_in = inputs(), compiled_in = inputs();\n";
   }
-  if (!mark.empty()) out << "  " << fmt::format(fmt::runtime(mark), "compiled_in");
+  out << mark("  ", "compiled_in");
   out << "  const std::vector<kiln::Tensor> want = program(eager_in);\n"
       << "  const std::vector<kiln::Tensor> got = compiled(compiled_in);\n"
       << "  ASSERT_EQ(got.size(), want.size());\n"

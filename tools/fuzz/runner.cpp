@@ -196,30 +196,28 @@ Outcome run_config(const Program& program, const RunConfig& config, const EagerR
   const Tolerance tol = tolerance_of(program);
   try {
     auto compiled = compile(fn, options);
+    // One call of `compiled` on `at`, compared with eager's runs there; false on a mismatch.
+    auto matches = [&](const Program& at, const EagerRun& want32, const EagerRun& want64,
+                       std::string_view label) {
+      const std::string d =
+          compare_runs(run_with(at, DType::Float32, compiled, before), want32, want64, tol);
+      if (d.empty()) return true;
+      outcome.status = Outcome::Status::Mismatch;
+      outcome.detail = fmt::format("{}: {}", label, d);
+      return false;
+    };
     // Twice: the first call compiles, the second runs what the cache holds.
-    for (int call = 0; call < 2; ++call) {
-      const EagerRun got = run_with(program, DType::Float32, compiled, before);
-      std::string d = compare_runs(got, eager.f32, eager.f64, tol);
-      if (!d.empty()) {
-        outcome.status = Outcome::Status::Mismatch;
-        outcome.detail = (call == 0 ? "first call: " : "second call: ") + d;
-        return outcome;
-      }
-    }
-    // The compiled function runs the same nodes on inputs of other sizes (a recompile, or the
-    // dynamic graph again).
+    if (!matches(program, eager.f32, eager.f64, "first call")) return outcome;
+    if (!matches(program, eager.f32, eager.f64, "second call")) return outcome;
+    // Then the same nodes on inputs of other sizes (a recompile, or the dynamic graph again);
+    // an error there is marked as such too.
     if (eager.other_sizes) {
-      EagerRun got;
       try {
-        got = run_with(*eager.other_sizes, DType::Float32, compiled, before);
+        if (!matches(*eager.other_sizes, eager.other_f32, eager.other_f64, kAtOtherSizes)) {
+          return outcome;
+        }
       } catch (const std::exception& e) {
         throw Error(fmt::format("{}: {}", kAtOtherSizes, e.what()));
-      }
-      std::string d = compare_runs(got, eager.other_f32, eager.other_f64, tol);
-      if (!d.empty()) {
-        outcome.status = Outcome::Status::Mismatch;
-        outcome.detail = fmt::format("{}: {}", kAtOtherSizes, d);
-        return outcome;
       }
     }
   } catch (const std::exception& e) {
