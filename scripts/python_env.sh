@@ -1,8 +1,8 @@
 # Sourced: kiln_python_with_torch prints the path of a Python that can import what the tests and
-# benchmarks compare against (torch, numpy, torchvision, transformers, safetensors), creating or
+# benchmarks compare against (torch, numpy, torchvision, transformers, safetensors, pytest), creating or
 # completing a virtual environment under ${KILN_VENV:-~/.cache/kiln/venv} on first use (PyTorch
 # from PyPI is large: the first install takes a few minutes; later runs reuse it).
-KILN_PYTHON_MODULES=(torch numpy torchvision transformers safetensors)
+KILN_PYTHON_MODULES=(torch numpy torchvision transformers safetensors pytest)
 
 kiln_python_has_modules() {
   "$1" -c "import $(IFS=,; echo "${KILN_PYTHON_MODULES[*]}")" 2>/dev/null

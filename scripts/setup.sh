@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what kiln needs on Debian 12 (run as root). Idempotent: installs only what is missing.
 #   scripts/setup.sh          build and test dependencies (Debian packages)
-#   scripts/setup.sh --torch  also a Python with PyTorch, numpy, torchvision, transformers and
-#                             safetensors (the test oracle, the model references and the
-#                             benchmark comparison; never a dependency of kiln itself)
+#   scripts/setup.sh --torch  also a Python with PyTorch, numpy, torchvision, transformers,
+#                             safetensors and pytest (the test oracle, the model references, the
+#                             benchmark comparison and the Python module's tests; never a
+#                             dependency of kiln itself)
 set -euo pipefail
 
 packages=(
@@ -11,7 +12,7 @@ packages=(
   libsleef-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
   libdnnl-dev ocl-icd-opencl-dev libgloo-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  python3 python3-venv python3-pip
+  python3 python3-venv python3-pip python3-dev pybind11-dev
 )
 
 missing=()

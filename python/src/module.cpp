@@ -1,0 +1,18 @@
+// The kiln Python module's native part, kiln._C: the Python package (python/kiln) builds the
+// PyTorch-shaped API on top of it.
+#include "bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  using namespace kiln::python;
+  m.doc() = "kiln's native core";
+  py::register_exception<kiln::Error>(m, "KilnError", PyExc_RuntimeError);
+  bind_dtype_device(m);
+  bind_tensor(m);
+  bind_ops(m);
+  bind_buffer(m);
+  bind_autograd(m);
+  bind_nn(m);
+  bind_optim(m);
+  bind_models(m);
+  bind_compile(m);
+}
