@@ -5,7 +5,8 @@
   overhead  a compiled function of one tiny op on a 16-element tensor: per-call time minus the
             eager op's, for kiln (and torch.compile when PyTorch is importable).
 
-Runs interleave the contenders and report medians over repeats.
+Runs interleave the contenders and report medians over repeats. PyTorch runs at its best
+(ANCHORS.md: glibc keeps freed memory, threads set), as in the other side-by-side scripts.
   PYTHONPATH=build/python python bench/python_bench.py [--threads 2] [--size 4096] [--json F]
 """
 import argparse
@@ -16,6 +17,9 @@ import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import side_by_side  # noqa: E402
 
 
 def median_time(fn, repeats, inner=1):
@@ -60,13 +64,14 @@ def bench_numpy(kiln, size, repeats):
 
 
 def bench_overhead(kiln, repeats, inner):
-    x = kiln.randn(16)
-    compiled = kiln.compile(lambda t: t + 1)
-    compiled(x)
-    t = interleaved({"eager": lambda: x + 1, "compiled": lambda: compiled(x)}, repeats, inner)
-    result = {"workload": "overhead", "kiln_eager_us": t["eager"] * 1e6,
-              "kiln_compiled_us": t["compiled"] * 1e6,
-              "kiln_overhead_us": (t["compiled"] - t["eager"]) * 1e6}
+    result = {"workload": "overhead"}
+    if kiln is not None:
+        x = kiln.randn(16)
+        compiled = kiln.compile(lambda t: t + 1)
+        compiled(x)
+        t = interleaved({"eager": lambda: x + 1, "compiled": lambda: compiled(x)}, repeats, inner)
+        result.update({"kiln_eager_us": t["eager"] * 1e6, "kiln_compiled_us": t["compiled"] * 1e6,
+                       "kiln_overhead_us": (t["compiled"] - t["eager"]) * 1e6})
     try:
         import torch
         tx = torch.randn(16)
@@ -88,17 +93,23 @@ def main():
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json")
+    parser.add_argument("--torch-only", action="store_true",
+                        help="torch.compile's overhead alone (a machine without kiln's module)")
     args = parser.parse_args()
+    side_by_side.ensure_malloc_tunables()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
-    import kiln
-    kiln.set_num_threads(args.threads)
+    kiln = None
+    if not args.torch_only:
+        import kiln
+        kiln.set_num_threads(args.threads)
     try:
         import torch
         torch.set_num_threads(args.threads)
+        print("machine: " + side_by_side.machine_line(torch))
     except ImportError:
-        pass
-    results = [bench_numpy(kiln, args.size, args.repeats),
-               bench_overhead(kiln, args.repeats, 2000)]
+        print("machine: (no torch) " + side_by_side.cpu_model())
+    results = [] if kiln is None else [bench_numpy(kiln, args.size, args.repeats)]
+    results.append(bench_overhead(kiln, args.repeats, 2000))
     for r in results:
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()}))
     if args.json:

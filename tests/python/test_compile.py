@@ -165,3 +165,33 @@ def test_disable_and_errors():
         kiln.compile(3)
     with pytest.raises(kiln.KilnError, match="unknown|no backend|registered"):
         kiln.compile(lambda x: x + 1, backend="no_such_backend")(kiln.ones(1))
+
+
+def test_an_exception_while_tracing_propagates_and_the_function_stays_usable():
+    def f(x, fail):
+        y = x.exp()
+        if fail:
+            raise ValueError("bad input for f")
+        return y * 2
+
+    c = kiln.compile(f)
+    x = kiln.randn(3)
+    with pytest.raises(ValueError, match="bad input for f"):
+        c(x, True)
+    assert_close(c(x, False), x.exp() * 2)
+    with pytest.raises(ValueError, match="bad input for f"):
+        c(x, True)
+
+
+def test_captured_tensors_and_python_objects_are_guarded():
+    weight = kiln.randn(3)
+    config = {"act": "relu"}  # an arbitrary object argument: guarded by identity
+
+    def f(x, cfg):
+        return getattr(x * weight, cfg["act"])()
+
+    c = kiln.compile(f)
+    x = kiln.randn(3)
+    assert_close(c(x, config), (x * weight).relu())
+    weight.mul_(-1)  # captured tensors are graph inputs, not baked-in constants
+    assert_close(c(x, config), (x * weight).relu())
