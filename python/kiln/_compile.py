@@ -142,31 +142,41 @@ class CompiledFunction:
         return self._core.cache_entries
 
 
-class OptimizedModule:
-    """What kiln.compile(module) returns: calls run the compiled forward; attributes, parameters
-    and state_dict are the original module's (`_orig_mod`)."""
+def _optimized_module_class():
+    """OptimizedModule, made on first use (kiln.nn imports after this file)."""
+    global _OptimizedModule
+    if _OptimizedModule is not None:
+        return _OptimizedModule
+    from .nn import Module
 
-    def __init__(self, module, compiled):
-        object.__setattr__(self, "_orig_mod", module)
-        object.__setattr__(self, "_compiled", compiled)
+    class OptimizedModule(Module):
+        """What kiln.compile(module) returns, as torch.compile's: a Module whose submodule
+        `_orig_mod` is the original (so parameters(), state_dict() and optimizers see the same
+        tensors, under "_orig_mod." names); calls run the compiled forward, and other attributes
+        are the original's."""
 
-    def __call__(self, *args, **kwargs):
-        return self._compiled(*args, **kwargs)
+        def __init__(self, module, compiled):
+            super().__init__()
+            self._orig_mod = module
+            self.__dict__["_compiled"] = compiled
 
-    forward = __call__
+        def forward(self, *args, **kwargs):
+            return self.__dict__["_compiled"](*args, **kwargs)
 
-    def explain(self, *args, **kwargs):
-        return self._compiled.explain(*args, **kwargs)
+        def explain(self, *args, **kwargs):
+            return self.__dict__["_compiled"].explain(*args, **kwargs)
 
-    def __getattr__(self, name):
-        return getattr(self._orig_mod, name)
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._orig_mod, name)
 
-    def __setattr__(self, name, value):
-        setattr(self._orig_mod, name, value)
+    _OptimizedModule = OptimizedModule
+    return OptimizedModule
 
-    def __repr__(self):
-        return "OptimizedModule(\n  (_orig_mod): " + repr(self._orig_mod).replace(
-            "\n", "\n  ") + "\n)"
+
+_OptimizedModule = None
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
@@ -182,7 +192,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if isinstance(model, Module):
         forward = CompiledFunction(model, model, mode, fullgraph, dynamic, backend, options,
                                    disable)
-        return OptimizedModule(model, forward)
+        return _optimized_module_class()(model, forward)
     return CompiledFunction(model, None, mode, fullgraph, dynamic, backend, options, disable)
 
 

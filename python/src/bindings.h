@@ -23,6 +23,9 @@ void bind_models(py::module_& m);
 void bind_compile(py::module_& m);
 
 // ---- conversions ----
+// The C++ module of a kiln.nn.Module object, as a shared_ptr that also keeps the Python object
+// alive (a Python subclass's forward and __dict__ live there); nn.cpp.
+nn::ModulePtr module_holder(py::handle obj);
 // The kiln.dtype object for a dtype (one object per dtype, so `t.dtype is kiln.float32` holds).
 py::object dtype_object(DType dtype);
 // A kiln.dtype, or None when `obj` is no dtype.

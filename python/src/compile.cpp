@@ -205,7 +205,7 @@ void bind_compile(py::module_& m) {
                        bool fullgraph, py::handle dynamic, py::handle backend,
                        const py::dict& options, bool disable) {
              std::shared_ptr<nn::Module> mod;
-             if (!module.is_none()) mod = module.cast<std::shared_ptr<nn::Module>>();
+             if (!module.is_none()) mod = module_holder(module);
              return std::make_shared<capture::CompiledFunctionCore>(
                  options_of(mode, fullgraph, dynamic, backend, options, disable), name, mod);
            }),

@@ -3,7 +3,6 @@
 // Python overrides), the C++ layers as its subclasses with PyTorch's constructor signatures, and
 // kiln.nn.init, gradient clipping and safetensors checkpoints. python/kiln/nn adds the rest of
 // torch.nn.Module's Python protocol (attribute registration, traversal, state dicts) on top.
-#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include <kiln/nn/nn.h>
@@ -70,7 +69,7 @@ class PyModule : public Module {
     if (!override) return Module::forward(input);
     py::object out = override(input);
     if (auto t = as_tensor(out)) return *t;
-    throw TypeError(fmt::format(
+    throw py::type_error(fmt::format(
         "{}.forward: a C++ caller (a container such as Sequential, or a compiled module) calls "
         "it with one tensor and needs one tensor back, got {}",
         name(), py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
@@ -99,7 +98,11 @@ py::handle self_of(py::detail::value_and_holder& v_h) {
 // it is referenced, so `layer.weight is layer.weight`); None for an undefined tensor.
 py::object parameter_object(const Tensor& t) {
   if (!t.defined()) return py::none();
-  return py::module_::import("kiln.nn.parameter").attr("_as_parameter")(t);
+  // Looked up once and kept for the life of the process (a handle, never released: no
+  // destructor runs after the interpreter is gone).
+  static py::handle as_parameter =
+      py::object(py::module_::import("kiln.nn.parameter").attr("_as_parameter")).release();
+  return as_parameter(t);
 }
 py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
 
@@ -121,11 +124,15 @@ const char* entry_kind(const Module& m, const std::string& name) {
 void check_replaceable(const Module& m, const std::string& name) {
   const char* kind = entry_kind(m, name);
   if (kind == nullptr || registry_is_truth(m)) return;
+  const bool is_module = std::string_view(kind) == "module";
   throw Error(fmt::format(
       "{}: cannot replace the {} \"{}\" from Python: the C++ layer also holds it in a member "
-      "that its forward reads; change it in place instead (with kiln.no_grad(): "
-      "module.{}.copy_(value), or load_state_dict)",
-      m.name(), kind, name, name));
+      "that its forward reads; {}",
+      m.name(), kind, name,
+      is_module ? "load new weights into it instead (load_state_dict)"
+                : fmt::format("change it in place instead (with kiln.no_grad(): "
+                              "module.{}.copy_(value), or load_state_dict)",
+                              name)));
 }
 
 py::list pairs(const nn::OrderedDict<Tensor>& dict) {
@@ -256,6 +263,14 @@ void bind_module(py::module_& nnm) {
              m.to(*dt);
            })
       .def("_type_name", &Module::name)
+      // Whether __init__ has built the C++ module (a Python subclass may set plain attributes
+      // before calling super().__init__(); no C++ method may run on it until then).
+      .def_static("_initialized",
+                  [](py::handle obj) {
+                    auto* inst = reinterpret_cast<py::detail::instance*>(obj.ptr());
+                    return py::isinstance<Module>(obj) &&
+                           inst->get_value_and_holder().holder_constructed();
+                  })
       .def("_module_key", [](const Module& m) { return reinterpret_cast<uintptr_t>(&m); })
       // ---- the registries (own entries, None where registered as None) ----
       .def("_entry_kind",
@@ -342,6 +357,16 @@ void bind_module(py::module_& nnm) {
 
 // ---- containers ----
 
+// A Python index into a container of `size` modules (negative from the end); IndexError out of
+// range, which also ends Python's iteration protocols.
+size_t checked_index(size_t size, int64_t index) {
+  const auto n = static_cast<int64_t>(size);
+  if (index < -n || index >= n) {
+    throw py::index_error(fmt::format("index {} is out of range (size {})", index, n));
+  }
+  return static_cast<size_t>(index < 0 ? index + n : index);
+}
+
 void bind_containers(py::module_& nnm) {
   Layer<nn::Sequential>(nnm, "Sequential")
       .def(py::init([](const py::args& args) {
@@ -364,7 +389,8 @@ void bind_containers(py::module_& nnm) {
           },
           "input"_a)
       .def("__len__", &nn::Sequential::size)
-      .def("__getitem__", [](const nn::Sequential& s, int64_t i) { return s[i]; })
+      .def("__getitem__",
+           [](const nn::Sequential& s, int64_t i) { return s[checked_index(s.size(), i)]; })
       .def("__getitem__",
            [](const nn::Sequential& s, const py::slice& slice) {
              // The selected modules under their own names, as PyTorch's slicing.
@@ -415,7 +441,8 @@ void bind_containers(py::module_& nnm) {
            }),
            "modules"_a = py::none())
       .def("__len__", &nn::ModuleList::size)
-      .def("__getitem__", [](const nn::ModuleList& l, int64_t i) { return l[i]; })
+      .def("__getitem__",
+           [](const nn::ModuleList& l, int64_t i) { return l[checked_index(l.size(), i)]; })
       .def("__getitem__",
            [](const nn::ModuleList& l, const py::slice& slice) {
              size_t start = 0, stop = 0, step = 0, length = 0;

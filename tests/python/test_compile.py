@@ -195,3 +195,17 @@ def test_captured_tensors_and_python_objects_are_guarded():
     assert_close(c(x, config), (x * weight).relu())
     weight.mul_(-1)  # captured tensors are graph inputs, not baked-in constants
     assert_close(c(x, config), (x * weight).relu())
+
+
+def test_optimized_module_is_a_module_over_the_original():
+    kiln.manual_seed(0)
+    layer = kiln.nn.Linear(4, 2)
+    compiled = kiln.compile(layer)
+    assert isinstance(compiled, kiln.nn.Module)
+    assert list(compiled.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    assert compiled.weight is layer.weight and compiled.in_features == 4
+    x = kiln.randn(3, 4, requires_grad=True)
+    y = compiled(x)
+    assert_close(y, layer(x))
+    y.sum().backward()
+    assert_close(layer.weight.grad, x.detach().sum(0).unsqueeze(0).expand(2, 4))
