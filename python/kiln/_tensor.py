@@ -170,8 +170,10 @@ Tensor.__iter__ = _iter
 
 # ---- conversions ----
 
-def _to(self, *args, **kwargs):
-    """to(dtype), to(device), to(device, dtype), to(other), with copy=False."""
+def parse_to_args(args, kwargs):
+    """(dtype, device, copy) of a to() call: to(dtype), to(device), to(device, dtype), to(other),
+    and the same as keywords (Tensor.to and Module.to)."""
+    kwargs = dict(kwargs)
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -189,6 +191,11 @@ def _to(self, *args, **kwargs):
             raise TypeError(f"to() received an invalid argument of type {type(a).__name__}")
     if isinstance(device, str):
         device = _C.device(device)
+    return dtype, device, copy
+
+
+def _to(self, *args, **kwargs):
+    dtype, device, copy = parse_to_args(args, kwargs)
     return self._to(dtype, device, copy)
 
 

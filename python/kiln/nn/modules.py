@@ -21,6 +21,7 @@ import collections.abc
 
 from .. import _C
 from .._C import Tensor
+from .._tensor import parse_to_args
 from .parameter import Parameter
 
 Module = _C.nn.Module
@@ -303,22 +304,8 @@ def requires_grad_(self, requires_grad=True):
 def to(self, *args, **kwargs):
     """to(dtype), to(device), to(tensor), to(device, dtype): floating-point parameters and
     buffers are converted in place (optimizers holding them keep working)."""
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    kwargs.pop("non_blocking", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, _C.dtype):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, (str, _C.device)):
-            device = a
-        else:
-            raise TypeError(f"to() received an invalid argument of type {_typename(a)}")
-    if device is not None and (device if isinstance(device, _C.device)
-                               else _C.device(device)).type != "cpu":
+    dtype, device, _ = parse_to_args(args, kwargs)
+    if device is not None and device.type != "cpu":
         raise NotImplementedError(f"{self._get_name()}.to: kiln's Python modules live on the "
                                   f"CPU, got device {device}")
     if dtype is not None:
