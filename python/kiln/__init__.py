@@ -11,6 +11,7 @@ import os as _os
 from . import _C
 from ._C import (  # noqa: F401
     KilnError,
+    SymInt,
     Tensor,
     device,
     dtype,

@@ -33,6 +33,8 @@ class _Flattener:
             leaves += ("f", obj)
         elif t is str:
             leaves += ("s", obj)
+        elif t is _C.SymInt:  # a traced size returned or passed on: its value, under a guard
+            leaves += ("i", int(obj))
         elif obj is None:
             leaves.append("n")
         elif t is tuple or t is list:

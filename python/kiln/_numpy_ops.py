@@ -16,6 +16,8 @@ def _t(x):
     """A tensor for a tensor, number or array-like argument."""
     if isinstance(x, Tensor):
         return x
+    if isinstance(x, _C.SymInt):
+        x = int(x)  # a traced size as a number: specialized
     if isinstance(x, (bool, int, float)) or np.isscalar(x):
         return _C._wrapped_scalar(x.item() if hasattr(x, "item") else x)
     return _C.tensor(np.asarray(x))

@@ -23,6 +23,22 @@ bool is_int_like(py::handle h) {
 int64_t to_int(py::handle h) {
   return py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr())).cast<int64_t>();
 }
+// A size argument: a kiln.SymInt as it is, any other integer as a plain SymInt.
+SymInt to_sym_int(py::handle h) {
+  if (auto s = as_symint(h)) return *s;
+  return SymInt(to_int(h));
+}
+// An int[] / SymInt[] argument's value: symbolic elements kept only where the schema takes
+// symbolic sizes (elsewhere they are specialized, under a guard).
+IValue int_list(const std::vector<SymInt>& sizes, ArgType type) {
+  bool symbolic = false;
+  for (const SymInt& s : sizes) symbolic |= s.is_symbolic();
+  if (symbolic && type == ArgType::SymIntList) return sizes;
+  std::vector<int64_t> plain;
+  plain.reserve(sizes.size());
+  for (const SymInt& s : sizes) plain.push_back(specialize(s));
+  return plain;
+}
 bool is_sequence(py::handle h) {
   return py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h);
 }
@@ -64,24 +80,27 @@ bool convert(py::handle h, const Argument& a, bool numbers_as_tensors, IValue& o
       return true;
     }
     case ArgType::Int:
+      if (!is_int_like(h)) return false;
+      out = to_int(h);  // a SymInt is specialized (its __index__)
+      return true;
     case ArgType::SymInt:
       if (!is_int_like(h)) return false;
-      out = to_int(h);
+      out = to_sym_int(h);
       return true;
     case ArgType::IntList:
     case ArgType::SymIntList: {
       if (is_int_like(h)) {
         if (a.list_size == 0) return false;
-        out = to_int(h);
+        out = int_list({to_sym_int(h)}, a.type);
         return true;
       }
       if (!is_sequence(h)) return false;
-      std::vector<int64_t> list;
+      std::vector<SymInt> list;
       for (py::handle e : h) {
         if (!is_int_like(e)) return false;
-        list.push_back(to_int(e));
+        list.push_back(to_sym_int(e));
       }
-      out = std::move(list);
+      out = int_list(list, a.type);
       return true;
     }
     case ArgType::Float:
@@ -167,9 +186,11 @@ bool bind_schema(const Schema& schema, const std::vector<py::handle>& positional
       bool all_ints = true;
       for (size_t j = next; j < positional.size(); ++j) all_ints &= is_int_like(positional[j]);
       if (all_ints) {
-        std::vector<int64_t> sizes;
-        for (size_t j = next; j < positional.size(); ++j) sizes.push_back(to_int(positional[j]));
-        stack[i] = std::move(sizes);
+        std::vector<SymInt> sizes;
+        for (size_t j = next; j < positional.size(); ++j) {
+          sizes.push_back(to_sym_int(positional[j]));
+        }
+        stack[i] = int_list(sizes, a.type);
         filled[i] = true;
         next = positional.size();
         break;

@@ -13,6 +13,7 @@ namespace py = pybind11;
 
 // ---- registration, one per source file ----
 void bind_dtype_device(py::module_& m);
+void bind_symint(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_buffer(py::module_& m);
@@ -36,6 +37,12 @@ std::optional<Device> as_device(py::handle obj);
 std::optional<Scalar> as_scalar(py::handle obj);
 // A kiln.Tensor (or a subclass such as kiln.nn.Parameter); None otherwise.
 std::optional<Tensor> as_tensor(py::handle obj);
+// A size as Python sees it: an int, or a kiln.SymInt for a symbolic one (symint.cpp).
+py::object symint_object(const SymInt& s);
+// A kiln.SymInt; None for anything else (plain ints included).
+std::optional<SymInt> as_symint(py::handle obj);
+// The plain value of a size: a symbolic one is specialized to its hint under a guard.
+int64_t specialize(const SymInt& s);
 // A Python number of the scalar's kind (bool, int or float).
 py::object scalar_object(const Scalar& s);
 

@@ -42,6 +42,8 @@ std::optional<Scalar> as_scalar(py::handle obj) {
   if (PyBool_Check(obj.ptr())) return Scalar(obj.ptr() == Py_True);
   if (PyLong_Check(obj.ptr())) return Scalar(obj.cast<int64_t>());
   if (PyFloat_Check(obj.ptr())) return Scalar(PyFloat_AS_DOUBLE(obj.ptr()));
+  // A symbolic size used as a number: specialized (a wrapped scalar holds a plain value).
+  if (auto s = as_symint(obj)) return Scalar(specialize(*s));
   // numpy scalars (and 0-d arrays): their Python value.
   if (!as_tensor(obj) && py::hasattr(obj, "dtype") && py::hasattr(obj, "item") &&
       py::hasattr(obj, "ndim") && obj.attr("ndim").cast<int>() == 0) {

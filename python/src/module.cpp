@@ -18,6 +18,7 @@ PYBIND11_MODULE(_C, m) {
     }
   });
   bind_dtype_device(m);
+  bind_symint(m);
   bind_tensor(m);
   bind_ops(m);
   bind_buffer(m);

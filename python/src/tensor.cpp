@@ -51,6 +51,14 @@ auto inplace(F fn) {
 Tensor to_tensor_arg(const Tensor& t) { return t; }
 Tensor to_tensor_arg(const Scalar& s) { return wrapped_scalar(s); }
 
+// A tensor's sizes as a tuple of ints, with a kiln.SymInt for each symbolic one.
+py::tuple sizes_object(const Tensor& t) {
+  SymIntList sizes = t.sym_sizes();
+  py::tuple out(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) out[i] = symint_object(sizes[i]);
+  return out;
+}
+
 const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
 Tensor call1(const char* name, ops::Stack args) { return ops::call1(op(name), std::move(args)); }
 
@@ -127,11 +135,7 @@ void bind_tensor(py::module_& m) {
   cls.def(py::init<>())
       // Tensor(other): another handle on the same tensor (what Parameter's constructor uses).
       .def(py::init([](const Tensor& other) { return other; }))
-      .def_property_readonly("shape",
-                             [](const Tensor& t) {
-                               auto s = t.sizes();
-                               return py::tuple(py::cast(std::vector<int64_t>(s.begin(), s.end())));
-                             })
+      .def_property_readonly("shape", &sizes_object)
       .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_property_readonly("device", &Tensor::device)
       .def_property_readonly("ndim", &Tensor::dim)
@@ -169,9 +173,8 @@ void bind_tensor(py::module_& m) {
       .def(
           "size",
           [](const Tensor& t, std::optional<int64_t> dim) -> py::object {
-            if (dim) return py::int_(t.size(*dim));
-            auto s = t.sizes();
-            return py::tuple(py::cast(std::vector<int64_t>(s.begin(), s.end())));
+            if (dim) return symint_object(t.sym_size(*dim));
+            return sizes_object(t);
           },
           py::arg("dim") = py::none())
       .def(
@@ -288,7 +291,7 @@ void bind_tensor(py::module_& m) {
       .def("__len__",
            [](const Tensor& t) {
              if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
-             return t.size(0);
+             return specialize(t.sym_size(0));
            })
       .def("__bool__",
            [](const Tensor& t) {

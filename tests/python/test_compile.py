@@ -209,3 +209,30 @@ def test_optimized_module_is_a_module_over_the_original():
     assert_close(y, layer(x))
     y.sum().backward()
     assert_close(layer.weight.grad, x.detach().sum(0).unsqueeze(0).expand(2, 4))
+
+
+def test_sizes_of_dynamic_dimensions_are_symbolic_in_python_code():
+    seen = []
+
+    def f(x):
+        n, m = x.shape
+        seen.append(type(n).__name__)
+        return x.reshape(n * m).sum() + x.expand(2, n, x.size(1)).mean()
+
+    c = kiln.compile(f, dynamic=True)
+    for k in [3, 5, 8]:
+        x = kiln.randn(k, 4)
+        assert_close(c(x), f(x))
+    assert c.cache_entries == 1
+    assert seen.count("SymInt") == 1  # traced once; the eager references saw plain ints
+
+    def g(x):
+        # A size used as a number with tensors is specialized under a guard (kiln has no
+        # symbolic scalars): one entry per size.
+        return x / x.shape[0]
+
+    cg = kiln.compile(g, dynamic=True)
+    for k in [3, 5]:
+        x = kiln.randn(k, 2)
+        assert_close(cg(x), g(x))
+    assert cg.cache_entries == 2
