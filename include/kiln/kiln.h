@@ -14,6 +14,7 @@
 #include <kiln/core/parallel.h>
 #include <kiln/core/scalar.h>
 #include <kiln/core/tensor.h>
+#include <kiln/cuda/cuda.h>
 #include <kiln/decomp/prims.h>
 #include <kiln/distributed/distributed.h>
 #include <kiln/graph/graph.h>

@@ -26,10 +26,18 @@ Tensor Tensor::to(DType dtype, bool copy, const kiln::SourceLocation& loc) const
   return kiln::to(*this, dtype, copy, loc);
 }
 Tensor Tensor::to(Device device, bool copy, const kiln::SourceLocation& loc) const {
-  KILN_CHECK(device == this->device() || (device.is_cpu() && this->device().is_cpu()),
-             "to: copying from {} to {} needs the CUDA backend", this->device().str(),
+  const Device here = this->device();
+  // "cuda" (no index) names whichever CUDA device the tensor is on.
+  if (device.type() == here.type() && (!device.has_index() || device == here || here.is_cpu()))
+    return copy ? clone(loc) : *this;
+  KILN_CHECK(!device.is_meta() && !here.is_meta(), "to: cannot copy from {} to {}", here.str(),
              device.str());
-  return copy ? clone(loc) : *this;
+  // Across devices: a row-major tensor there, filled by copy_ (whose kernel for the pair of
+  // devices the CUDA layer registers; without it, allocating on the device raises).
+  ops::CallSiteScope call_site(&loc);
+  Tensor out = kiln::empty(sizes(), TensorOptions(dtype()).device(device));
+  out.copy_(*this);
+  return out;
 }
 Tensor Tensor::to(TensorOptions options, bool copy, const kiln::SourceLocation& loc) const {
   Tensor t = to(options.device(), copy, loc);

@@ -136,6 +136,9 @@ Tensor wrapped_scalar(const Scalar& value, Device device) {
   // Built directly (not through the registry): it is an argument, not a computation, and
   // capture treats it as a constant.
   DType dtype = value.dtype();
+  // A number beside CUDA tensors stays on the CPU, as in PyTorch: ops accept a CPU 0-dim operand
+  // with tensors of any device, and the value is written here by the host.
+  if (device.is_cuda()) device = Device::cpu();
   Storage storage = make_storage(itemsize(dtype), device);
   auto impl = std::make_shared<TensorImpl>(std::move(storage), dtype, SymIntList{}, SymIntList{});
   impl->set_wrapped_number(true);

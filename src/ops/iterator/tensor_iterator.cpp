@@ -143,6 +143,16 @@ TensorIteratorConfig& TensorIteratorConfig::op_name(const char* name) {
 }
 
 TensorIterator TensorIteratorConfig::build() {
+  // The CPU kernels read operands' memory directly: a CUDA tensor here means the op mixed devices
+  // (its meta placed it on the CPU), which must raise, not read device memory.
+  for (const std::vector<Tensor>* list : {&outputs_, &inputs_}) {
+    for (const Tensor& t : *list) {
+      KILN_CHECK(!t.device().is_cuda(),
+                 "{}: expected all tensors to be on the same device, but found at least two "
+                 "devices, cpu and {}",
+                 op_name_, t.device().str());
+    }
+  }
   TensorIterator it;
   it.op_name_ = op_name_;
   it.is_reduction_ = is_reduction_;

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# kiln's CUDA tests (kiln_tests --gtest_filter='Cuda*') on the lent GPU machine, then the same
+# tests under compute-sanitizer memcheck. That machine has the CUDA 13 toolkit (cuBLAS included)
+# and compute-sanitizer, but not Debian's runtime libraries kiln links (oneDNN, OpenBLAS, SLEEF,
+# fmt, gloo), and no network. So it runs in two steps, as run_cpu_suite.sh does:
+#
+#   here (Debian 12 with the CUDA toolkit, where kiln builds):
+#     bash bench/device/run_cuda_tests.sh pack
+#       builds kiln_tests (Release, CUDA on) and packs it with libkiln.so and every non-glibc
+#       shared library it loads (ldd) into build-cuda-device/kiln-cuda-tests.tar.gz. cuBLAS and
+#       cuBLASLt (600 MB) stay behind: the machine's toolkit has the same major version.
+#   on the device machine (the device tool's run, carrying build-cuda-device):
+#     bash bench/device/run_cuda_tests.sh run
+#       unpacks the bundle, finds the machine's cuBLAS, runs the CUDA tests, then memcheck on
+#       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML
+#       go to $OUT (or build-cuda-device/out). Extra arguments go to kiln_tests.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bundle_dir=build-cuda-device
+bundle="$bundle_dir/kiln-cuda-tests.tar.gz"
+
+pack() {
+  local lock=()
+  command -v flock >/dev/null && lock=(flock /tmp/kiln_build.lock)
+  [[ -f build/CMakeCache.txt ]] || "${lock[@]}" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  grep -q '^KILN_CUDA:BOOL=ON' build/CMakeCache.txt || {
+    echo "build/ is configured without CUDA (KILN_CUDA=OFF): nothing to test on the GPU" >&2
+    exit 2
+  }
+  "${lock[@]}" nice -n 5 cmake --build build --target kiln kiln_tests
+  local staging="$bundle_dir/staging"
+  rm -rf "$staging" && mkdir -p "$staging/lib" "$staging/lib-fallback"
+  cp build/tests/kiln_tests "$staging/"
+  # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
+  # the machine's too unless it is older than Debian 12's (lib-fallback, used only then). cuBLAS
+  # is the toolkit's there. Everything else travels, the CUDA runtime included (it is small).
+  ldd build/tests/kiln_tests | awk '/=> \//{print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
+      libcublas.so* | libcublasLt.so* | libcuda.so*) ;;
+      libstdc++.so* | libgcc_s.so*) cp -L "$lib" "$staging/lib-fallback/" ;;
+      *) cp -L "$lib" "$staging/lib/" ;;
+    esac
+  done
+  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_tests" 2>/dev/null || true
+  git rev-parse --short HEAD >"$staging/KILN_COMMIT"
+  tar -C "$staging" -czf "$bundle" .
+  rm -rf "$staging"
+  echo "packed $bundle ($(du -h "$bundle" | cut -f1)); on the device machine: carry $bundle_dir and run"
+  echo "  bash bench/device/run_cuda_tests.sh run"
+}
+
+# The directory holding the machine's libcublas.so.13: the toolkit's, else a pip wheel's.
+find_cublas() {
+  local dir
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64; do
+    [[ -e "$dir/libcublas.so.13" ]] && { echo "$dir"; return; }
+  done
+  local found
+  found="$(find / -name 'libcublas.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)"
+  [[ -n "$found" ]] && dirname "$found"
+}
+
+run() {
+  [[ -f "$bundle" ]] || { echo "no $bundle: run 'bash bench/device/run_cuda_tests.sh pack' first" >&2; exit 2; }
+  local root out cublas libs
+  root="$(mktemp -d /tmp/kiln-cuda-tests-XXXXXX)"
+  out="${OUT:-$bundle_dir/out}"
+  mkdir -p "$out"
+  tar -C "$root" -xzf "$bundle"
+  cublas="$(find_cublas)" || true
+  [[ -n "$cublas" ]] || { echo "no libcublas.so.13 on this machine" >&2; exit 1; }
+  libs="$root/lib:$cublas"
+  LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_list_tests >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"
+  if ! LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_list_tests >/dev/null; then
+    echo "kiln_tests does not start here (missing libraries, or glibc older than 2.36):" >&2
+    LD_LIBRARY_PATH="$libs" ldd "$root/kiln_tests" >&2 || true
+    exit 1
+  fi
+  echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); cuBLAS from $cublas"
+  export KILN_CACHE_DIR="$root/cache"
+  local status=0
+  echo "== kiln_tests --gtest_filter='Cuda*' =="
+  LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_filter='Cuda*' --gtest_output="xml:$out/cuda_tests.xml" "$@" \
+    2>&1 | tee "$out/cuda_tests.log" || status=1
+  if command -v compute-sanitizer >/dev/null; then
+    echo "== compute-sanitizer --tool memcheck (Cuda*) =="
+    # API errors are expected by some tests (the out-of-memory one asks for a petabyte): only
+    # memory errors in kernels count.
+    LD_LIBRARY_PATH="$libs" compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
+      "$root/kiln_tests" --gtest_filter='Cuda*' "$@" 2>&1 | tee "$out/memcheck.log" | tail -40 || status=1
+    grep -E "ERROR SUMMARY|Device not supported" "$out/memcheck.log" || true
+  else
+    echo "compute-sanitizer not found: memcheck skipped"
+  fi
+  rm -rf "$root"
+  return "$status"
+}
+
+case "${1:-}" in
+  pack) shift; pack "$@" ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run [kiln_tests arguments]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,124 @@
+#pragma once
+// kiln::cuda: devices, streams, events and the caching allocator's statistics (PyTorch's
+// torch.cuda). The header is the same with and without CUDA: a build without the toolkit reports
+// is_available() == false and raises kiln::Error ("kiln was built without CUDA") from the other
+// entry points, so code and tests written against it build everywhere.
+#include <kiln/core/dtype.h>
+#include <kiln/core/tensor.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+// The CUDA runtime's handle types (cudaStream_t is CUstream_st*, cudaEvent_t is CUevent_st*),
+// declared here so that this header needs no CUDA headers.
+struct CUstream_st;
+struct CUevent_st;
+
+namespace kiln::cuda {
+
+// True when kiln was built with CUDA and at least one device is usable.
+bool is_available();
+// Number of visible devices (0 without CUDA or without a driver).
+int device_count();
+int current_device();
+// Raises kiln::Error for an index outside [0, device_count()).
+void set_device(int device);
+// Waits for all work on the device (-1: the current device).
+void synchronize(int device = -1);
+
+// Makes `device` current for the guard's lifetime (-1 leaves the current device).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_;
+};
+
+// A CUDA stream on one device. A copy refers to the same stream; a stream made by create() is
+// destroyed (after its work finishes) when its last copy goes. Kernels launched by kiln go to the
+// current stream of their device.
+class Stream {
+ public:
+  // A new stream on `device` (-1: current) that does not synchronize with the default stream.
+  static Stream create(int device = -1);
+  // The device's legacy default stream.
+  static Stream default_stream(int device = -1);
+
+  int device() const { return device_; }
+  CUstream_st* handle() const { return handle_; }
+  // Waits for the stream's work.
+  void synchronize() const;
+  // True when all its work has finished.
+  bool query() const;
+  bool operator==(const Stream& o) const { return handle_ == o.handle_ && device_ == o.device_; }
+
+ private:
+  Stream(std::shared_ptr<CUstream_st> owned, CUstream_st* handle, int device)
+      : owned_(std::move(owned)), handle_(handle), device_(device) {}
+  std::shared_ptr<CUstream_st> owned_;
+  CUstream_st* handle_ = nullptr;
+  int device_ = 0;
+};
+
+// The calling thread's current stream on `device` (-1: current device); the default stream
+// until set.
+Stream current_stream(int device = -1);
+void set_current_stream(const Stream& stream);
+
+// Makes `stream` (and its device) current for the guard's lifetime.
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream);
+  ~StreamGuard();
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  Stream previous_stream_;
+  DeviceGuard device_guard_;
+};
+
+// A CUDA event: recorded on a stream, waited on, and timed against another event.
+class Event {
+ public:
+  explicit Event(bool enable_timing = false);
+  Event(Event&&) noexcept = default;
+  Event& operator=(Event&&) noexcept = default;
+
+  // Records on `stream` (default: the current stream of the current device).
+  void record();
+  void record(const Stream& stream);
+  // Waits until the recorded work has finished.
+  void synchronize() const;
+  bool query() const;
+  // Milliseconds between this event and `end`, both recorded and finished; needs enable_timing.
+  float elapsed_ms(const Event& end) const;
+  CUevent_st* handle() const { return event_.get(); }
+
+ private:
+  struct Destroy {
+    void operator()(CUevent_st* e) const noexcept;
+  };
+  std::unique_ptr<CUevent_st, Destroy> event_;
+  int device_ = 0;
+  bool timing_ = false;
+  bool recorded_ = false;
+};
+
+// The caching allocator (-1: current device). allocated: bytes in blocks held by tensors (sizes
+// rounded as the cache rounds them); reserved: allocated plus cached free blocks.
+size_t memory_allocated(int device = -1);
+size_t memory_reserved(int device = -1);
+// Returns every cached free block to the driver (blocks still in use stay).
+void empty_cache();
+
+// A CPU tensor in page-locked memory (cudaHostAlloc), which host<->device copies read and write
+// at full bandwidth and asynchronously.
+Tensor pinned_empty(IntList sizes, DType dtype = DType::Float32);
+
+}  // namespace kiln::cuda

@@ -1,0 +1,89 @@
+// mm through cuBLAS (float32). TF32 stays off: the handle keeps CUBLAS_DEFAULT_MATH, which uses
+// tensor cores for float32 only when TF32 is asked for (PyTorch's
+// allow_tf32 = False default for matmul), so results match the CPU's to float32 rounding.
+#include "cuda/cuda_check.h"
+#include "cuda/device_state.h"
+#include "cuda/launch_args.h"
+#include "cuda/register.h"
+
+#include <kiln/core/error.h>
+#include <kiln/cuda/cuda.h>
+
+#include <cublas_v2.h>
+
+#include <climits>
+#include <mutex>
+#include <vector>
+
+#define KILN_CUBLAS_CHECK(call)                                                                    \
+  do {                                                                                             \
+    const cublasStatus_t kiln_cublas_status_ = (call);                                             \
+    KILN_CHECK(kiln_cublas_status_ == CUBLAS_STATUS_SUCCESS, "cuBLAS error: {} failed: {}", #call, \
+               cublasGetStatusString(kiln_cublas_status_));                                        \
+  } while (0)
+
+namespace kiln::cuda {
+namespace {
+
+using ops::Stack;
+
+// One handle per device, made on first use (cublasCreate costs milliseconds). Leaked on purpose,
+// as the allocator: destroying handles after the driver shut down at exit can crash.
+cublasHandle_t handle(int device) {
+  static std::mutex mutex;
+  static auto* handles = new std::vector<cublasHandle_t>();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (handles->size() <= static_cast<size_t>(device))
+    handles->resize(static_cast<size_t>(device) + 1, nullptr);
+  cublasHandle_t& h = (*handles)[static_cast<size_t>(device)];
+  if (h == nullptr) {
+    KILN_CUBLAS_CHECK(cublasCreate(&h));
+    KILN_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  }
+  return h;
+}
+
+int as_int(int64_t v, const char* what) {
+  KILN_CHECK(v <= INT_MAX, "mm (CUDA): {} = {} exceeds cuBLAS's int range", what, v);
+  return static_cast<int>(v);
+}
+
+void mm_cuda(const Stack& args, const std::vector<Tensor>& outs) {
+  const Tensor& a = args[0].to_tensor();
+  const Tensor& b = args[1].to_tensor();
+  const Tensor& out = outs[0];
+  const Device device = out.device();
+  for (const Tensor* t : {&a, &b}) {
+    KILN_CHECK(t->device() == device,
+               "mm: expected all tensors to be on the same device, but found at least two "
+               "devices, {} and {}",
+               device.str(), t->device().str());
+    KILN_CHECK(t->dtype() == DType::Float32 && out.dtype() == DType::Float32,
+               "mm (CUDA): only float32 is implemented so far, got {} @ {}", dtype_name(a.dtype()),
+               dtype_name(b.dtype()));
+  }
+  DeviceGuard guard(device.index());
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  if (m == 0 || n == 0) return;
+  Tensor result = out.is_contiguous() ? out : empty_cuda_like(out, out.dtype());
+  if (k == 0) {
+    result.zero_();
+  } else {
+    const Tensor x = a.contiguous(), y = b.contiguous();
+    cublasHandle_t h = handle(device.index());
+    KILN_CUBLAS_CHECK(cublasSetStream(h, stream_of(device.index())));
+    const float one = 1.0f, zero = 0.0f;
+    // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, nothing transposes.
+    KILN_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(n, "n"), as_int(m, "m"),
+                                  as_int(k, "k"), &one, y.data_ptr<float>(), as_int(n, "n"),
+                                  x.data_ptr<float>(), as_int(k, "k"), &zero,
+                                  result.data_ptr<float>(), as_int(n, "n")));
+  }
+  if (!result.is_same(out)) device_copy(out, result);
+}
+
+}  // namespace
+
+KILN_CUDA_REGISTER(blas_ops) { structured("mm", mm_cuda); }
+
+}  // namespace kiln::cuda

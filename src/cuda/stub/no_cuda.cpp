@@ -1,0 +1,63 @@
+// kiln::cuda without the CUDA toolkit (cmake/cuda.cmake compiles this file only then): no
+// device is available, every other entry point raises, and tensors on a CUDA device cannot be
+// made (the allocator registered here raises the same message as make_storage's caller sees).
+#include <kiln/core/error.h>
+#include <kiln/core/storage.h>
+#include <kiln/cuda/cuda.h>
+
+namespace kiln::cuda {
+namespace {
+
+[[noreturn]] void unavailable() { throw_error("kiln was built without CUDA"); }
+
+class NoCudaAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t) override {
+    throw_error("cannot allocate a tensor on a CUDA device: kiln was built without CUDA");
+  }
+};
+
+[[maybe_unused]] const bool registered = [] {
+  static NoCudaAllocator allocator;
+  set_allocator(DeviceType::CUDA, &allocator);
+  return true;
+}();
+
+}  // namespace
+
+bool is_available() { return false; }
+int device_count() { return 0; }
+int current_device() { unavailable(); }
+void set_device(int) { unavailable(); }
+void synchronize(int) { unavailable(); }
+
+DeviceGuard::DeviceGuard(int) : previous_(0) { unavailable(); }
+DeviceGuard::~DeviceGuard() { (void)previous_; }  // never made: the constructor raises
+
+Stream Stream::create(int) { unavailable(); }
+Stream Stream::default_stream(int) { unavailable(); }
+void Stream::synchronize() const { unavailable(); }
+bool Stream::query() const { unavailable(); }
+Stream current_stream(int) { unavailable(); }
+void set_current_stream(const Stream&) { unavailable(); }
+
+StreamGuard::StreamGuard(const Stream& stream) : previous_stream_(stream), device_guard_(0) {}
+StreamGuard::~StreamGuard() = default;
+
+void Event::Destroy::operator()(CUevent_st*) const noexcept {}
+Event::Event(bool) { unavailable(); }
+void Event::record() { unavailable(); }
+void Event::record(const Stream&) { unavailable(); }
+void Event::synchronize() const { unavailable(); }
+bool Event::query() const { unavailable(); }
+float Event::elapsed_ms(const Event&) const {
+  (void)device_, (void)timing_, (void)recorded_;  // the fields of the CUDA build, unused here
+  unavailable();
+}
+
+size_t memory_allocated(int) { unavailable(); }
+size_t memory_reserved(int) { unavailable(); }
+void empty_cache() { unavailable(); }
+Tensor pinned_empty(IntList, DType) { unavailable(); }
+
+}  // namespace kiln::cuda

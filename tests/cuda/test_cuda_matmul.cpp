@@ -1,0 +1,43 @@
+// mm/matmul for float32 through cuBLAS against the CPU. With TF32 off the results agree to
+// float32 rounding (rtol 1e-4, atol 1e-4 for sums of 300 products of normals); TF32's 10-bit
+// mantissa would miss by about 1e-3 relative and fail this test.
+#include "cuda/cuda_test_util.h"
+
+namespace kiln {
+namespace {
+
+using namespace cuda_test;
+using testing::all_close;
+using testing::throws_error;
+
+TEST(CudaMatmul, MmMatchesCpu) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor a = sample({65, 300}, DType::Float32, 41);
+  const Tensor b = sample({300, 97}, DType::Float32, 42);
+  EXPECT_TRUE(all_close(cpu(mm(gpu(a), gpu(b))), mm(a, b), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(cpu(matmul(gpu(a), gpu(b))), matmul(a, b), 1e-4, 1e-4));
+  // Transposed operands are made contiguous first.
+  EXPECT_TRUE(all_close(cpu(mm(gpu(b).t(), gpu(a).t())), mm(b.t(), a.t()), 1e-4, 1e-4));
+}
+
+TEST(CudaMatmul, EdgeSizes) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor a = sample({4, 0}, DType::Float32, 43);
+  const Tensor b = sample({0, 5}, DType::Float32, 44);
+  EXPECT_TRUE(same_values(cpu(mm(gpu(a), gpu(b))), zeros({4, 5})));
+  EXPECT_EQ(
+      cpu(mm(gpu(sample({0, 3}, DType::Float32, 45)), gpu(sample({3, 2}, DType::Float32, 46))))
+          .numel(),
+      0);
+  const Tensor v = sample({1, 1}, DType::Float32, 47);
+  EXPECT_TRUE(all_close(cpu(mm(gpu(v), gpu(v))), mm(v, v)));
+}
+
+TEST(CudaMatmul, OtherDtypesRaise) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor a = sample({3, 3}, DType::Float64, 48);
+  EXPECT_TRUE(throws_error([&] { (void)mm(gpu(a), gpu(a)); }, {"mm", "float32", "float64"}));
+}
+
+}  // namespace
+}  // namespace kiln
