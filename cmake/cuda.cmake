@@ -1,5 +1,5 @@
 # The CUDA backend (src/cuda, issue 10): built into libkiln when a CUDA toolkit is found, skipped
-# otherwise (CI's Debian machine has none), in which case src/cuda/stub provides kiln::cuda with
+# otherwise (CI's Debian machine has none), in which case src/cuda/without_toolkit provides kiln::cuda with
 # is_available() == false. Included by the top CMakeLists.txt after the kiln target exists.
 #
 # Only src/cuda's own files see CUDA: its headers and KILN_WITH_CUDA are set on those sources, and
@@ -21,7 +21,7 @@ file(GLOB KILN_CUDA_KERNEL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/c
 
 if(NOT KILN_CUDA)
   message(STATUS "kiln: CUDA backend off (no toolkit found, or KILN_CUDA=OFF)")
-  target_sources(kiln PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda/stub/no_cuda.cpp)
+  target_sources(kiln PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda/without_toolkit/cuda_unavailable.cpp)
   return()
 endif()
 if(NOT CUDAToolkit_FOUND)

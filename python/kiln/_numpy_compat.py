@@ -10,17 +10,6 @@ from ._numpy_interop import from_array, tensor_to_numpy
 
 Tensor = _C.Tensor
 
-_NUMPY_DTYPES = {
-    _C.bool: np.dtype("bool"), _C.uint8: np.dtype("uint8"), _C.int8: np.dtype("int8"),
-    _C.int16: np.dtype("int16"), _C.int32: np.dtype("int32"), _C.int64: np.dtype("int64"),
-    _C.float16: np.dtype("float16"), _C.float32: np.dtype("float32"),
-    _C.float64: np.dtype("float64"),
-}
-
-
-_KILN_DTYPES = set(_NUMPY_DTYPES.values())
-
-
 def wrap(x):
     if isinstance(x, Tensor):
         return ndarray(x)
@@ -61,7 +50,7 @@ def rewrap(x):
     """numpy results of a fallback, back as stand-ins (arrays of a dtype kiln has no tensors of,
     complex numbers say, stay numpy arrays: numpy keeps computing on them)."""
     if isinstance(x, np.ndarray):
-        if x.dtype not in _KILN_DTYPES:
+        if x.dtype not in nops.KILN_DTYPES:
             return x
         return ndarray(from_array(x))
     if isinstance(x, tuple):
@@ -91,7 +80,7 @@ class ndarray:  # noqa: N801  numpy's name, as what the user's code believes it 
     shape = property(lambda self: tuple(self.tensor.shape))
     ndim = property(lambda self: self.tensor.ndim)
     size = property(lambda self: self.tensor.numel())
-    dtype = property(lambda self: _NUMPY_DTYPES[self.tensor.dtype])
+    dtype = property(lambda self: nops.NUMPY_DTYPES[self.tensor.dtype])
     itemsize = property(lambda self: self.tensor.element_size())
     nbytes = property(lambda self: self.tensor.numel() * self.tensor.element_size())
     T = property(lambda self: ndarray(nops._transpose(self.tensor)))

@@ -35,15 +35,18 @@ def _float(t):
     return t if t.is_floating_point() else t.to(_C.float32)
 
 
+# kiln's dtypes and numpy's, both ways (numpy has no bfloat16).
+NUMPY_DTYPES = {
+    _C.bool: np.dtype("bool"), _C.uint8: np.dtype("uint8"), _C.int8: np.dtype("int8"),
+    _C.int16: np.dtype("int16"), _C.int32: np.dtype("int32"), _C.int64: np.dtype("int64"),
+    _C.float16: np.dtype("float16"), _C.float32: np.dtype("float32"),
+    _C.float64: np.dtype("float64"),
+}
+KILN_DTYPES = {v: k for k, v in NUMPY_DTYPES.items()}
+
+
 def _kiln_dtype(dtype):
-    if dtype is None:
-        return None
-    return {
-        np.dtype("bool"): _C.bool, np.dtype("uint8"): _C.uint8, np.dtype("int8"): _C.int8,
-        np.dtype("int16"): _C.int16, np.dtype("int32"): _C.int32, np.dtype("int64"): _C.int64,
-        np.dtype("float16"): _C.float16, np.dtype("float32"): _C.float32,
-        np.dtype("float64"): _C.float64,
-    }[np.dtype(dtype)]
+    return None if dtype is None else KILN_DTYPES[np.dtype(dtype)]
 
 
 def _reduction(op, promote_float=False):
@@ -123,12 +126,18 @@ def _concatenate(arrays, axis=0, out=None, **unused):
 
 
 def _reshape(a, newshape=None, order="C", shape=None):
-    if order != "C":
-        raise NotImplementedError("kiln: reshape supports order='C' only")
     newshape = shape if newshape is None else newshape
     if isinstance(newshape, int):
         newshape = [newshape]
-    return _t(a).reshape(list(newshape))
+    a = _t(a)
+    if order == "A":  # Fortran order for an array laid out column-major, else C order
+        order = "F" if a.ndim > 1 and not a.is_contiguous() and _transpose(a).is_contiguous() \
+            else "C"
+    if order == "F":  # column-major: reshape the reversed dims, and reverse them back
+        return _transpose(_transpose(a).reshape(list(newshape)[::-1]))
+    if order != "C":
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    return a.reshape(list(newshape))
 
 
 def _transpose(a, axes=None):

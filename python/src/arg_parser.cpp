@@ -223,7 +223,7 @@ bool bind_schema(const Schema& schema, const std::vector<py::handle>& positional
 
 std::string python_type_name(py::handle h) {
   if (as_tensor(h)) return "Tensor";
-  return py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>();
+  return type_name_of(h);
 }
 
 py::object named_tuple_type(const Schema& schema) {

@@ -43,6 +43,8 @@ py::object symint_object(const SymInt& s);
 std::optional<SymInt> as_symint(py::handle obj);
 // The plain value of a size: a symbolic one is specialized to its hint under a guard.
 int64_t specialize(const SymInt& s);
+// The name of an object's Python type ("list", "Tensor"), for error messages.
+std::string type_name_of(py::handle obj);
 // A Python number of the scalar's kind (bool, int or float).
 py::object scalar_object(const Scalar& s);
 

@@ -47,7 +47,7 @@ ops::IValue leaf_of(py::handle h) {
   throw py::type_error(
       "kiln.compile: internal error: a leaf must be a Tensor, bool, int, float, "
       "str or None, got " +
-      py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>());
+      type_name_of(h));
 }
 
 py::object object_of(const ops::IValue& v) {

@@ -55,6 +55,10 @@ std::optional<Scalar> as_scalar(py::handle obj) {
   return std::nullopt;
 }
 
+std::string type_name_of(py::handle obj) {
+  return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
+}
+
 py::object scalar_object(const Scalar& s) {
   if (s.is_bool()) return py::bool_(s.to<bool>());
   if (s.is_integral()) return py::int_(s.to<int64_t>());

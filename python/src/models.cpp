@@ -32,7 +32,7 @@ void child_property(py::class_<M, O...>& cls, const char* name, std::shared_ptr<
               "{}.{}: the C++ model's forward calls it as a {}, got a {} (replace a submodule "
               "inside it, or build the model in Python)",
               m.name(), key, (m.*member) ? (m.*member)->name() : std::string("module"),
-              py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>()));
+              type_name_of(value)));
         }
         m.*member = typed;
         m.replace_module(key, typed);

@@ -18,9 +18,7 @@ namespace kiln::python {
 // every module that Python hands to the C++ tree (models.cpp too).
 nn::ModulePtr module_holder(py::handle obj) {
   if (!py::isinstance<nn::Module>(obj)) {
-    throw py::type_error(
-        fmt::format("expected a kiln.nn.Module, got {}",
-                    py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>()));
+    throw py::type_error(fmt::format("expected a kiln.nn.Module, got {}", type_name_of(obj)));
   }
   auto held = obj.cast<nn::ModulePtr>();
   std::shared_ptr<PyObject> keeper(obj.inc_ref().ptr(), [](PyObject* p) {
@@ -72,17 +70,13 @@ class PyModule : public Module {
     throw py::type_error(fmt::format(
         "{}.forward: a C++ caller (a container such as Sequential, or a compiled module) calls "
         "it with one tensor and needs one tensor back, got {}",
-        name(), py::str(py::type::handle_of(out).attr("__name__")).cast<std::string>()));
+        name(), type_name_of(out)));
   }
   void train(bool on) override { PYBIND11_OVERRIDE(void, Module, train, on); }
   std::string extra_repr() const override { PYBIND11_OVERRIDE(std::string, Module, extra_repr, ); }
 };
 
 using ModuleClass = py::class_<Module, PyModule, std::shared_ptr<Module>>;
-
-std::string type_name_of(py::handle obj) {
-  return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
-}
 
 // Constructs a bound class's C++ object from inside an __init__ that also sees the Python object
 // (to read its class name or keep Python-side settings in its __dict__), as py::init does.

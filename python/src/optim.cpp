@@ -35,10 +35,10 @@ OptionMap option_map(const py::dict& options, const char* who) {
     } else if (py::isinstance<py::sequence>(value) && !py::isinstance<py::str>(value)) {
       out.emplace(name, value.cast<std::vector<double>>());
     } else {
-      throw py::type_error(fmt::format(
-          "{}: option \"{}\" must be a number, a bool or a tuple of "
-          "numbers, got {}",
-          who, name, py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>()));
+      throw py::type_error(
+          fmt::format("{}: option \"{}\" must be a number, a bool or a tuple of "
+                      "numbers, got {}",
+                      who, name, type_name_of(value)));
     }
   }
   return out;

@@ -80,7 +80,7 @@ void flatten_data(py::handle obj, int64_t depth, std::vector<int64_t>& shape,
   }
   if (!py::isinstance<py::sequence>(obj) || py::isinstance<py::str>(obj)) {
     throw py::type_error("tensor(): expected numbers or nested sequences of numbers, got " +
-                         py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>());
+                         type_name_of(obj));
   }
   auto seq = py::reinterpret_borrow<py::sequence>(obj);
   auto n = static_cast<int64_t>(py::len(seq));

@@ -116,3 +116,20 @@ def test_unsupported_numpy_function_breaks_the_graph_not_the_answer():
     np.testing.assert_allclose(got, uses_fft(x), rtol=1e-5, atol=1e-5)
     report = kiln.explain(uses_fft, x)
     assert "graph breaks: 1" in report and "test_numpy.py:" in report, report
+
+
+def test_reshape_orders_and_normalize_out():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = kiln.from_numpy(a)
+    for order in ["C", "F", "A"]:
+        np.testing.assert_array_equal(np.asarray(np.reshape(t, (2, 6), order=order)),
+                                      np.reshape(a, (2, 6), order=order))
+    f = np.asfortranarray(a)
+    np.testing.assert_array_equal(np.asarray(np.reshape(kiln.from_numpy(f), (6, 2), order="A")),
+                                  np.reshape(f, (6, 2), order="A"))
+    out = kiln.empty(3, 4)
+    r = kiln.nn.functional.normalize(t, dim=1, out=out)
+    assert r is out
+    np.testing.assert_allclose(out.numpy(), a / np.linalg.norm(a, axis=1, keepdims=True),
+                               rtol=1e-6)
+

@@ -271,3 +271,16 @@ def test_scheduler_needs_a_kiln_optimizer():
 
     with pytest.raises(TypeError, match="kiln.optim's optimizers"):
         optim.lr_scheduler.StepLR(Custom([nn.Parameter(kiln.ones(1))], {"lr": 0.1}), 2)
+
+
+def test_adam_with_decoupled_weight_decay_is_adamw():
+    w1 = kiln.ones(3, requires_grad=True)
+    w2 = kiln.ones(3, requires_grad=True)
+    a = kiln.optim.Adam([w1], lr=0.1, weight_decay=0.5, decoupled_weight_decay=True)
+    b = kiln.optim.AdamW([w2], lr=0.1, weight_decay=0.5)
+    for opt, w in [(a, w1), (b, w2)]:
+        for _ in range(3):
+            opt.zero_grad()
+            (w * kiln.tensor([1.0, -2.0, 3.0])).sum().backward()
+            opt.step()
+    np.testing.assert_array_equal(w1.detach().numpy(), w2.detach().numpy())

@@ -314,9 +314,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    if out is not None:
-        raise NotImplementedError("normalize: out= is not supported")
     denom = _ops.linalg_vector_norm(input, p, [dim], True).clamp_min(eps).expand_as(input)
+    if out is not None:
+        return _ops.div(input, denom, out=out)
     return input / denom
 
 

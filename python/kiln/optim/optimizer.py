@@ -70,7 +70,9 @@ class Optimizer:
                     p.grad = p.grad.detach().zero_()
 
     def step(self, closure=None):
-        raise NotImplementedError(f"{type(self).__name__}.step is not implemented")
+        # The base class has no update rule (as torch.optim.Optimizer): a subclass defines step.
+        raise NotImplementedError(f"{type(self).__name__} derives from kiln.optim.Optimizer "
+                                  "and must define step(closure=None)")
 
     def __repr__(self):
         lines = [type(self).__name__ + " ("]

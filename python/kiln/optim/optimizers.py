@@ -21,8 +21,8 @@ class Adam(_NativeOptimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
-        if decoupled_weight_decay:
-            raise NotImplementedError("Adam(decoupled_weight_decay=True): use kiln.optim.AdamW")
+        if decoupled_weight_decay:  # PyTorch's definition: then Adam is AdamW
+            self._native = _C.optim.AdamW
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
