@@ -1,7 +1,9 @@
 // kiln run's launcher. The ranks are started with posix_spawn (safe in a process whose threads
 // already run, such as a test binary). The launcher waits with SIGINT, SIGTERM and SIGCHLD
-// blocked on its thread and takes them with sigtimedwait: no signal handler, so no state shared
-// with one.
+// blocked on its thread and takes them with sigtimedwait. Threads it did not start (OpenBLAS
+// creates its pool when the library loads) do not block them, and the kernel may hand a
+// process-wide SIGINT to one of those: a handler that only records the signal catches that case,
+// where the default action would end the launcher and leave the ranks running.
 #include <kiln/distributed/launcher.h>
 
 #include <kiln/core/error.h>
@@ -14,7 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,17 +30,34 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Blocks the signals the launcher waits for on this thread while it lives.
+// A SIGINT/SIGTERM that reached another thread of this process. Signal handlers can only talk
+// through static lock-free state; this is the one such variable, used by one launch at a time.
+std::atomic<int> signal_on_another_thread{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void record_signal(int sig) { signal_on_another_thread.store(sig); }
+
+// Blocks the signals the launcher waits for on this thread, and records them on any other, while
+// it lives.
 class WaitedSignals {
  public:
   WaitedSignals() {
     sigemptyset(&set_);
     for (int s : {SIGINT, SIGTERM, SIGCHLD}) sigaddset(&set_, s);
-    pthread_sigmask(SIG_BLOCK, &set_, &previous_);
+    pthread_sigmask(SIG_BLOCK, &set_, &previous_mask_);
+    signal_on_another_thread.store(0);
+    struct sigaction recorder {};
+    recorder.sa_handler = record_signal;
+    sigemptyset(&recorder.sa_mask);
+    recorder.sa_flags = SA_RESTART;
+    ::sigaction(SIGINT, &recorder, &previous_int_);
+    ::sigaction(SIGTERM, &recorder, &previous_term_);
   }
   ~WaitedSignals() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
     // A SIGCHLD left pending would be delivered (and ignored) anyway; SIGINT/SIGTERM were taken.
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+    pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
   }
   WaitedSignals(const WaitedSignals&) = delete;
   WaitedSignals& operator=(const WaitedSignals&) = delete;
@@ -45,13 +66,18 @@ class WaitedSignals {
   int wait(std::chrono::milliseconds timeout) const {
     timespec ts{static_cast<time_t>(timeout.count() / 1000),
                 static_cast<long>(timeout.count() % 1000) * 1000000L};
-    int s = sigtimedwait(&set_, nullptr, &ts);
+    const int s = sigtimedwait(&set_, nullptr, &ts);
+    if (s == SIGINT || s == SIGTERM) return s;
+    const int elsewhere = signal_on_another_thread.exchange(0);
+    if (elsewhere != 0) return elsewhere;
     return s > 0 ? s : 0;
   }
 
  private:
   sigset_t set_;
-  sigset_t previous_;
+  sigset_t previous_mask_;
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
 };
 
 // posix_spawn's attributes for a rank: no blocked signals and default handlers, whatever the
