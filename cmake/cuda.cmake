@@ -63,4 +63,4 @@ set_source_files_properties(${KILN_CUDA_SOURCES} PROPERTIES
 # After every other source: the CUDA registrations fill slots of ops declared there, and a
 # shared library runs its static initializers in link order (src/cuda/register.h).
 target_sources(kiln PRIVATE ${KILN_CUDA_SOURCES} $<TARGET_OBJECTS:kiln_cuda_kernels>)
-target_link_libraries(kiln PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cublas_LIBRARY})
+target_link_libraries(kiln PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cublas_LIBRARY} ${CUDA_nvrtc_LIBRARY})

@@ -33,11 +33,11 @@ pack() {
   cp build/tests/kiln_tests "$staging/"
   # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
   # the machine's too unless it is older than Debian 12's (lib-fallback, used only then). cuBLAS
-  # is the toolkit's there. Everything else travels, the CUDA runtime included (it is small).
+  # and NVRTC (which loads its builtins library beside it) are the toolkit's there. Everything else travels, the CUDA runtime included (it is small).
   ldd build/tests/kiln_tests | awk '/=> \//{print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
-      libcublas.so* | libcublasLt.so* | libcuda.so*) ;;
+      libcublas.so* | libcublasLt.so* | libcuda.so* | libnvrtc*) ;;
       libstdc++.so* | libgcc_s.so*) cp -L "$lib" "$staging/lib-fallback/" ;;
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
@@ -83,12 +83,17 @@ run() {
   echo "== kiln_tests --gtest_filter='Cuda*' =="
   LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_filter='Cuda*' --gtest_output="xml:$out/cuda_tests.xml" "$@" \
     2>&1 | tee "$out/cuda_tests.log" || status=1
-  if command -v compute-sanitizer >/dev/null; then
-    echo "== compute-sanitizer --tool memcheck (Cuda*) =="
+  # KILN_MEMCHECK_FILTER: the tests memcheck runs (default: the CUDA tests but the NVRTC-only
+  # codegen sweep and the op-info sweep, minutes under the checker); "none" skips it.
+  local memcheck_filter="${KILN_MEMCHECK_FILTER:-Cuda*-CudaCodegen.*:CudaInductor.OpInfoSamplesMatchTheCpu}"
+  if [[ "$memcheck_filter" == none ]]; then
+    echo "memcheck skipped (KILN_MEMCHECK_FILTER=none)"
+  elif command -v compute-sanitizer >/dev/null; then
+    echo "== compute-sanitizer --tool memcheck ($memcheck_filter) =="
     # API errors are expected by some tests (the out-of-memory one asks for a petabyte): only
     # memory errors in kernels count.
     LD_LIBRARY_PATH="$libs" compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
-      "$root/kiln_tests" --gtest_filter='Cuda*' "$@" 2>&1 | tee "$out/memcheck.log" | tail -40 || status=1
+      "$root/kiln_tests" "$@" --gtest_filter="$memcheck_filter" 2>&1 | tee "$out/memcheck.log" | tail -40 || status=1
     grep -E "ERROR SUMMARY|Device not supported" "$out/memcheck.log" || true
   else
     echo "compute-sanitizer not found: memcheck skipped"

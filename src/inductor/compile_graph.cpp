@@ -1,8 +1,11 @@
 #include "inductor/autotune.h"
 #include "inductor/code_cache.h"
 #include "inductor/codegen_cpp.h"
+#include "inductor/codegen_cuda.h"
 #include "inductor/compiled_program.h"
+#include "inductor/cuda_kernels.h"
 #include "inductor/extern_epilogue.h"
+#include "inductor/graph_device.h"
 #include "inductor/lowering.h"
 #include "inductor/options.h"
 #include "inductor/scheduler.h"
@@ -13,6 +16,7 @@
 #include <kiln/capture/debug_dir.h>
 #include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
+#include <kiln/cuda/cuda.h>
 #include <kiln/inductor/inductor.h>
 
 #include <fmt/format.h>
@@ -27,13 +31,55 @@ CompiledGraph interpreted(const graph::Graph& graph) {
   return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
 }
 
-bool on_cpu(const graph::Graph& graph) {
-  for (const auto& n : graph.nodes()) {
-    for (const graph::ValueMeta& m : n->outputs) {
-      if (!m.device.is_cpu()) return false;
+// Extern calls on a GPU run eager CUDA kernels: an op without one cannot be part of the program.
+void check_cuda_kernels(const Program& program) {
+  for (const Step& step : program.steps) {
+    const ExternCall* call = std::get_if<ExternCall>(&step);
+    if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
+    KILN_CHECK(call == nullptr || call->op->has_kernel(DeviceType::CUDA),
+               "inductor: {} has no CUDA kernel yet (an extern call of the graph)",
+               call->op->full_name());
+  }
+}
+
+// The CUDA path: kernels from generate_cuda, compiled by NVRTC; no autotuned variants yet.
+CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
+                               const BackendContext& context) {
+  const int device = program.device.index();
+  std::optional<KernelLoader> kernels;
+  const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),
+                                       [](const Step& s) { return !loop_nests(s).empty(); });
+  if (has_kernels) {
+    CudaSource source;
+    try {
+      source = generate_cuda(program);
+    } catch (const Error& e) {
+      logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
+                                                       context.graph_name, e.what()));
+      return interpreted(graph);
+    }
+    if (logs::enabled(logs::Channel::output_code)) {
+      logs::log(logs::Channel::output_code,
+                fmt::format("generated code of {}:\n{}", context.graph_name, source.text));
+    }
+    if (auto dir = debug::DebugDir::for_compilation(context.graph_name + "_inductor")) {
+      dir->write("kernels.cu", source.text);
+    }
+    try {
+      kernels = cuda_kernels(source, program.num_symbols, device, context.graph_name);
+    } catch (const Error& e) {
+      if (!option_is(context, "fallback", "eager")) throw;
+      capture::warn(fmt::format("inductor: {} could not be compiled and runs eagerly: {}",
+                                context.graph_name, e.what()));
+      return interpreted(graph);
     }
   }
-  return true;
+  auto compiled = std::make_shared<const CompiledProgram>(
+      std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead");
+  return [compiled, device](std::span<const Tensor> inputs) {
+    cuda::DeviceGuard on_device(device);
+    return compiled->run(inputs);
+  };
 }
 
 }  // namespace
@@ -43,22 +89,29 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
   // max-autotune: variants and alternatives timed at the first call (autotune.h).
   AutotuneSettings autotune = autotune_settings(context);
   Program program;
+  const std::optional<Device> device = graph_device(graph);
   try {
-    KILN_CHECK(on_cpu(graph), "inductor: only CPU graphs are generated yet");
+    KILN_CHECK(device && (device->is_cpu() || device->is_cuda()),
+               "inductor: a graph on several devices is not generated");
     // Adds after extern products go into the extern calls (eager's fused bias) first, unless
-    // options{"extern_epilogues": "false"} (for comparisons).
+    // options{"extern_epilogues": "false"} (for comparisons). On a GPU the products are cuBLAS
+    // calls without that epilogue yet.
     graph::Graph fused = graph.clone();
-    if (!option_is(context, "extern_epilogues", "false")) {
+    if (device->is_cpu() && !option_is(context, "extern_epilogues", "false")) {
       fuse_extern_epilogues(fused);
     }
     // max-autotune: small matrix products get generated alternatives (gemm_alternative.h).
-    program = schedule(lower(fused, {.gemm_alternatives = is_max_autotune(context.mode)}),
-                       context.graph_name);
+    program =
+        lower(fused, {.gemm_alternatives = device->is_cpu() && is_max_autotune(context.mode)});
+    program.device = *device;
+    if (device->is_cuda()) check_cuda_kernels(program);
+    program = schedule(std::move(program), context.graph_name);
   } catch (const Error& e) {
     logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
                                                      context.graph_name, e.what()));
     return interpreted(graph);
   }
+  if (device->is_cuda()) return compile_for_cuda(graph, std::move(program), context);
   const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),
                                        [](const Step& s) { return !loop_nests(s).empty(); });
   std::shared_ptr<const LoadedModule> module;
@@ -83,9 +136,9 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
   }
   // reduce-overhead: the planned arena is kept across calls (no allocation for intermediates).
   if (module) autotune.cache_entry = module->path().parent_path();  // the winners file's folder
-  auto compiled = std::make_shared<const CompiledProgram>(std::move(program), std::move(module),
-                                                          context.mode == "reduce-overhead",
-                                                          std::move(autotune));
+  auto compiled = std::make_shared<const CompiledProgram>(
+      std::move(program), module ? cpu_kernels(module) : KernelLoader(),
+      context.mode == "reduce-overhead", std::move(autotune));
   const MemoryPlan& plan = compiled->memory_plan();
   logs::log(logs::Channel::fusion,
             fmt::format("inductor: {}: intermediates in an arena of {} bytes ({} without reuse{})",

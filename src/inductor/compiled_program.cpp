@@ -34,7 +34,8 @@ Tensor CompiledProgram::allocate(const Buffers& buffers, int b) const {
   const auto u = static_cast<size_t>(b);
   const View& v = buffers.layout->buffers[u];
   const DType dtype = program_.buffers[u].dtype;
-  return empty({storage_elements(buffers.layout->bytes[u], dtype)}, dtype)
+  return empty({storage_elements(buffers.layout->bytes[u], dtype)},
+               TensorOptions(dtype).device(program_.device))
       .as_strided(v.sizes, v.strides, v.offset);
 }
 
@@ -50,12 +51,9 @@ Tensor CompiledProgram::in_layout_of(const Tensor& t, const Buffers& buffers, in
   return laid_out;
 }
 
-CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module,
-                                 bool keep_arena, AutotuneSettings autotune)
-    : program_(std::move(program)),
-      module_(std::move(module)),
-      keep_arena_(keep_arena),
-      autotune_(std::move(autotune)) {
+CompiledProgram::CompiledProgram(Program program, const KernelLoader& kernels, bool keep_arena,
+                                 AutotuneSettings autotune)
+    : program_(std::move(program)), keep_arena_(keep_arena), autotune_(std::move(autotune)) {
   tuned_ = !autotune_.enabled;
   std::vector<int64_t> hints;
   if (program_.is_symbolic()) {
@@ -80,7 +78,7 @@ CompiledProgram::CompiledProgram(Program program, std::shared_ptr<const LoadedMo
     const Step& st = program_.steps[s];
     StepFunctions functions;
     for (const LoopNest* nest : loop_nests(st)) {
-      functions.nests.push_back(functions_of(*nest));
+      functions.nests.push_back(functions_of(*nest, kernels));
       for (int b : nest->args) read(b, step);
     }
     const ExternCall* call = std::get_if<ExternCall>(&st);
@@ -163,14 +161,15 @@ std::shared_ptr<const CompiledProgram::Layout> CompiledProgram::layout_for(
   return recent_layouts_.front();
 }
 
-CompiledProgram::NestFunctions CompiledProgram::functions_of(const LoopNest& nest) const {
+CompiledProgram::NestFunctions CompiledProgram::functions_of(const LoopNest& nest,
+                                                             const KernelLoader& kernels) const {
   NestFunctions f;
   f.site.key = nest.function;
   f.site.labels.push_back("default");
-  f.functions.push_back(reinterpret_cast<KernelFn>(module_->symbol(nest.function)));
+  f.functions.push_back(kernels(nest, nest.function));
   for (const LoopNest::Variant& v : nest.variants) {
     f.site.labels.push_back(v.label);
-    f.functions.push_back(reinterpret_cast<KernelFn>(module_->symbol(v.function)));
+    f.functions.push_back(kernels(nest, v.function));
   }
   return f;
 }
@@ -197,7 +196,9 @@ std::vector<Tensor> CompiledProgram::run_once(std::span<const Tensor> inputs,
   const int64_t arena_bytes = layout->plan.arena_bytes;
   if (arena_bytes == 0) return run_with(inputs, *layout, Tensor(), tuner);
   // One allocation per call, or none: the kept arena, unless another call holds it.
-  const auto fresh = [arena_bytes] { return empty({arena_bytes + 64}, kUInt8); };
+  const auto fresh = [this, arena_bytes] {
+    return empty({arena_bytes + 64}, TensorOptions(kUInt8).device(program_.device));
+  };
   if (keep_arena_) {
     std::unique_lock lock(arena_mutex_, std::try_to_lock);
     if (lock.owns_lock()) {
@@ -250,8 +251,9 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
     void* at = base + plan.offset[b];
     buffers.pointers[b] = at;
     if (!extern_reads_[b]) continue;
-    buffers.tensors[b] = from_blob(at, {storage_elements(layout.bytes[b], buf.dtype)}, {1},
-                                   buf.dtype, [arena](void*) { (void)arena; });
+    buffers.tensors[b] = from_blob(
+        at, {storage_elements(layout.bytes[b], buf.dtype)}, {1}, buf.dtype,
+        [arena](void*) { (void)arena; }, program_.device);
   }
   autograd::NoGradGuard no_grad;
   for (size_t s = 0; s < program_.steps.size(); ++s) {

@@ -9,7 +9,7 @@
 // kernels take their values, and the buffers' layouts and the memory plan are worked out per
 // binding (kept for the last few bindings, so that a loop over a few sizes plans each once).
 #include "inductor/autotune.h"
-#include "inductor/loaded_module.h"
+#include "inductor/kernel_function.h"
 #include "inductor/loop_ir.h"
 #include "inductor/memory_plan.h"
 
@@ -30,19 +30,18 @@ namespace kiln::inductor {
 
 class CompiledProgram {
  public:
-  // `module` holds one function per kernel of `program` (null when it has no kernels). With
-  // `keep_arena` (mode "reduce-overhead") the arena is allocated once and reused by every call
-  // (a call made while another runs gets its own). With autotune.enabled the first call times
-  // the variants (others wait for it).
-  CompiledProgram(Program program, std::shared_ptr<const LoadedModule> module,
-                  bool keep_arena = false, AutotuneSettings autotune = {});
+  // `kernels` gives the function of each loop nest of `program` (unset when it has none); the
+  // buffers live on program.device. With `keep_arena` (mode "reduce-overhead") the arena is
+  // allocated once and reused by every call (a call made while another runs gets its own). With
+  // autotune.enabled the first call times the variants (others wait for it).
+  CompiledProgram(Program program, const KernelLoader& kernels, bool keep_arena = false,
+                  AutotuneSettings autotune = {});
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
 
   // The plan of a static program; a symbolic one's at its example sizes.
   const MemoryPlan& memory_plan() const { return hint_layout_->plan; }
 
  private:
-  using KernelFn = void (*)(void* const*, const int64_t*);
   // A layout of concrete sizes.
   struct View {
     std::vector<int64_t> sizes, strides;
@@ -60,7 +59,7 @@ class CompiledProgram {
   // A loop nest's functions: the default and its variants (one tuning site).
   struct NestFunctions {
     TuningSite site;
-    std::vector<KernelFn> functions;
+    std::vector<KernelFunction> functions;
     size_t chosen = 0;  // set by the tuning call, read-only after
   };
   // A step's choices: its nest, or a generated alternative's nests and which way runs.
@@ -76,7 +75,7 @@ class CompiledProgram {
     const Layout* layout = nullptr;
   };
 
-  NestFunctions functions_of(const LoopNest& nest) const;
+  NestFunctions functions_of(const LoopNest& nest, const KernelLoader& kernels) const;
   std::shared_ptr<const Layout> layout_at(std::vector<int64_t> symbols) const;
   std::shared_ptr<const Layout> layout_for(std::span<const Tensor> inputs) const;
   std::vector<Tensor> run_with(std::span<const Tensor> inputs, const Layout& layout,
@@ -95,7 +94,6 @@ class CompiledProgram {
   std::optional<std::string> not_repeatable(const LoopNest& nest, const Buffers& buffers) const;
 
   Program program_;
-  std::shared_ptr<const LoadedModule> module_;
   symbolic::SymbolBinding binding_;
   std::shared_ptr<const Layout> hint_layout_;  // the static layout, or at the example sizes
   mutable std::mutex layouts_mutex_;

@@ -2,6 +2,7 @@
 
 #include "inductor/conv_activation_fusion.h"
 #include "inductor/conv_affine_folding.h"
+#include "inductor/graph_device.h"
 #include "inductor/layout_optimization.h"
 #include "inductor/options.h"
 #include "inductor/weight_prepacking.h"
@@ -114,7 +115,10 @@ size_t FrozenGraph::constant_runs() const {
 CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context) {
-  if (option_is(context, "freezing", "false")) return compile_graph(graph, example_inputs, context);
+  // Freezing's passes prepare weights for oneDNN and OpenBLAS: CPU graphs only.
+  if (option_is(context, "freezing", "false") || !on_cpu(graph)) {
+    return compile_graph(graph, example_inputs, context);
+  }
   // With symbolic sizes, constants fold and linear layers' weights are packed (for the rows of
   // the example; other row counts read the same layout); the convolution passes read concrete
   // activation sizes and are left out.

@@ -1,6 +1,7 @@
 #include "inductor/layout_optimization.h"
 
 #include "inductor/constant_folding.h"
+#include "inductor/graph_device.h"
 #include "inductor/graph_rebuild.h"
 #include "inductor/options.h"
 
@@ -154,7 +155,8 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
 }
 
 void optimize_joint_graph(graph::Graph& joint, const BackendContext& context) {
-  if (option_is(context, "layout_optimization", "false")) return;
+  // Channels-last is oneDNN's preference; GPU convolutions are not generated yet.
+  if (option_is(context, "layout_optimization", "false") || !on_cpu(joint)) return;
   if (graph::has_symbolic_sizes(joint)) {
     logs::log(logs::Channel::perf_hints,
               fmt::format("inductor: {}: convolutions keep their layout: the graph has symbolic "

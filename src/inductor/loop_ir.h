@@ -14,6 +14,7 @@
 //   Program: buffers and steps in order; what the code generator and the runtime read.
 #include "inductor/index_expr.h"
 
+#include <kiln/core/device.h>
 #include <kiln/core/dtype.h>
 #include <kiln/ops/registry.h>
 
@@ -174,6 +175,8 @@ struct Program {
   SizeFacts facts;
   size_t num_symbols = 0;
   bool is_symbolic() const { return num_symbols > 0; }
+  // Where the buffers live and the kernels run (the graph's device).
+  Device device = Device::cpu();
 };
 
 }  // namespace kiln::inductor

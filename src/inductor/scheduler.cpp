@@ -124,8 +124,9 @@ std::string conflict(const Kernel& reader, const Kernel& writer, size_t shared,
 }
 
 // Largest local buffer (elements per iteration of the shared loops): 64 KiB of float32 on each
-// thread's stack.
+// thread's stack; on a GPU, where a block's locals share its 48 KiB of shared memory, 8 KiB.
 constexpr int64_t kMaxLocalElements = 16384;
+constexpr int64_t kMaxSharedMemoryLocalElements = 2048;
 
 Expr replace_loads(const Expr& e, int buffer, const Index& index) {
   return rewrite(
@@ -203,7 +204,9 @@ void localize(Program& program) {
       }
       // A row of symbolic length is as long as its guards allow.
       const std::optional<int64_t> most = program.facts.upper_bound(elements);
-      if (!most || *most > kMaxLocalElements) continue;
+      const int64_t limit =
+          program.device.is_cuda() ? kMaxSharedMemoryLocalElements : kMaxLocalElements;
+      if (!most || *most > limit) continue;
       if (const auto reader = in_place_reader(program, *nest, j)) {
         const Kernel& last = nest->parts[*reader];
         const int o = last.output;
@@ -315,6 +318,7 @@ class Scheduler {
     part.buffers = program.buffers;
     part.facts = program.facts;
     part.num_symbols = program.num_symbols;
+    part.device = program.device;
     for (LoopNest& nest : choice.generated) part.steps.emplace_back(std::move(nest));
     for (int b : choice.extern_call.outputs) {
       if (b >= 0) part.outputs.push_back({.buffer = b, .sizes = {}, .strides = {}, .offset = 0});

@@ -323,7 +323,7 @@ TEST(InductorAutotune, AnInPlaceKernelIsNotTimed) {
   inductor::AutotuneSettings settings;
   settings.enabled = true;
   settings.graph_name = "in-place";
-  const inductor::CompiledProgram compiled(program, module, false, settings);
+  const inductor::CompiledProgram compiled(program, inductor::cpu_kernels(module), false, settings);
   manual_seed(24);
   const Tensor x = randn({100000});
   autograd::NoGradGuard no_grad;

@@ -5,6 +5,8 @@
 #include <kiln/core/storage.h>
 #include <kiln/cuda/cuda.h>
 
+#include "cuda/runtime_compile.h"
+
 namespace kiln::cuda {
 namespace {
 
@@ -59,5 +61,15 @@ size_t memory_allocated(int) { unavailable(); }
 size_t memory_reserved(int) { unavailable(); }
 void empty_cache() { unavailable(); }
 Tensor pinned_empty(IntList, DType) { unavailable(); }
+
+std::string architecture(int) { unavailable(); }
+std::string compiler_version() { unavailable(); }
+std::string compile_to_cubin(const std::string&, const std::string&, const std::string&) {
+  unavailable();
+}
+KernelLibrary::KernelLibrary(std::string_view) { unavailable(); }
+KernelLibrary::~KernelLibrary() { (void)library_; }  // never made: the constructor raises
+const void* KernelLibrary::kernel(const std::string&) const { unavailable(); }
+void KernelLibrary::launch(const void*, int64_t, int, int64_t, const void*) { unavailable(); }
 
 }  // namespace kiln::cuda

@@ -1,0 +1,119 @@
+#include "inductor/cuda_kernels.h"
+
+#include "cuda/runtime_compile.h"
+#include "inductor/cache_files.h"
+#include "inductor/code_cache.h"
+#include "inductor/content_hash.h"
+
+#include <kiln/capture/logs.h>
+#include <kiln/core/error.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace kiln::inductor {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kHashDigits = 32;
+// Grid-stride kernels need no more blocks than this to fill a device.
+constexpr int64_t kMaxBlocks = int64_t{1} << 21;
+
+std::atomic<size_t> compilations{0};
+
+// The cubin of a cache file, or nullopt when the file is missing, truncated or corrupted.
+std::optional<std::string> verified_cubin(const fs::path& path) {
+  std::optional<std::string> bytes = read_whole_file(path);
+  if (!bytes) return std::nullopt;
+  if (bytes->size() <= kHashDigits) {
+    logs::log(
+        logs::Channel::perf_hints,
+        fmt::format("inductor: the cached cubin {} is truncated; rebuilding it", path.string()));
+    return std::nullopt;
+  }
+  const size_t size = bytes->size() - kHashDigits;
+  if (content_hash(std::string_view(*bytes).substr(0, size)) != bytes->substr(size)) {
+    logs::log(
+        logs::Channel::perf_hints,
+        fmt::format("inductor: the cached cubin {} is corrupted; rebuilding it", path.string()));
+    return std::nullopt;
+  }
+  bytes->resize(size);
+  return bytes;
+}
+
+// Loaded libraries by cache key: each source compiled and loaded once per process.
+std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source,
+                                                       const std::string& architecture,
+                                                       std::string_view what) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const cuda::KernelLibrary>> loaded;
+  std::string material;
+  for (std::string_view part :
+       {std::string_view("kiln cuda cache v1"), std::string_view(source),
+        std::string_view(architecture), std::string_view(cuda::compiler_version())}) {
+    material += fmt::format("{}:{}", part.size(), part);
+  }
+  const std::string key = content_hash(material);
+  std::lock_guard lock(mutex);
+  if (auto it = loaded.find(key); it != loaded.end()) return it->second;
+  const fs::path dir = cache_dir() / "cuda";
+  create_private_directory(dir, "set KILN_CACHE_DIR to a writable folder");
+  const fs::path cubin_path = dir / (key + ".cubin");
+  std::optional<std::string> cubin = verified_cubin(cubin_path);
+  if (!cubin) {
+    const fs::path source_path = dir / (key + ".cu");
+    replace_file(source_path, source);
+    try {
+      cubin = cuda::compile_to_cubin(source, architecture, std::string(what));
+    } catch (const Error& e) {
+      KILN_FAIL("inductor: could not compile the CUDA kernels of {} (source kept in {}): {}", what,
+                source_path.string(), e.what());
+    }
+    ++compilations;
+    replace_file(cubin_path, *cubin + content_hash(*cubin));
+  }
+  auto library = std::make_shared<const cuda::KernelLibrary>(*cubin);
+  loaded.emplace(key, library);
+  return library;
+}
+
+}  // namespace
+
+KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int device,
+                          std::string_view what) {
+  std::shared_ptr<const cuda::KernelLibrary> library =
+      library_for(source.text, cuda::architecture(device), what);
+  std::map<std::string, CudaLaunch> launches = source.launches;
+  return [library, launches = std::move(launches), num_symbols](
+             const LoopNest& nest, const std::string& function) -> KernelFunction {
+    const CudaLaunch& launch = launches.at(function);
+    const void* kernel = library->kernel(function);
+    const size_t num_args = nest.args.size();
+    const std::optional<int64_t> fixed_blocks = launch.blocks.constant_value();
+    return [library, kernel, launch, fixed_blocks, num_args, num_symbols](void* const* args,
+                                                                          const int64_t* symbols) {
+      const int64_t blocks =
+          fixed_blocks ? *fixed_blocks
+                       : evaluate_sizes({launch.blocks}, std::span(symbols, num_symbols)).front();
+      if (blocks <= 0) return;  // nothing to compute
+      // The kernel's parameter struct: the pointers, then the symbols, 8 bytes each.
+      std::vector<uint64_t> parameter(num_args + num_symbols);
+      std::memcpy(parameter.data(), args, num_args * sizeof(void*));
+      std::memcpy(parameter.data() + num_args, symbols, num_symbols * sizeof(int64_t));
+      cuda::KernelLibrary::launch(kernel, std::min(blocks, kMaxBlocks), launch.threads,
+                                  launch.shared_bytes, parameter.data());
+    };
+  };
+}
+
+size_t cuda_compilation_count() { return compilations.load(); }
+
+}  // namespace kiln::inductor

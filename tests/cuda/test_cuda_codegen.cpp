@@ -1,0 +1,151 @@
+// The CUDA code generator without a GPU: every op-info sample's graph of prims, lowered and
+// scheduled for a CUDA device, generates a source that NVRTC compiles for sm_90 (the H100/H200).
+// Needs the CUDA toolkit's NVRTC, not a device; skipped in builds without CUDA. Running the
+// kernels is test_cuda_inductor.cpp's business (on a GPU).
+#include "cuda/cuda_test_util.h"
+#include "cuda/runtime_compile.h"
+#include "inductor/codegen_cuda.h"
+#include "inductor/lowering.h"
+#include "inductor/scheduler.h"
+
+#include <kiln/aot/aot.h>
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <optional>
+#include <regex>
+#include <set>
+
+namespace kiln {
+namespace {
+
+bool have_nvrtc() {
+  try {
+    cuda::compiler_version();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// The kernels of a graph of prims lowered and scheduled for cuda:0 (the source without its
+// prelude), or nullopt when the graph is not generated (a dtype without kernels: it runs with the
+// interpreter).
+std::optional<std::string> generated_kernels(const graph::Graph& graph, const std::string& name) {
+  inductor::Program program;
+  try {
+    program = inductor::lower(graph);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  program.device = Device::cuda();
+  program = inductor::schedule(std::move(program), name);
+  const bool has_kernels =
+      std::any_of(program.steps.begin(), program.steps.end(),
+                  [](const inductor::Step& s) { return !inductor::loop_nests(s).empty(); });
+  if (!has_kernels) return std::nullopt;
+  inductor::CudaSource source;
+  try {
+    source = inductor::generate_cuda(program);
+  } catch (const Error& e) {
+    ADD_FAILURE() << name << ": " << e.what();
+    return std::nullopt;
+  }
+  for (const auto& [kernel, launch] : source.launches) {
+    EXPECT_TRUE(launch.threads % 32 == 0 && launch.threads > 0 && launch.threads <= 512)
+        << name << " " << kernel << ": " << launch.threads << " threads";
+  }
+  return source.text;
+}
+
+// Sources of several graphs compiled as one NVRTC program (much faster than one each): one
+// prelude, each graph's kernels renamed g<k>_kernel<n>.
+class Batches {
+ public:
+  void add(const std::string& source, const std::string& name) {
+    const size_t body = source.find("\nstruct kernel");
+    ASSERT_NE(body, std::string::npos) << name;
+    if (prelude_.empty()) prelude_ = source.substr(0, body);
+    if (!seen_.insert(source.substr(body)).second) return;
+    const std::string renamed = std::regex_replace(
+        source.substr(body), std::regex("\\bkernel([0-9]+)"), fmt::format("g{}_kernel$1", count_));
+    pending_.push_back({name, renamed});
+    ++count_;
+    if (pending_.size() == 64) flush();
+  }
+  // Compiles what is pending; a batch NVRTC rejects is compiled graph by graph to name the one.
+  void flush() {
+    if (pending_.empty()) return;
+    std::string text = prelude_;
+    for (const auto& [name, kernels] : pending_) text += kernels;
+    try {
+      EXPECT_FALSE(cuda::compile_to_cubin(text, "sm_90", "op-info batch").empty());
+    } catch (const Error&) {
+      for (const auto& [name, kernels] : pending_) {
+        try {
+          cuda::compile_to_cubin(prelude_ + kernels, "sm_90", name);
+        } catch (const Error& e) {
+          ADD_FAILURE() << name << ": " << e.what() << "\nkernels:\n" << kernels;
+        }
+      }
+    }
+    pending_.clear();
+  }
+  size_t count() const { return count_; }
+
+ private:
+  std::string prelude_;
+  std::set<std::string> seen_;
+  std::vector<std::pair<std::string, std::string>> pending_;
+  size_t count_ = 0;
+};
+
+TEST(CudaCodegen, OpInfoGraphsCompileWithNvrtc) {
+  if (!have_nvrtc()) GTEST_SKIP() << "kiln was built without CUDA (no NVRTC)";
+  Batches batches;
+  std::string current;
+  auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
+                     const BackendContext& context) -> CompiledGraph {
+    const std::string name = current + " " + context.graph_name;
+    if (auto kernels = generated_kernels(graph, name)) batches.add(*kernels, name);
+    auto owned = std::make_shared<const graph::Graph>(graph.clone());
+    return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
+  };
+  CompileOptions options;
+  options.backend = aot::aot_autograd(
+      {.forward_compiler = capture, .backward_compiler = capture, .decompose = true});
+  autograd::NoGradGuard no_grad;
+  for (const ops::OpDef* op : ops::OpRegistry::instance().all()) {
+    if (op->variant != ops::Variant::Functional || !op->samples) continue;
+    std::vector<ops::Stack> samples;
+    for (const ops::Sample& s : op->samples()) samples.push_back(s.args);
+    current = op->name();
+    SCOPED_TRACE(op->full_name());
+    for (const ops::Stack& args : samples) {
+      std::vector<Tensor> tensors;
+      for (const ops::IValue& v : args) {
+        if (v.is_tensor() && v.to_tensor().defined()) tensors.push_back(v.to_tensor());
+      }
+      auto run = [op, &args](const std::vector<Tensor>& in) {
+        ops::Stack a = args;
+        size_t pos = 0;
+        for (ops::IValue& v : a) {
+          if (v.is_tensor() && v.to_tensor().defined()) v = ops::IValue(in.at(pos++));
+        }
+        return ops::call(*op, std::move(a));
+      };
+      try {
+        compile(run, options)(tensors);
+      } catch (const Error&) {
+        // Samples eager refuses (error samples) are the op tests' business.
+      }
+    }
+  }
+  batches.flush();
+  std::cerr << batches.count() << " distinct graphs generated and compiled by NVRTC\n";
+  EXPECT_GT(batches.count(), 200u);
+}
+
+}  // namespace
+}  // namespace kiln
