@@ -84,6 +84,21 @@ std::optional<graph::Value> TraceSession::known_value(const Tensor& t) const {
 
 graph::Value TraceSession::value_of(const Tensor& t) {
   if (auto v = known_value(t)) return *v;
+  // `detach()` of a traced tensor is a new tensor on the same proxy storage with the same
+  // geometry and no gradient history: recorded as the `detach` op on the traced value, so that
+  // the graph cuts the gradient there as eager autograd does.
+  if (t.impl()->is_proxy()) {
+    if (auto traced = detached_from(t)) {
+      static const ops::OpDef& detach = ops::OpRegistry::instance().get("detach");
+      graph::ValueMeta meta = graph::ValueMeta::of(t);
+      meta.device = t.device();
+      meta.requires_grad = false;
+      graph::Node& node = graph_.add_op(detach, {ops::IValue(Tensor())}, {{0, -1, *traced}},
+                                        {std::move(meta)}, here());
+      values_[t.impl()] = Tracked{node.out(0), t.impl_ptr()};
+      return node.out(0);
+    }
+  }
   KILN_CHECK(!t.impl()->is_proxy(),
              "compile: a tensor traced by another compiled call was used in {} before that call "
              "finished",
@@ -98,6 +113,24 @@ graph::Value TraceSession::value_of(const Tensor& t) {
   bindings_.push_back(InputBinding{InputBinding::Kind::Held, 0, t});
   values_[t.impl()] = Tracked{in.out(), t.impl_ptr()};
   return in.out();
+}
+
+std::optional<graph::Value> TraceSession::detached_from(const Tensor& t) const {
+  // Raw encodings: the same sizes, symbols included, without guarding on them.
+  const auto same = [](SymIntList a, SymIntList b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const SymInt& x, const SymInt& y) { return x.raw() == y.raw(); });
+  };
+  for (const auto& [impl, tracked] : values_) {
+    const auto live = tracked.impl.lock();
+    if (!live || live.get() != impl || live->storage() != t.impl()->storage()) continue;
+    if (live->dtype() == t.dtype() && same(live->sym_sizes(), t.sym_sizes()) &&
+        same(live->sym_strides(), t.sym_strides()) &&
+        live->sym_storage_offset().raw() == t.sym_storage_offset().raw()) {
+      return tracked.value;
+    }
+  }
+  return std::nullopt;
 }
 
 Tensor TraceSession::make_proxy(const Tensor& like, Device device,

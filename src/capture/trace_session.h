@@ -123,6 +123,8 @@ class TraceSession : public ops::DispatchMode {
 
   // The graph value of a tensor argument: a proxy's, or a (new) input for a real tensor.
   graph::Value value_of(const Tensor& t);
+  // The traced value an untracked proxy is a detached copy of (same storage and geometry).
+  std::optional<graph::Value> detached_from(const Tensor& t) const;
   std::optional<graph::Value> known_value(const Tensor& t) const;
   // A proxy with `like`'s geometry and dtype on `device`, in `storage` (a new memory-less
   // storage of like's size when null).

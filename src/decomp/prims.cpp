@@ -87,6 +87,7 @@ constexpr PrimInfo kPrims[] = {
     {"as_strided", View},
     {"permute", View},
     {"expand", View},
+    {"detach", View},  // an alias that cuts the gradient
     {"slice.Tensor", View},
     {"squeeze.dims", View},
     {"unsqueeze", View},
