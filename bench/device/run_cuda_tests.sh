@@ -85,7 +85,7 @@ run() {
     2>&1 | tee "$out/cuda_tests.log" || status=1
   # KILN_MEMCHECK_FILTER: the tests memcheck runs (default: the CUDA tests but the NVRTC-only
   # codegen sweep and the op-info sweep, minutes under the checker); "none" skips it.
-  local memcheck_filter="${KILN_MEMCHECK_FILTER:-Cuda*-CudaCodegen.*:CudaInductor.OpInfoSamplesMatchTheCpu}"
+  local memcheck_filter="${KILN_MEMCHECK_FILTER:-Cuda*-CudaCodegen.*:*OpInfo*}"
   if [[ "$memcheck_filter" == none ]]; then
     echo "memcheck skipped (KILN_MEMCHECK_FILTER=none)"
   elif command -v compute-sanitizer >/dev/null; then

@@ -1,6 +1,6 @@
-// mm through cuBLAS (float32). TF32 stays off: the handle keeps CUBLAS_DEFAULT_MATH, which uses
-// tensor cores for float32 only when TF32 is asked for (PyTorch's
-// allow_tf32 = False default for matmul), so results match the CPU's to float32 rounding.
+// mm through cuBLAS (float32, float64). TF32 stays off: the handle keeps CUBLAS_DEFAULT_MATH, which
+// uses tensor cores for float32 only when TF32 is asked for (PyTorch's allow_tf32 = False default
+// for matmul), so results match the CPU's to float32 rounding.
 #include "cuda/cuda_check.h"
 #include "cuda/device_state.h"
 #include "cuda/launch_args.h"
@@ -58,10 +58,13 @@ void mm_cuda(const Stack& args, const std::vector<Tensor>& outs) {
                "mm: expected all tensors to be on the same device, but found at least two "
                "devices, {} and {}",
                device.str(), t->device().str());
-    KILN_CHECK(t->dtype() == DType::Float32 && out.dtype() == DType::Float32,
-               "mm (CUDA): only float32 is implemented so far, got {} @ {}", dtype_name(a.dtype()),
-               dtype_name(b.dtype()));
   }
+  const DType dtype = out.dtype();
+  KILN_CHECK(a.dtype() == dtype && b.dtype() == dtype &&
+                 (dtype == DType::Float32 || dtype == DType::Float64),
+             "mm: no kernel for device {} for {} @ {} (cuBLAS multiplies float32 and float64 "
+             "matrices here)",
+             device.str(), dtype_name(a.dtype()), dtype_name(b.dtype()));
   DeviceGuard guard(device.index());
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   if (m == 0 || n == 0) return;
@@ -72,12 +75,20 @@ void mm_cuda(const Stack& args, const std::vector<Tensor>& outs) {
     const Tensor x = a.contiguous(), y = b.contiguous();
     cublasHandle_t h = handle(device.index());
     KILN_CUBLAS_CHECK(cublasSetStream(h, stream_of(device.index())));
-    const float one = 1.0f, zero = 0.0f;
     // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, nothing transposes.
-    KILN_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(n, "n"), as_int(m, "m"),
-                                  as_int(k, "k"), &one, y.data_ptr<float>(), as_int(n, "n"),
-                                  x.data_ptr<float>(), as_int(k, "k"), &zero,
-                                  result.data_ptr<float>(), as_int(n, "n")));
+    if (dtype == DType::Float32) {
+      const float one = 1.0f, zero = 0.0f;
+      KILN_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(n, "n"), as_int(m, "m"),
+                                    as_int(k, "k"), &one, y.data_ptr<float>(), as_int(n, "n"),
+                                    x.data_ptr<float>(), as_int(k, "k"), &zero,
+                                    result.data_ptr<float>(), as_int(n, "n")));
+    } else {
+      const double one = 1.0, zero = 0.0;
+      KILN_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(n, "n"), as_int(m, "m"),
+                                    as_int(k, "k"), &one, y.data_ptr<double>(), as_int(n, "n"),
+                                    x.data_ptr<double>(), as_int(k, "k"), &zero,
+                                    result.data_ptr<double>(), as_int(n, "n")));
+    }
   }
   if (!result.is_same(out)) device_copy(out, result);
 }

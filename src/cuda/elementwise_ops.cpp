@@ -7,6 +7,7 @@
 #include "cuda/device_state.h"
 #include "cuda/launch_args.h"
 #include "cuda/register.h"
+#include "inductor/generated_eager_kernel.h"
 
 #include <kiln/core/error.h>
 #include <kiln/cuda/cuda.h>
@@ -54,9 +55,13 @@ void register_binary(const char* name, BinaryKind kind) {
       alpha = args[2].to_scalar();
       if (op == "sub") alpha = negated(alpha);
     } else if (op == "div") {
-      KILN_CHECK(args[2].is_none(),
-                 "div: rounding_mode='{}' is not implemented on CUDA yet (only true division)",
-                 args[2].to_string());
+      if (!args[2].is_none()) {
+        // Rounding modes: a kernel generated from the div prim (generated_eager_kernel.h).
+        static const ops::OpDef& div = ops::OpRegistry::instance().get("div");
+        Tensor result = out[0];
+        result.copy_(inductor::run_generated_kernel(div, args).at(0));
+        return;
+      }
       if (!is_floating_point(compute)) compute = default_float_dtype();
     }
     run_binary(kind, name, a, b, out[0], compute, alpha);

@@ -3,6 +3,7 @@
 #include <kiln/core/error.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace kiln::graph {
 
@@ -113,15 +114,20 @@ Device output_device(const ops::Stack& args) {
   for (const ops::IValue& v : args) {
     if (std::holds_alternative<Device>(v.variant())) return v.to_device();
   }
+  // The first tensor's device, but a 0-dim CPU tensor (a number) gives way to a tensor on
+  // another device, as the dispatcher decides (PyTorch's rule).
+  std::optional<Device> found;
+  const auto see = [&found](const Tensor& t) {
+    if (!t.defined()) return;
+    if (!found || (found->is_cpu() && !t.device().is_cpu())) found = t.device();
+  };
   for (const ops::IValue& v : args) {
-    if (v.is_tensor() && v.to_tensor().defined()) return v.to_tensor().device();
+    if (v.is_tensor()) see(v.to_tensor());
     if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) {
-        if (t.defined()) return t.device();
-      }
+      for (const Tensor& t : v.to_tensor_list()) see(t);
     }
   }
-  return Device::cpu();
+  return found.value_or(Device::cpu());
 }
 
 bool any_requires_grad(const ops::Stack& args) {

@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 namespace kiln::inductor {
 
 namespace {
@@ -29,6 +31,30 @@ CompiledGraph interpreted(const graph::Graph& graph) {
   if (graph::has_symbolic_sizes(graph)) return capture::symbolic_interpreter(graph);
   auto owned = std::make_shared<const graph::Graph>(graph.clone());
   return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
+}
+
+// A graph the inductor cannot generate runs with the interpreter, said on perf_hints; with
+// options{"interpreter_fallback": "false"} (eager kernels generated from one op) it is an error.
+CompiledGraph interpreted_because(const graph::Graph& graph, const BackendContext& context,
+                                  const Error& why) {
+  if (option_is(context, "interpreter_fallback", "false")) throw why;
+  logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
+                                                   context.graph_name, why.what()));
+  return interpreted(graph);
+}
+
+// Why a graph has no one device: a value on each of two devices.
+std::string several_devices(const graph::Graph& graph) {
+  std::map<std::string, std::string> first_on;  // device -> a node computing there
+  for (const auto& n : graph.nodes()) {
+    for (const graph::ValueMeta& m : n->outputs) {
+      if (m.device.is_cpu() && m.sizes.empty()) continue;
+      first_on.emplace(m.device.str(), fmt::format("%{}", n->name));
+    }
+  }
+  std::string text;
+  for (const auto& [device, node] : first_on) text += fmt::format(" {} on {};", node, device);
+  return fmt::format("inductor: a graph on several devices is not generated:{}", text);
 }
 
 // Extern calls on a GPU run eager CUDA kernels: an op without one cannot be part of the program.
@@ -54,9 +80,7 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
     try {
       source = generate_cuda(program);
     } catch (const Error& e) {
-      logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
-                                                       context.graph_name, e.what()));
-      return interpreted(graph);
+      return interpreted_because(graph, context, e);
     }
     if (logs::enabled(logs::Channel::output_code)) {
       logs::log(logs::Channel::output_code,
@@ -91,8 +115,9 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
   Program program;
   const std::optional<Device> device = graph_device(graph);
   try {
-    KILN_CHECK(device && (device->is_cpu() || device->is_cuda()),
-               "inductor: a graph on several devices is not generated");
+    if (!device) throw Error(several_devices(graph));
+    KILN_CHECK(device->is_cpu() || device->is_cuda(), "inductor: graphs on {} are not generated",
+               device->str());
     // Adds after extern products go into the extern calls (eager's fused bias) first, unless
     // options{"extern_epilogues": "false"} (for comparisons). On a GPU the products are cuBLAS
     // calls without that epilogue yet.
@@ -107,9 +132,7 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
     if (device->is_cuda()) check_cuda_kernels(program);
     program = schedule(std::move(program), context.graph_name);
   } catch (const Error& e) {
-    logs::log(logs::Channel::perf_hints, fmt::format("inductor: {} runs with the interpreter: {}",
-                                                     context.graph_name, e.what()));
-    return interpreted(graph);
+    return interpreted_because(graph, context, e);
   }
   if (device->is_cuda()) return compile_for_cuda(graph, std::move(program), context);
   const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),

@@ -227,6 +227,8 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
     const Buffer& buf = program_.buffers[b];
     if (buf.role != Buffer::Role::Input) continue;
     Tensor t = inputs[static_cast<size_t>(buf.input)];
+    // A number beside GPU tensors comes as a 0-dim CPU tensor; kernels read device memory.
+    if (t.device() != program_.device && t.dim() == 0) t = t.to(program_.device);
     const View& want = layout.buffers[b];
     KILN_CHECK(t.dtype() == buf.dtype && t.sizes().vec() == want.sizes,
                "inductor: input {} is {} [{}]; the compiled graph expects {} [{}]", buf.input,

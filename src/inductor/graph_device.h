@@ -9,7 +9,8 @@
 namespace kiln::inductor {
 
 // The one device every value of `graph` is on (a CUDA device without an index as cuda:0; the CPU
-// for a graph without values), or nullopt when it has several.
+// for a graph without values), or nullopt when it has several. 0-dim CPU values (numbers beside
+// GPU tensors, as PyTorch keeps them) do not count.
 std::optional<Device> graph_device(const graph::Graph& graph);
 
 // Whether every value of `graph` is on the CPU.

@@ -142,6 +142,9 @@ struct Lowered {
 
 class Lowering {
  public:
+  // Whether the op of this full name becomes loops (generates_loops).
+  static bool has_loops(const std::string& name) { return loop_lowering(name) != nullptr; }
+
   Lowering(const graph::Graph& g, LoweringOptions options) : graph_(g), options_(options) {
     if (auto env = environment_of(g)) {
       program_.facts = SizeFacts(env);
@@ -280,6 +283,14 @@ class Lowering {
 
   // How a node becomes loops, or null when it is an extern call.
   static NodeLowering loop_lowering(const graph::Node& n) {
+    const std::string name = n.op->full_name();
+    // A copy to another device stays an extern call.
+    if (name == "_to_copy" && n.outputs[0].device != n.uses.at(0).value.meta().device) {
+      return nullptr;
+    }
+    return loop_lowering(name);
+  }
+  static NodeLowering loop_lowering(const std::string& name) {
     static const std::map<std::string, NodeLowering> table = [] {
       std::map<std::string, NodeLowering> t = {{"_to_copy", &Lowering::lower_to_copy},
                                                {"full", &Lowering::lower_creation},
@@ -293,11 +304,6 @@ class Lowering {
       for (const std::string& name : pointwise_prims()) t[name] = &Lowering::lower_pointwise;
       return t;
     }();
-    const std::string name = n.op->full_name();
-    // A copy to another device stays an extern call.
-    if (name == "_to_copy" && n.outputs[0].device != n.uses.at(0).value.meta().device) {
-      return nullptr;
-    }
     auto it = table.find(name);
     return it == table.end() ? nullptr : it->second;
   }
@@ -636,6 +642,11 @@ class Lowering {
 };
 
 }  // namespace
+
+bool generates_loops(const ops::OpDef& op) {
+  const ops::OpDef& f = op.functional != nullptr ? *op.functional : op;
+  return f.kind == ops::OpKind::View || Lowering::has_loops(f.full_name());
+}
 
 Program lower(const graph::Graph& graph, const LoweringOptions& options) {
   return Lowering(graph, options).run();

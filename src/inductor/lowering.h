@@ -14,6 +14,10 @@ struct LoweringOptions {
   bool gemm_alternatives = false;
 };
 
+// Whether the inductor computes `op` (a prim) with generated loops (a pointwise function, a
+// conversion, a reduction it lowers, a creation, a view) rather than an extern call.
+bool generates_loops(const ops::OpDef& op);
+
 // Raises kiln::Error naming the node for what it cannot lower (a dtype without generated
 // kernels yet).
 Program lower(const graph::Graph& graph, const LoweringOptions& options = {});

@@ -1,6 +1,6 @@
-// mm/matmul for float32 through cuBLAS against the CPU. With TF32 off the results agree to
-// float32 rounding (rtol 1e-4, atol 1e-4 for sums of 300 products of normals); TF32's 10-bit
-// mantissa would miss by about 1e-3 relative and fail this test.
+// mm/matmul for float32 and float64 through cuBLAS against the CPU (float64 to 1e-12). With TF32
+// off the results agree to float32 rounding (rtol 1e-4, atol 1e-4 for sums of 300 products of
+// normals); TF32's 10-bit mantissa would miss by about 1e-3 relative and fail this test.
 #include "cuda/cuda_test_util.h"
 
 namespace kiln {
@@ -33,10 +33,17 @@ TEST(CudaMatmul, EdgeSizes) {
   EXPECT_TRUE(all_close(cpu(mm(gpu(v), gpu(v))), mm(v, v)));
 }
 
+TEST(CudaMatmul, Float64MatchesCpu) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor a = sample({33, 70}, DType::Float64, 49), b = sample({70, 12}, DType::Float64, 50);
+  EXPECT_TRUE(all_close(cpu(mm(gpu(a), gpu(b))), mm(a, b), 1e-12, 1e-12));
+}
+
 TEST(CudaMatmul, OtherDtypesRaise) {
   if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  const Tensor a = sample({3, 3}, DType::Float64, 48);
-  EXPECT_TRUE(throws_error([&] { (void)mm(gpu(a), gpu(a)); }, {"mm", "float32", "float64"}));
+  const Tensor a = sample({3, 3}, DType::Int64, 48);
+  EXPECT_TRUE(throws_error([&] { (void)mm(gpu(a), gpu(a)); },
+                           {"mm", "no kernel for device cuda", "int64"}));
 }
 
 }  // namespace

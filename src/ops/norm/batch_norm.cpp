@@ -171,8 +171,9 @@ void native_batch_norm_impl(const Stack& a, const Outs& out) {
 }
 
 // A [C] float64 parameter, or `fallback` when it is None.
-Tensor channel_values(const Tensor& param, int64_t C, double fallback) {
-  return param.defined() ? param.to(DType::Float64) : full({C}, fallback, DType::Float64);
+Tensor channel_values(const Tensor& param, int64_t C, double fallback, Device device) {
+  return param.defined() ? param.to(DType::Float64)
+                         : full({C}, fallback, TensorOptions(DType::Float64).device(device));
 }
 
 // native_batch_norm in kiln ops, as the kernels compute it: per-channel statistics of the input in
@@ -210,7 +211,8 @@ std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
       Tensor unbiased = var * m;
       const SymInt numel = b.input.sym_numel();
       if (numel.is_symbolic()) {
-        const Tensor count = numel_tensor(b.input, TensorOptions(DType::Float64)) / C;
+        const Tensor count =
+            numel_tensor(b.input, TensorOptions(DType::Float64).device(b.input.device())) / C;
         unbiased = unbiased * count / (count - 1);
       } else {
         const auto count = static_cast<double>(numel.raw() / C);
@@ -222,11 +224,11 @@ std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
   } else {
     mean = b.running_mean.to(DType::Float64);
     invstd = rsqrt(b.running_var.to(DType::Float64) + b.eps);
-    save_mean = full({0}, 0, sd);
-    save_invstd = full({0}, 0, sd);
+    save_mean = full({0}, 0, TensorOptions(sd).device(b.input.device()));
+    save_invstd = full({0}, 0, TensorOptions(sd).device(b.input.device()));
   }
-  const Tensor scale = invstd * channel_values(b.weight, C, 1.0);
-  const Tensor shift = channel_values(b.bias, C, 0.0) - mean * scale;
+  const Tensor scale = invstd * channel_values(b.weight, C, 1.0, b.input.device());
+  const Tensor shift = channel_values(b.bias, C, 0.0, b.input.device()) - mean * scale;
   const DType acc = norm::opmath_dtype(b.input.dtype());
   const Tensor y =
       b.input.to(acc) * scale.to(acc).reshape(channel_shape) + shift.to(acc).reshape(channel_shape);
@@ -342,7 +344,11 @@ std::vector<Tensor> native_batch_norm_functional_decomposition(const Stack& a) {
   std::vector<Tensor> stats;
   for (size_t i : {3u, 4u}) {
     const Tensor stat = a[i].to_optional_tensor();
-    stats.push_back(stat.defined() ? stat.clone() : empty({0}, a[0].to_tensor().dtype()));
+    stats.push_back(
+        stat.defined()
+            ? stat.clone()
+            : empty({0},
+                    TensorOptions(a[0].to_tensor().dtype()).device(a[0].to_tensor().device())));
     if (stat.defined()) updated[i] = IValue(stats.back());
   }
   std::vector<Tensor> out = call(native, updated);

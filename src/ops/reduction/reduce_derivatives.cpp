@@ -94,7 +94,7 @@ Tensor divide_by_reduced_count(const Tensor& x, const Tensor& self, const std::v
     symbolic = symbolic || reduced.back().is_symbolic();
   }
   if (!symbolic) return x / static_cast<double>(reduced_count(self, mask));
-  return x / full_symint(reduced, 1, TensorOptions().dtype(x.dtype())).sum();
+  return x / full_symint(reduced, 1, TensorOptions().dtype(x.dtype()).device(x.device())).sum();
 }
 
 std::vector<Tensor> prod_derivative(const BackwardArgs& a) {

@@ -550,7 +550,8 @@ std::vector<Tensor> logsumexp_decomposition(const Stack& a) {
     for (const SymInt& s : reduced_sizes(self.sym_sizes(), mask, keepdim)) {
       sizes.push_back(s.expect_int());
     }
-    return {full(sizes, -std::numeric_limits<double>::infinity(), out)};
+    return {full(sizes, -std::numeric_limits<double>::infinity(),
+                 TensorOptions(out).device(self.device()))};
   }
   const Tensor x = self.to(compute_dtype(out));
   const Tensor m = amax(x, dims, /*keepdim=*/true);

@@ -72,7 +72,9 @@ std::vector<Tensor> softmax_decomposition(const Stack& a, bool log) {
   const char* op = log ? "_log_softmax" : "_softmax";
   const Tensor& self = a[0].to_tensor();
   const DType out_dtype = softmax_meta(a, op)[0].dtype;  // the argument checks too
-  if (self.sym_numel() == 0) return {full_symint(self.sym_sizes(), 0, out_dtype)};
+  if (self.sym_numel() == 0) {
+    return {full_symint(self.sym_sizes(), 0, TensorOptions(out_dtype).device(self.device()))};
+  }
   const int64_t dim = wrap_dim(a[1].to_int(), std::max<int64_t>(self.dim(), 1), op);
   // A 0-dim input is a row of one.
   Tensor x = self.to(self.dtype() == DType::Float64 ? DType::Float64 : DType::Float32);

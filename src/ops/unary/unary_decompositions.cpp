@@ -33,11 +33,14 @@ Tensor predicate(const Tensor& self, UnaryOpId id) {
     case UnaryOpId::LogicalNot:
       return self == Scalar(0);  // NaN is truthy, as in PyTorch
     case UnaryOpId::IsNan:
-      return floating ? self != self : full(self.sizes(), false, DType::Bool);
+      return floating ? self != self
+                      : full(self.sizes(), false, TensorOptions(DType::Bool).device(self.device()));
     case UnaryOpId::IsInf:
-      return floating ? abs(self) == kInf : full(self.sizes(), false, DType::Bool);
+      return floating ? abs(self) == kInf
+                      : full(self.sizes(), false, TensorOptions(DType::Bool).device(self.device()));
     case UnaryOpId::IsFinite:
-      return floating ? abs(self) < kInf : full(self.sizes(), true, DType::Bool);
+      return floating ? abs(self) < kInf
+                      : full(self.sizes(), true, TensorOptions(DType::Bool).device(self.device()));
     default:
       KILN_FAIL("internal error: unary op {} is no predicate", static_cast<int>(id));
   }
