@@ -10,6 +10,9 @@
 #       shared library it loads (ldd) into build-cuda-device/kiln-cuda-tests.tar.gz. cuBLAS and
 #       cuBLASLt (600 MB) stay behind: the machine's toolkit has the same major version.
 #   on the device machine (the device tool's run, carrying build-cuda-device):
+#     bash bench/device/run_cuda_tests.sh bench
+#       the GPU benchmarks: bench_cuda (kiln) then bench/compare_torch_cuda.py (PyTorch eager and
+#       torch.compile) on the same shapes, logs to $OUT.
 #     bash bench/device/run_cuda_tests.sh run
 #       unpacks the bundle, finds the machine's cuBLAS, runs the CUDA tests, then memcheck on
 #       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML
@@ -28,13 +31,18 @@ pack() {
     exit 2
   }
   "${lock[@]}" nice -n 5 cmake --build build --target kiln kiln_tests
+  # The GPU benchmarks, where the build has them (KILN_BUILD_BENCH).
+  local binaries=(build/tests/kiln_tests)
+  if "${lock[@]}" nice -n 5 cmake --build build --target bench_cuda >/dev/null 2>&1; then
+    binaries+=(build/bench/bench_cuda)
+  fi
   local staging="$bundle_dir/staging"
   rm -rf "$staging" && mkdir -p "$staging/lib" "$staging/lib-fallback"
-  cp build/tests/kiln_tests "$staging/"
+  cp "${binaries[@]}" bench/compare_torch_cuda.py "$staging/"
   # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
   # the machine's too unless it is older than Debian 12's (lib-fallback, used only then). cuBLAS
   # and NVRTC (which loads its builtins library beside it) are the toolkit's there. Everything else travels, the CUDA runtime included (it is small).
-  ldd build/tests/kiln_tests | awk '/=> \//{print $3}' | while read -r lib; do
+  ldd "${binaries[@]}" | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
       libcublas.so* | libcublasLt.so* | libcuda.so* | libnvrtc*) ;;
@@ -42,7 +50,7 @@ pack() {
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
   done
-  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_tests" 2>/dev/null || true
+  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_tests" "$staging/bench_cuda" 2>/dev/null || true
   git rev-parse --short HEAD >"$staging/KILN_COMMIT"
   tar -C "$staging" -czf "$bundle" .
   rm -rf "$staging"
@@ -61,17 +69,26 @@ find_cublas() {
   [[ -n "$found" ]] && dirname "$found"
 }
 
-run() {
+# Unpacks the bundle into a new folder: sets root (the folder), out ($OUT or the bundle's out/),
+# cublas (the machine's cuBLAS folder) and libs (LD_LIBRARY_PATH for the bundle's binaries, with
+# the fallback C++ runtime when the machine's is too old for `probe`, a binary of the bundle).
+unpack() {
+  local probe="$1"
   [[ -f "$bundle" ]] || { echo "no $bundle: run 'bash bench/device/run_cuda_tests.sh pack' first" >&2; exit 2; }
-  local root out cublas libs
-  root="$(mktemp -d /tmp/kiln-cuda-tests-XXXXXX)"
+  root="$(mktemp -d /tmp/kiln-cuda-XXXXXX)"
   out="${OUT:-$bundle_dir/out}"
   mkdir -p "$out"
   tar -C "$root" -xzf "$bundle"
+  [[ -x "$root/$probe" ]] || { echo "the bundle has no $probe" >&2; exit 2; }
   cublas="$(find_cublas)" || true
   [[ -n "$cublas" ]] || { echo "no libcublas.so.13 on this machine" >&2; exit 1; }
   libs="$root/lib:$cublas"
-  LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_list_tests >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"
+  LD_LIBRARY_PATH="$libs" "$root/$probe" --help >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"
+}
+
+run() {
+  local root out cublas libs
+  unpack kiln_tests
   if ! LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_list_tests >/dev/null; then
     echo "kiln_tests does not start here (missing libraries, or glibc older than 2.36):" >&2
     LD_LIBRARY_PATH="$libs" ldd "$root/kiln_tests" >&2 || true
@@ -102,8 +119,24 @@ run() {
   return "$status"
 }
 
+# The GPU benchmarks side by side: bench_cuda (kiln eager and compiled, a device copy), then
+# PyTorch eager and torch.compile on the same shapes (the machine's python3 has PyTorch 2.11).
+bench() {
+  local root out cublas libs
+  unpack bench_cuda
+  echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+  export KILN_CACHE_DIR="$root/cache"
+  echo "== kiln (bench_cuda) =="
+  LD_LIBRARY_PATH="$libs" "$root/bench_cuda" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+    --benchmark_min_time=0.2 "$@" 2>&1 | tee "$out/bench_cuda.log"
+  echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)') (compare_torch_cuda.py) =="
+  python3 "$root/compare_torch_cuda.py" 2>&1 | tee "$out/compare_torch_cuda.log"
+  rm -rf "$root"
+}
+
 case "${1:-}" in
   pack) shift; pack "$@" ;;
   run) shift; run "$@" ;;
-  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run [kiln_tests arguments]" >&2; exit 2 ;;
+  bench) shift; bench "$@" ;;
+  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run|bench [arguments for kiln_tests/bench_cuda]" >&2; exit 2 ;;
 esac

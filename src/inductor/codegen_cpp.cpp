@@ -3,6 +3,7 @@
 #include "inductor/accumulator.h"
 #include "inductor/column_values.h"
 #include "inductor/kernel_variants.h"
+#include "inductor/pointwise_text.h"
 #include "inductor/vec_prelude.h"
 #include "inductor/vectorize.h"
 
@@ -148,35 +149,14 @@ class BodyWriter {
     for (const Expr& arg : e.args) a.push_back(emit(arg));
     const std::string& op = e.op;
     const DType in = e.args.empty() ? e.dtype : e.args.back()->dtype;
-    const bool is_bool = in == DType::Bool;
-    const bool integral = !is_floating_point(in);
-    static const std::map<std::string, std::string> infix = {
-        {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}, {"eq", "=="},
-        {"ne", "!="}, {"lt", "<"},  {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
-    if (auto it = infix.find(op); it != infix.end()) {
-      if (is_bool && (op == "add" || op == "mul")) {
-        return fmt::format("({} {} {})", a[0], op == "add" ? "||" : "&&", a[1]);
-      }
-      return fmt::format("({} {} {})", a[0], it->second, a[1]);
-    }
-    if (op == "neg") return fmt::format("(-{})", a[0]);
-    if (op == "where") return fmt::format("({} ? {} : {})", a[0], a[1], a[2]);
+    if (auto text = shared_pointwise_text(op, a, in, e.dtype)) return *text;
     if (op == "maximum" || op == "minimum") {
       return fmt::format("kiln_{}<{}>({}, {})", op, c_type(in), a[0], a[1]);
     }
     if (op == "div_trunc" || op == "div_floor") {
       return fmt::format("kiln_{}<{}>({}, {})", op, c_type(in), a[0], a[1]);
     }
-    if (op == "bitwise_not")
-      return is_bool ? fmt::format("(!{})", a[0]) : fmt::format("(~{})", a[0]);
-    if (op == "bitwise_and" || op == "bitwise_or" || op == "bitwise_xor") {
-      const char* sym = op == "bitwise_and" ? "&" : op == "bitwise_or" ? "|" : "^";
-      return fmt::format("static_cast<{}>({} {} {})", c_type(e.dtype), a[0], sym, a[1]);
-    }
-    if (integral && (op == "floor" || op == "ceil" || op == "round" || op == "trunc")) return a[0];
-    if (op == "abs")
-      return integral ? fmt::format("({0} < 0 ? -{0} : {0})", a[0])
-                      : fmt::format("std::abs({})", a[0]);
+    if (op == "abs") return fmt::format("std::abs({})", a[0]);
     if (op == "rsqrt") return fmt::format("kiln_rsqrt<{}>({})", c_type(in), a[0]);
     if (op == "round") return fmt::format("std::nearbyint({})", a[0]);
     std::string args_text;

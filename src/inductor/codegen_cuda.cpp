@@ -1,5 +1,7 @@
 #include "inductor/codegen_cuda.h"
 
+#include "inductor/pointwise_text.h"
+
 #include <kiln/core/error.h>
 
 #include <fmt/format.h>
@@ -160,33 +162,12 @@ class ExprWriter {
     for (const Expr& arg : e.args) a.push_back(emit(arg));
     const std::string& op = e.op;
     const DType in = e.args.empty() ? e.dtype : e.args.back()->dtype;
-    const bool is_bool = in == DType::Bool;
-    const bool integral = !is_floating_point(in);
-    static const std::map<std::string, std::string> infix = {
-        {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}, {"eq", "=="},
-        {"ne", "!="}, {"lt", "<"},  {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
-    if (auto it = infix.find(op); it != infix.end()) {
-      if (is_bool && (op == "add" || op == "mul")) {
-        return fmt::format("({} {} {})", a[0], op == "add" ? "||" : "&&", a[1]);
-      }
-      return fmt::format("({} {} {})", a[0], it->second, a[1]);
-    }
-    if (op == "neg") return fmt::format("(-{})", a[0]);
-    if (op == "where") return fmt::format("({} ? {} : {})", a[0], a[1], a[2]);
-    if (op == "bitwise_not") {
-      return is_bool ? fmt::format("(!{})", a[0]) : fmt::format("(~{})", a[0]);
-    }
-    if (op == "bitwise_and" || op == "bitwise_or" || op == "bitwise_xor") {
-      const char* sym = op == "bitwise_and" ? "&" : op == "bitwise_or" ? "|" : "^";
-      return fmt::format("static_cast<{}>({} {} {})", c_type(e.dtype), a[0], sym, a[1]);
-    }
+    if (auto text = shared_pointwise_text(op, a, in, e.dtype)) return *text;
     // Helpers of the prelude, by op name (templates over the argument type).
     static const std::set<std::string> helpers = {"maximum", "minimum", "div_trunc", "div_floor"};
     if (helpers.count(op)) {
       return fmt::format("kiln_{}<{}>({}, {})", op, c_type(in), a[0], a[1]);
     }
-    if (integral && (op == "floor" || op == "ceil" || op == "round" || op == "trunc")) return a[0];
-    if (integral && op == "abs") return fmt::format("({0} < 0 ? -{0} : {0})", a[0]);
     static const std::set<std::string> overloaded = {"floor", "ceil",  "round", "trunc",
                                                      "sqrt",  "rsqrt", "abs"};
     if (overloaded.count(op) && (in == DType::Float32 || in == DType::Float64)) {

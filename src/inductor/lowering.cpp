@@ -244,8 +244,10 @@ class Lowering {
   void realize(int storage) {
     Storage& s = storages_[static_cast<size_t>(storage)];
     if (s.buffer >= 0) return;
-    KILN_CHECK(graph::is_dense(IntList(hints(s.sizes, program_.facts)),
-                               IntList(hints(s.strides, program_.facts))),
+    const std::vector<int64_t> sizes = hints(s.sizes, program_.facts);
+    // An empty value has no elements to place: any strides will do.
+    const bool empty = std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
+    KILN_CHECK(empty || graph::is_dense(IntList(sizes), IntList(hints(s.strides, program_.facts))),
                "inductor: internal error: a lazy non-dense storage");
     Buffer b;
     b.sizes = s.sizes;
