@@ -218,34 +218,17 @@ class NestWriter {
   // s<k>) and, in `args`, the program buffers it takes in order.
   std::string body(std::vector<int>& args) {
     // Arguments: every buffer read or written, in increasing order; loads renamed to positions.
-    std::map<int, DType> reads;
-    std::set<int> written;
-    for (const Kernel& k : nest_.parts) {
-      for_each_load(k.body, [&](const ExprNode& l) { reads[l.buffer] = l.dtype; });
-      written.insert(k.output);
-    }
-    std::set<int> nest_local;
-    for (const LoopNest::LocalBuffer& l : nest_.locals) nest_local.insert(l.buffer);
     std::map<int, int> local;
-    for (const auto& [b, dtype] : reads) {
-      if (!nest_local.count(b)) local.emplace(b, 0);
-    }
-    for (int b : written) {
-      if (!nest_local.count(b)) local.emplace(b, 0);
-    }
-    for (auto& [b, position] : local) {
-      position = static_cast<int>(args.size());
-      args.push_back(b);
-    }
     std::string s;
     for (size_t k = 0; k < program_.num_symbols; ++k) {
       s += fmt::format("  [[maybe_unused]] const int64_t s{0} = sym[{0}];\n", k);
     }
-    for (const auto& [b, position] : local) {
-      const DType dtype =
-          written.count(b) ? program_.buffers[static_cast<size_t>(b)].dtype : reads.at(b);
+    for (const NestArgument& arg : nest_arguments(program_, nest_)) {
+      const int position = static_cast<int>(args.size());
+      local.emplace(arg.buffer, position);
+      args.push_back(arg.buffer);
       s += fmt::format("  {0}{1}* __restrict b{2} = static_cast<{0}{1}*>(args[{2}]);\n",
-                       written.count(b) ? "" : "const ", c_type(dtype), position);
+                       arg.written ? "" : "const ", c_type(arg.dtype), position);
     }
     // Local buffers: numbered after the arguments, declared inside the shared loops.
     std::vector<std::string> local_declarations;

@@ -257,36 +257,20 @@ class KernelWriter {
   // in `args`, the program buffers it takes in order; `launch` gets its configuration (blocks in
   // terms of the symbols).
   std::string body(std::vector<int>& args, CudaLaunch& launch) {
-    std::map<int, DType> reads;
-    std::set<int> written;
-    for (const Kernel& k : nest_.parts) {
-      for_each_load(k.body, [&](const ExprNode& l) { reads[l.buffer] = l.dtype; });
-      written.insert(k.output);
-    }
-    std::set<int> nest_local;
-    for (const LoopNest::LocalBuffer& l : nest_.locals) nest_local.insert(l.buffer);
     std::map<int, int> position;
-    for (const auto& [b, dtype] : reads) {
-      if (!nest_local.count(b)) position.emplace(b, 0);
-    }
-    for (int b : written) {
-      if (!nest_local.count(b)) position.emplace(b, 0);
-    }
-    for (auto& [b, at] : position) {
-      at = static_cast<int>(args.size());
-      args.push_back(b);
-    }
     std::string s;
     for (size_t k = 0; k < program_.num_symbols; ++k) {
       s += fmt::format("  [[maybe_unused]] const int64_t s{0} = a.s[{0}];\n", k);
     }
     // Read-only buffers may go through the read-only data cache; written ones may be read back
     // by other threads of the block after a barrier, so they must not.
-    for (const auto& [b, at] : position) {
-      const bool writes = written.count(b) > 0;
-      const DType dtype = writes ? program_.buffers[static_cast<size_t>(b)].dtype : reads.at(b);
+    for (const NestArgument& arg : nest_arguments(program_, nest_)) {
+      const int at = static_cast<int>(args.size());
+      position.emplace(arg.buffer, at);
+      args.push_back(arg.buffer);
       s += fmt::format("  {0}{1}* {2}b{3} = static_cast<{0}{1}*>(a.b[{3}]);\n",
-                       writes ? "" : "const ", c_type(dtype), writes ? "" : "__restrict__ ", at);
+                       arg.written ? "" : "const ", c_type(arg.dtype),
+                       arg.written ? "" : "__restrict__ ", at);
     }
     // Local buffers in shared memory, then the reduction scratch.
     int64_t shared = 0;

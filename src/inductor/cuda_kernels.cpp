@@ -55,10 +55,10 @@ std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source
                                                        std::string_view what) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const cuda::KernelLibrary>> loaded;
+  const std::string compiler = cuda::compiler_version();
   std::string material;
-  for (std::string_view part :
-       {std::string_view("kiln cuda cache v1"), std::string_view(source),
-        std::string_view(architecture), std::string_view(cuda::compiler_version())}) {
+  for (std::string_view part : {std::string_view("kiln cuda cache v1"), std::string_view(source),
+                                std::string_view(architecture), std::string_view(compiler)}) {
     material += fmt::format("{}:{}", part.size(), part);
   }
   const std::string key = content_hash(material);

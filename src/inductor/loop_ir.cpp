@@ -185,4 +185,26 @@ std::vector<int> buffers_read(const Step& step) {
   return read;
 }
 
+std::vector<NestArgument> nest_arguments(const Program& program, const LoopNest& nest) {
+  std::map<int, DType> reads;
+  std::set<int> written;
+  for (const Kernel& k : nest.parts) {
+    for_each_load(k.body, [&](const ExprNode& l) { reads[l.buffer] = l.dtype; });
+    written.insert(k.output);
+  }
+  std::set<int> local;
+  for (const LoopNest::LocalBuffer& l : nest.locals) local.insert(l.buffer);
+  std::set<int> taken;
+  for (const auto& [b, dtype] : reads) taken.insert(b);
+  taken.insert(written.begin(), written.end());
+  std::vector<NestArgument> arguments;
+  for (int b : taken) {
+    if (local.count(b)) continue;
+    const bool writes = written.count(b) > 0;
+    arguments.push_back(
+        {b, writes ? program.buffers[static_cast<size_t>(b)].dtype : reads.at(b), writes});
+  }
+  return arguments;
+}
+
 }  // namespace kiln::inductor

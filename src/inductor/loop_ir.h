@@ -158,6 +158,17 @@ std::vector<int> buffers_read(const Step& step);
 std::vector<const LoopNest*> loop_nests(const Step& step);
 std::vector<LoopNest*> loop_nests(Step& step);
 
+struct Program;
+// A buffer a loop nest's generated function takes: every buffer its kernels read or write but the
+// nest's local ones, in increasing order, with the dtype it is accessed as (a written buffer's
+// own, a read-only one's loads') and whether the nest writes it.
+struct NestArgument {
+  int buffer = -1;
+  DType dtype = DType::Float32;
+  bool written = false;
+};
+std::vector<NestArgument> nest_arguments(const Program& program, const LoopNest& nest);
+
 // A graph output: a view (sizes, strides, offset) of a buffer.
 struct OutputView {
   int buffer = -1;
