@@ -49,43 +49,54 @@ std::optional<std::string> verified_cubin(const fs::path& path) {
   return bytes;
 }
 
-// Loaded libraries by cache key: each source compiled and loaded once per process.
-std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source,
-                                                       const std::string& architecture,
-                                                       std::string_view what) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const cuda::KernelLibrary>> loaded;
+// The cache key of a source compiled for an architecture by this NVRTC.
+std::string cuda_cache_key(const std::string& source, const std::string& architecture) {
   const std::string compiler = cuda::compiler_version();
   std::string material;
   for (std::string_view part : {std::string_view("kiln cuda cache v1"), std::string_view(source),
                                 std::string_view(architecture), std::string_view(compiler)}) {
     material += fmt::format("{}:{}", part.size(), part);
   }
-  const std::string key = content_hash(material);
+  return content_hash(material);
+}
+
+// Loaded libraries by cache key: each source compiled and loaded once per process.
+std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source,
+                                                       const std::string& architecture,
+                                                       std::string_view what) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const cuda::KernelLibrary>> loaded;
+  const std::string key = cuda_cache_key(source, architecture);
   std::lock_guard lock(mutex);
   if (auto it = loaded.find(key); it != loaded.end()) return it->second;
-  const fs::path dir = cache_dir() / "cuda";
-  create_private_directory(dir, "set KILN_CACHE_DIR to a writable folder");
-  const fs::path cubin_path = dir / (key + ".cubin");
-  std::optional<std::string> cubin = verified_cubin(cubin_path);
-  if (!cubin) {
-    const fs::path source_path = dir / (key + ".cu");
-    replace_file(source_path, source);
-    try {
-      cubin = cuda::compile_to_cubin(source, architecture, std::string(what));
-    } catch (const Error& e) {
-      KILN_FAIL("inductor: could not compile the CUDA kernels of {} (source kept in {}): {}", what,
-                source_path.string(), e.what());
-    }
-    ++compilations;
-    replace_file(cubin_path, *cubin + content_hash(*cubin));
-  }
-  auto library = std::make_shared<const cuda::KernelLibrary>(*cubin);
+  auto library =
+      std::make_shared<const cuda::KernelLibrary>(cached_cubin(source, architecture, what));
   loaded.emplace(key, library);
   return library;
 }
 
 }  // namespace
+
+std::string cached_cubin(const std::string& source, const std::string& architecture,
+                         std::string_view what) {
+  const std::string key = cuda_cache_key(source, architecture);
+  const fs::path dir = cache_dir() / "cuda";
+  create_private_directory(dir, "set KILN_CACHE_DIR to a writable folder");
+  const fs::path cubin_path = dir / (key + ".cubin");
+  if (std::optional<std::string> cubin = verified_cubin(cubin_path)) return *cubin;
+  const fs::path source_path = dir / (key + ".cu");
+  replace_file(source_path, source);
+  std::string cubin;
+  try {
+    cubin = cuda::compile_to_cubin(source, architecture, std::string(what));
+  } catch (const Error& e) {
+    KILN_FAIL("inductor: could not compile the CUDA kernels of {} (source kept in {}): {}", what,
+              source_path.string(), e.what());
+  }
+  ++compilations;
+  replace_file(cubin_path, cubin + content_hash(cubin));
+  return cubin;
+}
 
 KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int device,
                           std::string_view what) {

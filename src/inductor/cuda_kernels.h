@@ -9,6 +9,7 @@
 #include "inductor/codegen_cuda.h"
 #include "inductor/kernel_function.h"
 
+#include <string>
 #include <string_view>
 
 namespace kiln::inductor {
@@ -19,7 +20,12 @@ namespace kiln::inductor {
 KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int device,
                           std::string_view what);
 
-// How many cubins cuda_kernels has compiled in this process (for tests).
+// The cubin of `source` for `architecture` ("sm_90"): from the disk cache when a verified entry
+// is there, else compiled by NVRTC and stored. Needs NVRTC, not a GPU.
+std::string cached_cubin(const std::string& source, const std::string& architecture,
+                         std::string_view what);
+
+// How many cubins cuda_kernels and cached_cubin have compiled in this process (for tests).
 size_t cuda_compilation_count();
 
 }  // namespace kiln::inductor

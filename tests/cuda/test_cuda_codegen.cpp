@@ -2,9 +2,12 @@
 // scheduled for a CUDA device, generates a source that NVRTC compiles for sm_90 (the H100/H200).
 // Needs the CUDA toolkit's NVRTC, not a device; skipped in builds without CUDA. Running the
 // kernels is test_cuda_inductor.cpp's business (on a GPU).
+#include "capture/capture_test_util.h"
 #include "cuda/cuda_test_util.h"
 #include "cuda/runtime_compile.h"
 #include "inductor/codegen_cuda.h"
+#include "inductor/cuda_kernels.h"
+#include "inductor/inductor_test_util.h"
 #include "inductor/lowering.h"
 #include "inductor/scheduler.h"
 
@@ -12,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <regex>
@@ -145,6 +150,62 @@ TEST(CudaCodegen, OpInfoGraphsCompileWithNvrtc) {
   batches.flush();
   std::cerr << batches.count() << " distinct graphs generated and compiled by NVRTC\n";
   EXPECT_GT(batches.count(), 200u);
+}
+
+// The disk cache of cubins: a second request is served from the file without compiling; a
+// truncated or corrupted file (its trailing content hash does not match) is reported on
+// perf_hints and rebuilt, and the rebuilt entry is whole again.
+TEST(CudaCodeCache, CubinsAreReusedAndCorruptedOnesRebuilt) {
+  if (!have_nvrtc()) GTEST_SKIP() << "kiln was built without CUDA (no NVRTC)";
+  testing::TemporaryFolder folder;
+  testing::ScopedEnv cache("KILN_CACHE_DIR", (folder.path() / "cache").string());
+  const std::string source =
+      "extern \"C\" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }\n";
+  const size_t before = inductor::cuda_compilation_count();
+  const std::string cubin = inductor::cached_cubin(source, "sm_90", "the cache test");
+  ASSERT_FALSE(cubin.empty());
+  EXPECT_EQ(inductor::cuda_compilation_count(), before + 1);
+  EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test"), cubin);
+  EXPECT_EQ(inductor::cuda_compilation_count(), before + 1);  // from the file
+  std::filesystem::path file;
+  for (const auto& e : std::filesystem::directory_iterator(folder.path() / "cache" / "cuda")) {
+    if (e.path().extension() == ".cubin") file = e.path();
+  }
+  ASSERT_FALSE(file.empty());
+  const auto whole = std::filesystem::file_size(file);
+  {
+    // A flipped byte in the middle.
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(whole / 2));
+    char c = 0;
+    f.seekg(static_cast<std::streamoff>(whole / 2));
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(whole / 2));
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  {
+    testing::LogCapture logs("perf_hints");
+    EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test"), cubin);
+    EXPECT_EQ(logs.count("is corrupted; rebuilding it"), 1u) << logs.all();
+  }
+  EXPECT_EQ(inductor::cuda_compilation_count(), before + 2);
+  EXPECT_EQ(std::filesystem::file_size(file), whole);
+  std::filesystem::resize_file(file, 10);
+  {
+    testing::LogCapture logs("perf_hints");
+    EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test"), cubin);
+    EXPECT_EQ(logs.count("is truncated; rebuilding it"), 1u) << logs.all();
+  }
+  EXPECT_EQ(inductor::cuda_compilation_count(), before + 3);
+  // A source NVRTC rejects: the error names the kernel's graph and where the source is kept.
+  try {
+    inductor::cached_cubin("this is not CUDA", "sm_90", "the broken test source");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the broken test source"), std::string::npos) << what;
+    EXPECT_NE(what.find(".cu"), std::string::npos) << what;
+  }
 }
 
 }  // namespace
