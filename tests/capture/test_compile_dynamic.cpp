@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <limits>
+
 namespace kiln {
 namespace {
 
@@ -83,6 +85,29 @@ TEST(CompileDynamic, AutomaticDynamicRecompilesOnceThenHits) {
   EXPECT_EQ(logs.count("recompiles: recompiling"), 1u) << logs.all();
   EXPECT_EQ(logs.count("size of dim 0 changed from 3 to 5"), 1u) << logs.all();
   EXPECT_EQ(logs.count("automatic dynamic: arg 0 dim 0"), 1u) << logs.all();
+}
+
+// Slices whose bounds lie beyond any size (None, Python's sys.maxsize, -2^62) clamp to the
+// symbolic size without int64 overflow in its expressions; values equal eager's at every size.
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+// The most negative bound a SymInt holds (values below -2^62 are its handles' range).
+constexpr int64_t kFarNegative = -(int64_t{1} << 62);
+
+TEST(CompileDynamic, SlicesWithFarBoundsOfSymbolicSizes) {
+  CompileOptions options;
+  options.dynamic = true;
+  auto f = compile(
+      [](const Tensor& x) {
+        return x.slice(0, 1, kMax) * 2 + x.slice(0, kFarNegative, kMax).sum() +
+               x.slice(0, -3, std::nullopt, 2).sum();
+      },
+      options);
+  for (int64_t n : {5, 9, 30}) {
+    const Tensor x = arange(n).to(kFloat32);
+    const Tensor want = x.slice(0, 1, kMax) * 2 + x.slice(0, kFarNegative, kMax).sum() +
+                        x.slice(0, -3, std::nullopt, 2).sum();
+    EXPECT_TRUE(testing::all_close(f(x), want, 1e-6, 1e-6)) << n;
+  }
 }
 
 TEST(CompileDynamic, DynamicFalseCompilesPerSize) {
