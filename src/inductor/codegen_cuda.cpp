@@ -465,6 +465,10 @@ CudaSource generate_cuda(Program& program) {
       nest->args.clear();
       CudaLaunch launch;
       const std::string body = KernelWriter(program, *nest).body(nest->args, launch);
+      // CUDA passes at most 4 KiB of parameters: 512 pointers and sizes.
+      KILN_CHECK(nest->args.size() + program.num_symbols <= 512,
+                 "inductor: a CUDA kernel would take {} buffers and {} sizes (at most 512 in all)",
+                 nest->args.size(), program.num_symbols);
       auto [it, added] =
           kernel_of_body.emplace(body, fmt::format("kernel{}", kernel_of_body.size()));
       nest->function = it->second;

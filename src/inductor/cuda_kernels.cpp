@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -115,8 +116,13 @@ KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int devi
           fixed_blocks ? *fixed_blocks
                        : evaluate_sizes({launch.blocks}, std::span(symbols, num_symbols)).front();
       if (blocks <= 0) return;  // nothing to compute
-      // The kernel's parameter struct: the pointers, then the symbols, 8 bytes each.
-      std::vector<uint64_t> parameter(num_args + num_symbols);
+      // The kernel's parameter struct: the pointers, then the symbols, 8 bytes each; on the stack
+      // (no allocation per launch) up to 4 KiB, CUDA's limit for a kernel's parameters.
+      std::array<uint64_t, 512> parameter;
+      KILN_CHECK(num_args + num_symbols <= parameter.size(),
+                 "inductor: a CUDA kernel takes {} buffers and {} sizes, more than its 4 KiB of "
+                 "parameters hold",
+                 num_args, num_symbols);
       std::memcpy(parameter.data(), args, num_args * sizeof(void*));
       std::memcpy(parameter.data() + num_args, symbols, num_symbols * sizeof(int64_t));
       cuda::KernelLibrary::launch(kernel, std::min(blocks, kMaxBlocks), launch.threads,

@@ -99,7 +99,22 @@ SymRange ShapeEnv::bounds(const SymExpr& e) const { return symbolic::bounds(simp
 
 int64_t ShapeEnv::hint(const SymExpr& e) const { return evaluate(e, hints_); }
 
+namespace {
+
+// Sizes and the expressions made of them stay far below this (no tensor has 2^62 elements), so a
+// comparison with a constant beyond it (a slice bound of None, Python's sys.maxsize) is decided
+// without a guard, and without the subtraction that would overflow int64.
+constexpr int64_t kBeyondAnySize = int64_t{1} << 62;
+
+bool far(const SymExpr& e) {
+  return e.is_constant() && (e.value() >= kBeyondAnySize || e.value() <= -kBeyondAnySize);
+}
+
+}  // namespace
+
 std::optional<bool> ShapeEnv::static_eq(const SymExpr& a, const SymExpr& b) const {
+  if (a.is_constant() && b.is_constant()) return a.value() == b.value();
+  if (far(a) || far(b)) return false;
   const SymExpr d = simplify(a - b);
   if (d.is_constant()) return d.value() == 0;
   const SymRange r = symbolic::bounds(d, ranges_);
@@ -108,6 +123,9 @@ std::optional<bool> ShapeEnv::static_eq(const SymExpr& a, const SymExpr& b) cons
 }
 
 std::optional<bool> ShapeEnv::static_lt(const SymExpr& a, const SymExpr& b) const {
+  if (a.is_constant() && b.is_constant()) return a.value() < b.value();
+  if (far(a)) return a.value() < 0;  // -far < size; far < size is false
+  if (far(b)) return b.value() > 0;  // size < far; size < -far is false
   const SymExpr d = simplify(a - b);
   if (d.is_constant()) return d.value() < 0;
   const SymRange r = symbolic::bounds(d, ranges_);

@@ -40,17 +40,6 @@ SliceBounds slice_bounds(const Stack& args) {
   b.size = dim_size(self, b.dim);
   b.start = args[2].is_none() ? SymInt(int64_t{0}) : args[2].to_sym_int();
   b.end = args[3].is_none() ? SymInt(std::numeric_limits<int64_t>::max()) : args[3].to_sym_int();
-  // A bound beyond any size (None, Python's sys.maxsize) clamps to the size without a comparison
-  // with a symbolic size, whose arithmetic on such numbers would overflow int64.
-  constexpr int64_t kBeyondAnySize = int64_t{1} << 62;
-  const auto clamp_far = [&b](SymInt& bound) {
-    if (bound.is_symbolic()) return;
-    const int64_t value = bound.expect_int();
-    if (value >= kBeyondAnySize) bound = b.size;
-    if (value <= -kBeyondAnySize) bound = SymInt(int64_t{0});
-  };
-  clamp_far(b.start);
-  clamp_far(b.end);
   // Negative bounds count from the end, then both clamp into [0, size].
   if (b.start < 0) b.start = b.start + b.size;
   if (b.end < 0) b.end = b.end + b.size;
