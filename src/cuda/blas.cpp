@@ -1,6 +1,6 @@
-// mm through cuBLAS (float32, float64). TF32 stays off: the handle keeps CUBLAS_DEFAULT_MATH, which
-// uses tensor cores for float32 only when TF32 is asked for (PyTorch's allow_tf32 = False default
-// for matmul), so results match the CPU's to float32 rounding.
+// mm and bmm through cuBLAS (float32, float64). TF32 stays off: the handle keeps
+// CUBLAS_DEFAULT_MATH, which uses tensor cores for float32 only when TF32 is asked for (PyTorch's
+// allow_tf32 = False default for matmul), so results match the CPU's to float32 rounding.
 #include "cuda/cuda_check.h"
 #include "cuda/device_state.h"
 #include "cuda/launch_args.h"
@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #define KILN_CUBLAS_CHECK(call)                                                                    \
@@ -48,26 +49,49 @@ int as_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-void mm_cuda(const Stack& args, const std::vector<Tensor>& outs) {
+// C = A B for `batch` row-major products of [m, k] and [k, n] matrices stored one after another
+// (contiguous), through cuBLAS's strided batched GEMM. Row-major C = A B is column-major
+// C^T = B^T A^T: the operands swap, nothing transposes.
+template <typename T>
+void batched_gemm(cublasHandle_t h, int64_t batch, int64_t m, int64_t k, int64_t n, const T* a,
+                  const T* b, T* c) {
+  const T one = 1, zero = 0;
+  const int in = as_int(n, "n"), im = as_int(m, "m"), ik = as_int(k, "k");
+  const int count = as_int(batch, "batch");
+  if constexpr (std::is_same_v<T, float>) {
+    KILN_CUBLAS_CHECK(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b,
+                                                in, k * n, a, ik, m * k, &zero, c, in, m * n,
+                                                count));
+  } else {
+    KILN_CUBLAS_CHECK(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b,
+                                                in, k * n, a, ik, m * k, &zero, c, in, m * n,
+                                                count));
+  }
+}
+
+// mm ([m, k] @ [k, n]) and bmm ([b, m, k] @ [b, k, n]) on CUDA, float32 and float64.
+void matrix_product(const char* op, const Stack& args, const std::vector<Tensor>& outs) {
   const Tensor& a = args[0].to_tensor();
   const Tensor& b = args[1].to_tensor();
   const Tensor& out = outs[0];
   const Device device = out.device();
   for (const Tensor* t : {&a, &b}) {
     KILN_CHECK(t->device() == device,
-               "mm: expected all tensors to be on the same device, but found at least two "
+               "{}: expected all tensors to be on the same device, but found at least two "
                "devices, {} and {}",
-               device.str(), t->device().str());
+               op, device.str(), t->device().str());
   }
   const DType dtype = out.dtype();
   KILN_CHECK(a.dtype() == dtype && b.dtype() == dtype &&
                  (dtype == DType::Float32 || dtype == DType::Float64),
-             "mm: no kernel for device {} for {} @ {} (cuBLAS multiplies float32 and float64 "
+             "{}: no kernel for device {} for {} @ {} (cuBLAS multiplies float32 and float64 "
              "matrices here)",
-             device.str(), dtype_name(a.dtype()), dtype_name(b.dtype()));
+             op, device.str(), dtype_name(a.dtype()), dtype_name(b.dtype()));
   DeviceGuard guard(device.index());
-  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  if (m == 0 || n == 0) return;
+  const bool batched = a.dim() == 3;
+  const int64_t batch = batched ? a.size(0) : 1;
+  const int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1);
+  if (batch == 0 || m == 0 || n == 0) return;
   Tensor result = out.is_contiguous() ? out : empty_cuda_like(out, out.dtype());
   if (k == 0) {
     result.zero_();
@@ -75,19 +99,12 @@ void mm_cuda(const Stack& args, const std::vector<Tensor>& outs) {
     const Tensor x = a.contiguous(), y = b.contiguous();
     cublasHandle_t h = handle(device.index());
     KILN_CUBLAS_CHECK(cublasSetStream(h, stream_of(device.index())));
-    // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, nothing transposes.
     if (dtype == DType::Float32) {
-      const float one = 1.0f, zero = 0.0f;
-      KILN_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(n, "n"), as_int(m, "m"),
-                                    as_int(k, "k"), &one, y.data_ptr<float>(), as_int(n, "n"),
-                                    x.data_ptr<float>(), as_int(k, "k"), &zero,
-                                    result.data_ptr<float>(), as_int(n, "n")));
+      batched_gemm(h, batch, m, k, n, x.data_ptr<float>(), y.data_ptr<float>(),
+                   result.data_ptr<float>());
     } else {
-      const double one = 1.0, zero = 0.0;
-      KILN_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, as_int(n, "n"), as_int(m, "m"),
-                                    as_int(k, "k"), &one, y.data_ptr<double>(), as_int(n, "n"),
-                                    x.data_ptr<double>(), as_int(k, "k"), &zero,
-                                    result.data_ptr<double>(), as_int(n, "n")));
+      batched_gemm(h, batch, m, k, n, x.data_ptr<double>(), y.data_ptr<double>(),
+                   result.data_ptr<double>());
     }
   }
   if (!result.is_same(out)) device_copy(out, result);
@@ -95,6 +112,13 @@ void mm_cuda(const Stack& args, const std::vector<Tensor>& outs) {
 
 }  // namespace
 
-KILN_CUDA_REGISTER(blas_ops) { structured("mm", mm_cuda); }
+KILN_CUDA_REGISTER(blas_ops) {
+  structured("mm", [](const Stack& args, const std::vector<Tensor>& outs) {
+    matrix_product("mm", args, outs);
+  });
+  structured("bmm", [](const Stack& args, const std::vector<Tensor>& outs) {
+    matrix_product("bmm", args, outs);
+  });
+}
 
 }  // namespace kiln::cuda

@@ -39,6 +39,24 @@ TEST(CudaMatmul, Float64MatchesCpu) {
   EXPECT_TRUE(all_close(cpu(mm(gpu(a), gpu(b))), mm(a, b), 1e-12, 1e-12));
 }
 
+TEST(CudaMatmul, BmmMatchesCpu) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor a = sample({5, 17, 40}, DType::Float32, 51),
+               b = sample({5, 40, 9}, DType::Float32, 52);
+  EXPECT_TRUE(all_close(cpu(bmm(gpu(a), gpu(b))), bmm(a, b), 1e-4, 1e-4));
+  // Transposed operands, and matmul's batched broadcasting through bmm.
+  EXPECT_TRUE(all_close(cpu(bmm(gpu(b).transpose(1, 2), gpu(a).transpose(1, 2))),
+                        bmm(b.transpose(1, 2), a.transpose(1, 2)), 1e-4, 1e-4));
+  const Tensor c = sample({40, 9}, DType::Float32, 53);
+  EXPECT_TRUE(all_close(cpu(matmul(gpu(a), gpu(c))), matmul(a, c), 1e-4, 1e-4));
+  const Tensor d = sample({3, 4, 6}, DType::Float64, 54), e = sample({3, 6, 2}, DType::Float64, 55);
+  EXPECT_TRUE(all_close(cpu(bmm(gpu(d), gpu(e))), bmm(d, e), 1e-12, 1e-12));
+  EXPECT_EQ(cpu(bmm(gpu(sample({0, 3, 4}, DType::Float32, 56)),
+                    gpu(sample({0, 4, 2}, DType::Float32, 57))))
+                .numel(),
+            0);
+}
+
 TEST(CudaMatmul, OtherDtypesRaise) {
   if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   const Tensor a = sample({3, 3}, DType::Int64, 48);
