@@ -158,15 +158,25 @@ void Module::train(bool on) {
 
 namespace {
 
-// PyTorch's `t.data = t.data.to(dtype)`: the TensorImpl takes the converted storage and geometry.
-void convert_in_place(const Tensor& t, DType dtype) {
-  if (!t.defined() || !t.is_floating_point() || t.dtype() == dtype) return;
-  Tensor converted = t.detach().to(dtype).contiguous();
+// PyTorch's `t.data = converted`: the TensorImpl takes the converted tensor's storage, geometry
+// and dtype.
+void take_data(const Tensor& t, const Tensor& converted) {
   TensorImpl* impl = t.impl();
   impl->set_storage(converted.storage());
   impl->set_sizes_and_strides(converted.sym_sizes(), converted.sym_strides(),
                               converted.sym_storage_offset());
-  impl->set_dtype(dtype);
+  impl->set_dtype(converted.dtype());
+}
+
+void convert_in_place(const Tensor& t, DType dtype) {
+  if (!t.defined() || !t.is_floating_point() || t.dtype() == dtype) return;
+  take_data(t, t.detach().to(dtype).contiguous());
+}
+
+// Moves the data; the layout is kept as `to(device)` keeps it (dense tensors keep their strides).
+void move_in_place(const Tensor& t, Device device) {
+  if (!t.defined() || t.device() == device) return;
+  take_data(t, t.detach().to(device));
 }
 
 }  // namespace
@@ -183,6 +193,18 @@ void Module::to(DType dtype) {
     }
   }
   for (const Tensor& b : buffers()) convert_in_place(b, dtype);
+}
+
+void Module::to(Device device) {
+  autograd::NoGradGuard no_grad;
+  for (const Tensor& p : parameters()) {
+    move_in_place(p, device);
+    if (p.grad().defined() && p.grad().device() != device) {
+      Tensor& g = const_cast<Tensor&>(p).mutable_grad();
+      g = g.detach().to(device);
+    }
+  }
+  for (const Tensor& b : buffers()) move_in_place(b, device);
 }
 
 void Module::zero_grad(bool set_to_none) {

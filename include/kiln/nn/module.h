@@ -88,6 +88,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // place: the TensorImpl keeps its identity and takes the converted data, as PyTorch's
   // `param.data = param.to(dtype)` does, so optimizers holding the parameters keep working.
   void to(DType dtype);
+  // Moves every parameter and buffer (and parameter gradient) to `device` in place, as
+  // PyTorch's module.to(device): the tensors keep their identity (optimizers built before the
+  // move keep working) and take storage on the device.
+  void to(Device device);
 
   // set_to_none: drop gradients; otherwise zero them in place (detached).
   void zero_grad(bool set_to_none = true);
