@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace kiln::inductor {
@@ -149,14 +150,59 @@ class ExprWriter {
         rhs = call_text(*e);
         break;
     }
+    // The same computation twice (a value loaded at the same index again, sin and cos both
+    // reading x) is written once: nothing a body computes can change between its statements.
+    const std::string key = fmt::format("{} {}", c_type(e->dtype), rhs);
+    if (auto it = name_of_text_.find(key); it != name_of_text_.end()) {
+      return names_of_[e.get()] = it->second;
+    }
     const std::string name = fmt::format("t{}", counter_++);
-    lines_ += fmt::format("{}const {} {} = {};\n", indent_, c_type(e->dtype), name, rhs);
+    if (auto paired = paired_with_sin_or_cos(*e, name)) {
+      lines_ = *paired;
+    } else {
+      lines_ += fmt::format("{}const {} {} = {};\n", indent_, c_type(e->dtype), name, rhs);
+    }
     names_of_[e.get()] = name;
+    name_of_text_[key] = name;
     return name;
   }
   const std::string& lines() const { return lines_; }
 
  private:
+  // sin(a) and cos(a) computed by one sincos call, which shares their range reduction (the
+  // costly part of each; the pointwise workload, rotary embeddings): when `e` is one of them and
+  // the other was written already, that statement becomes the sincos call defining both (before
+  // any use of either), and the new lines are returned; otherwise `e` is remembered.
+  std::optional<std::string> paired_with_sin_or_cos(const ExprNode& e, const std::string& name) {
+    if (e.kind != ExprNode::Kind::Call || (e.op != "sin" && e.op != "cos")) return std::nullopt;
+    const DType dtype = e.args[0]->dtype;
+    if ((dtype != DType::Float32 && dtype != DType::Float64) || e.dtype != dtype) {
+      return std::nullopt;
+    }
+    const std::string arg = names_of_.at(e.args[0].get());
+    const std::string other = e.op == "sin" ? "cos" : "sin";
+    auto it = trig_.find({other, arg});
+    if (it == trig_.end()) {
+      trig_[{e.op, arg}] = name;
+      return std::nullopt;
+    }
+    const std::string& first = it->second;
+    const std::string written =
+        fmt::format("{}const {} {} = static_cast<{}>({}{}({}));\n", indent_, c_type(dtype), first,
+                    c_type(dtype), other, dtype == DType::Float32 ? "f" : "", arg);
+    const size_t at = lines_.find(written);
+    if (at == std::string::npos) return std::nullopt;
+    const std::string& sin_name = e.op == "sin" ? name : first;
+    const std::string& cos_name = e.op == "cos" ? name : first;
+    std::string lines = lines_;
+    lines.replace(
+        at, written.size(),
+        fmt::format("{0}{1} {2}, {3};\n{0}sincos{4}({5}, &{2}, &{3});\n", indent_, c_type(dtype),
+                    sin_name, cos_name, dtype == DType::Float32 ? "f" : "", arg));
+    trig_.erase(it);
+    return lines;
+  }
+
   std::string call_text(const ExprNode& e) {
     std::vector<std::string> a;
     for (const Expr& arg : e.args) a.push_back(emit(arg));
@@ -186,6 +232,8 @@ class ExprWriter {
   std::string indent_;
   int& counter_;
   std::map<const ExprNode*, std::string> names_of_;
+  std::map<std::string, std::string> name_of_text_;                  // by type and right-hand side
+  std::map<std::pair<std::string, std::string>, std::string> trig_;  // (sin|cos, arg) -> name
   std::string lines_;
 };
 
@@ -268,6 +316,13 @@ class KernelWriter {
       const int at = static_cast<int>(args.size());
       position.emplace(arg.buffer, at);
       args.push_back(arg.buffer);
+      if (!arg.written && program_.buffers[static_cast<size_t>(arg.buffer)].host_scalar) {
+        // The number itself is in the parameter (kernels may take a parameter's address).
+        s += fmt::format("  const {0}* b{1} = reinterpret_cast<const {0}*>(&a.b[{1}]);\n",
+                         c_type(arg.dtype), at);
+        launch.host_scalars.emplace_back(at, static_cast<int>(itemsize(arg.dtype)));
+        continue;
+      }
       s += fmt::format("  {0}{1}* {2}b{3} = static_cast<{0}{1}*>(a.b[{3}]);\n",
                        arg.written ? "" : "const ", c_type(arg.dtype),
                        arg.written ? "" : "__restrict__ ", at);
@@ -306,6 +361,7 @@ class KernelWriter {
     } else {
       // A lone reduction to one value has no shared loops: one block.
       launch.threads = block_threads(parts, p);
+      threads_ = launch.threads;
       launch.blocks = p == 0 ? Size(1) : product(nest_.outer);
       text = block_kernel(parts, p, shared);
       shared += kScratchBytes;
@@ -403,7 +459,7 @@ class KernelWriter {
   template <typename Body>
   std::string spread_over_threads(const Kernel& k, size_t p, std::string indent, Body body) {
     const Sizes own(k.ranges.begin() + static_cast<std::ptrdiff_t>(p), k.ranges.end());
-    std::string s = open_loop("e", "threadIdx.x", size_cpp(product(own)), "blockDim.x", indent);
+    std::string s = open_loop("e", "threadIdx.x", size_cpp(product(own)), threads_text(), indent);
     s += unravel("e", p, own, indent);
     s += body(indent);
     return s + close_loop(indent);
@@ -432,7 +488,8 @@ class KernelWriter {
     const DeviceAccumulator acc(k.reduction, output_dtype_.at(k.output));
     std::string s = fmt::format("{}{} acc = {}({});\n", indent, acc.type, acc.type, acc.init);
     const std::string outer_indent = indent;
-    s += open_loop("r", "threadIdx.x", size_cpp(product(k.reduction_ranges)), "blockDim.x", indent);
+    s += open_loop("r", "threadIdx.x", size_cpp(product(k.reduction_ranges)), threads_text(),
+                   indent);
     s += unravel("r", k.ranges.size(), k.reduction_ranges, indent);
     ExprWriter w(names_, indent, counter_);
     const std::string v = w.emit(k.body);
@@ -446,8 +503,13 @@ class KernelWriter {
     return s + outer_indent + "}\n";
   }
 
+  // The block's threads as a literal: a row of constant length then has a constant trip count
+  // per thread, which the compiler unrolls so that a thread's loads are in flight together.
+  std::string threads_text() const { return std::to_string(threads_); }
+
   const Program& program_;
   const LoopNest& nest_;
+  int threads_ = 0;  // a block kernel's threads per block
   std::vector<std::string> names_;
   std::map<int, DType> output_dtype_;  // by argument position
   int counter_ = 0;                    // temporaries' numbers

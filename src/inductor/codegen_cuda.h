@@ -26,6 +26,10 @@ struct CudaLaunch {
   Size blocks;
   int threads = 0;
   int64_t shared_bytes = 0;
+  // Arguments passed by value (Buffer::host_scalar): their position among the kernel's buffer
+  // arguments and their size in bytes. The launch copies the value from the host address the
+  // runtime gives for them into the parameter's 8 bytes.
+  std::vector<std::pair<int, int>> host_scalars;
 };
 
 struct CudaSource {

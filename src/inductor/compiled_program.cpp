@@ -227,8 +227,13 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
     const Buffer& buf = program_.buffers[b];
     if (buf.role != Buffer::Role::Input) continue;
     Tensor t = inputs[static_cast<size_t>(buf.input)];
-    // A number beside GPU tensors comes as a 0-dim CPU tensor; kernels read device memory.
-    if (t.device() != program_.device && t.dim() == 0) t = t.to(program_.device);
+    // A number beside GPU tensors comes as a 0-dim CPU tensor: generated kernels take its value
+    // from the host (Buffer::host_scalar); extern calls get it on the device.
+    const bool by_value = buf.host_scalar && t.device() != program_.device && t.dim() == 0;
+    const Tensor host = by_value ? t : Tensor();
+    if (t.device() != program_.device && t.dim() == 0 && (!by_value || extern_reads_[b])) {
+      t = t.to(program_.device);
+    }
     const View& want = layout.buffers[b];
     KILN_CHECK(t.dtype() == buf.dtype && t.sizes().vec() == want.sizes,
                "inductor: input {} is {} [{}]; the compiled graph expects {} [{}]", buf.input,
@@ -238,7 +243,7 @@ std::vector<Tensor> CompiledProgram::run_with(std::span<const Tensor> inputs, co
     // than the forward output had) is copied into the expected one.
     t = in_layout_of(t, buffers, static_cast<int>(b));
     buffers.tensors[b] = t;
-    buffers.pointers[b] = t.numel() > 0 ? storage_base(t) : nullptr;
+    buffers.pointers[b] = by_value ? storage_base(host) : t.numel() > 0 ? storage_base(t) : nullptr;
   }
   // Planned buffers: places in the arena (64-byte aligned), as flat tensors sharing its memory
   // for the extern calls that read them.

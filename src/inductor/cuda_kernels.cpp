@@ -125,6 +125,10 @@ KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int devi
                  num_args, num_symbols);
       std::memcpy(parameter.data(), args, num_args * sizeof(void*));
       std::memcpy(parameter.data() + num_args, symbols, num_symbols * sizeof(int64_t));
+      for (const auto& [at, bytes] : launch.host_scalars) {
+        parameter[static_cast<size_t>(at)] = 0;
+        std::memcpy(&parameter[static_cast<size_t>(at)], args[at], static_cast<size_t>(bytes));
+      }
       cuda::KernelLibrary::launch(kernel, std::min(blocks, kMaxBlocks), launch.threads,
                                   launch.shared_bytes, parameter.data());
     };

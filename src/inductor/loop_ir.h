@@ -88,6 +88,9 @@ struct Buffer {
   // allocated by the runtime.
   enum class Role { Input, Intermediate, Local } role = Role::Intermediate;
   int input = -1;  // Role::Input: the graph input's position
+  // Role::Input: a 0-dim CPU tensor at offset 0 (a number beside device tensors). A GPU kernel
+  // takes its value among its parameters, not its address: no copy to the device per call.
+  bool host_scalar = false;
   // Intermediate buffers of kernels are contiguous; extern outputs keep the kernel's layout.
   std::string name;
 };

@@ -227,6 +227,7 @@ class Lowering {
     b.offset = size_of(m.storage_offset);
     b.dtype = m.dtype;
     b.role = Buffer::Role::Input;
+    b.host_scalar = m.device.is_cpu() && m.sizes.empty() && b.offset == Size(0);
     b.input = static_cast<int>(program_.num_inputs++);
     new_storage(m, nullptr, new_buffer(std::move(b)), {&n, 0});
   }

@@ -204,10 +204,12 @@ void localize(Program& program) {
       }
       // A row of symbolic length is as long as its guards allow.
       const std::optional<int64_t> most = program.facts.upper_bound(elements);
-      const int64_t limit =
-          program.device.is_cuda() ? kMaxSharedMemoryLocalElements : kMaxLocalElements;
-      if (!most || *most > limit) continue;
-      if (const auto reader = in_place_reader(program, *nest, j)) {
+      if (!most || *most > kMaxLocalElements) continue;
+      // A row updated in its reader's output stays in memory (the cache), not in a GPU block's
+      // shared memory: only local arrays have the smaller limit there.
+      const auto reader = in_place_reader(program, *nest, j);
+      if (!reader && program.device.is_cuda() && *most > kMaxSharedMemoryLocalElements) continue;
+      if (reader) {
         const Kernel& last = nest->parts[*reader];
         const int o = last.output;
         for (size_t k = j + 1; k <= *reader; ++k) {
