@@ -7,9 +7,19 @@
 # else. The .cu kernels build as an object library of their own, which keeps the C++ warning
 # flags (kiln_set_warnings) and sanitizer flags (add_compile_options) away from nvcc.
 find_package(CUDAToolkit QUIET)
+# cuDNN is required by the CUDA backend rather than optional within it: its convolutions call it
+# (src/cuda/convolution_ops.cpp), and a build without it would need a second, much slower path
+# whose use nobody would notice until it mattered. So the backend is on by default only where the
+# toolkit and cuDNN both are (a toolkit without cuDNN builds for the CPU, as no toolkit does),
+# and KILN_CUDA=ON without cuDNN fails below, saying what to install.
+if(CUDAToolkit_FOUND)
+  find_library(KILN_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+  find_path(KILN_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+endif()
 # The sanitizer builds leave CUDA out by default: AddressSanitizer's shadow memory and the CUDA
 # driver's mappings conflict (protect_shadow_gap), and compute-sanitizer is the device checker.
-if(CUDAToolkit_FOUND AND NOT KILN_SANITIZE AND NOT KILN_TSAN)
+if(CUDAToolkit_FOUND AND KILN_CUDNN_LIBRARY AND KILN_CUDNN_INCLUDE_DIR AND NOT KILN_SANITIZE
+   AND NOT KILN_TSAN)
   set(KILN_CUDA_DEFAULT ON)
 else()
   set(KILN_CUDA_DEFAULT OFF)
@@ -26,6 +36,12 @@ if(NOT KILN_CUDA)
 endif()
 if(NOT CUDAToolkit_FOUND)
   message(FATAL_ERROR "KILN_CUDA=ON but no CUDA toolkit was found (set CUDAToolkit_ROOT)")
+endif()
+if(NOT KILN_CUDNN_LIBRARY OR NOT KILN_CUDNN_INCLUDE_DIR)
+  message(FATAL_ERROR "KILN_CUDA=ON but cuDNN 9 was not found (libcudnn.so: "
+                      "${KILN_CUDNN_LIBRARY}, cudnn.h: ${KILN_CUDNN_INCLUDE_DIR}); install it "
+                      "beside the toolkit (${CUDAToolkit_LIBRARY_DIR}), set KILN_CUDNN_LIBRARY "
+                      "and KILN_CUDNN_INCLUDE_DIR, or configure with -DKILN_CUDA=OFF")
 endif()
 
 if(NOT CMAKE_CUDA_COMPILER)
@@ -46,7 +62,7 @@ if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
   set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
 endif()
 message(STATUS "kiln: CUDA backend on (CUDA ${CUDAToolkit_VERSION}, architectures "
-               "${CMAKE_CUDA_ARCHITECTURES})")
+               "${CMAKE_CUDA_ARCHITECTURES}, cuDNN ${KILN_CUDNN_LIBRARY})")
 
 add_library(kiln_cuda_kernels OBJECT ${KILN_CUDA_KERNEL_SOURCES})
 set_property(TARGET kiln_cuda_kernels PROPERTY COMPILE_OPTIONS "")
@@ -59,8 +75,10 @@ if(KILN_WERROR)
 endif()
 
 set_source_files_properties(${KILN_CUDA_SOURCES} PROPERTIES
-  INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS}" COMPILE_DEFINITIONS KILN_WITH_CUDA)
+  INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS};${KILN_CUDNN_INCLUDE_DIR}"
+  COMPILE_DEFINITIONS KILN_WITH_CUDA)
 # After every other source: the CUDA registrations fill slots of ops declared there, and a
 # shared library runs its static initializers in link order (src/cuda/register.h).
 target_sources(kiln PRIVATE ${KILN_CUDA_SOURCES} $<TARGET_OBJECTS:kiln_cuda_kernels>)
-target_link_libraries(kiln PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cublas_LIBRARY} ${CUDA_nvrtc_LIBRARY})
+target_link_libraries(kiln PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cublas_LIBRARY} ${CUDA_nvrtc_LIBRARY}
+                                   ${KILN_CUDNN_LIBRARY})

@@ -8,13 +8,15 @@
 #     bash bench/device/run_cuda_tests.sh pack
 #       builds kiln_tests (Release, CUDA on) and packs it with libkiln.so and every non-glibc
 #       shared library it loads (ldd) into build-cuda-device/kiln-cuda-tests.tar.gz. cuBLAS and
-#       cuBLASLt (600 MB) stay behind: the machine's toolkit has the same major version.
+#       cuBLASLt (600 MB) stay behind: the machine's toolkit has the same major version. So does
+#       cuDNN (about 1 GB with the sub-libraries its shim loads): the machine has no cuDNN in its
+#       toolkit but PyTorch's wheel nvidia-cudnn-cu13, of the same major version 9.
 #   on the device machine (the device tool's run, carrying build-cuda-device):
 #     bash bench/device/run_cuda_tests.sh bench
 #       the GPU benchmarks: bench_cuda (kiln) then bench/compare_torch_cuda.py (PyTorch eager and
 #       torch.compile) on the same shapes, logs to $OUT.
 #     bash bench/device/run_cuda_tests.sh run
-#       unpacks the bundle, finds the machine's cuBLAS, runs the CUDA tests, then memcheck on
+#       unpacks the bundle, finds the machine's cuBLAS and cuDNN, runs the CUDA tests, then memcheck on
 #       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML
 #       go to $OUT (or build-cuda-device/out). Extra arguments go to kiln_tests.
 set -euo pipefail
@@ -41,11 +43,14 @@ pack() {
   cp "${binaries[@]}" bench/compare_torch_cuda.py "$staging/"
   # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
   # the machine's too unless it is older than Debian 12's (lib-fallback, used only then). cuBLAS
-  # and NVRTC (which loads its builtins library beside it) are the toolkit's there. Everything else travels, the CUDA runtime included (it is small).
+  # and NVRTC (which loads its builtins library beside it) are the toolkit's there, cuDNN the
+  # machine's (find_cudnn: libcudnn.so.9 is a shim that loads libcudnn_cnn and the rest from its
+  # own folder, so it must not travel without them). Everything else travels, the CUDA runtime
+  # included (it is small).
   ldd "${binaries[@]}" | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
-      libcublas.so* | libcublasLt.so* | libcuda.so* | libnvrtc*) ;;
+      libcublas.so* | libcublasLt.so* | libcuda.so* | libnvrtc* | libcudnn*) ;;
       libstdc++.so* | libgcc_s.so*) cp -L "$lib" "$staging/lib-fallback/" ;;
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
@@ -69,9 +74,26 @@ find_cublas() {
   [[ -n "$found" ]] && dirname "$found"
 }
 
+# The directory holding the machine's libcudnn.so.9 (with the sub-libraries it loads): the
+# toolkit's, else PyTorch's pip wheel nvidia-cudnn-cu13 (nvidia/cudnn/lib in site-packages).
+find_cudnn() {
+  local dir
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64; do
+    [[ -e "$dir/libcudnn.so.9" ]] && { echo "$dir"; return; }
+  done
+  # nvidia.cudnn is a namespace package (no __file__): its __path__ names the folder.
+  dir="$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)" || true
+  [[ -n "$dir" && -e "$dir/libcudnn.so.9" ]] && { echo "$dir"; return; }
+  local found
+  found="$(find /usr/local/lib /usr/lib /opt /root -path '*/nvidia/*' -name 'libcudnn.so.9' 2>/dev/null | head -1)"
+  [[ -z "$found" ]] && found="$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)"
+  [[ -n "$found" ]] && dirname "$found"
+}
+
 # Unpacks the bundle into a new folder: sets root (the folder), out ($OUT or the bundle's out/),
-# cublas (the machine's cuBLAS folder) and libs (LD_LIBRARY_PATH for the bundle's binaries, with
-# the fallback C++ runtime when the machine's is too old for `probe`, a binary of the bundle).
+# cublas and cudnn (the machine's cuBLAS and cuDNN folders) and libs (LD_LIBRARY_PATH for the
+# bundle's binaries, with the fallback C++ runtime when the machine's is too old for `probe`, a
+# binary of the bundle).
 unpack() {
   local probe="$1"
   [[ -f "$bundle" ]] || { echo "no $bundle: run 'bash bench/device/run_cuda_tests.sh pack' first" >&2; exit 2; }
@@ -82,19 +104,21 @@ unpack() {
   [[ -x "$root/$probe" ]] || { echo "the bundle has no $probe" >&2; exit 2; }
   cublas="$(find_cublas)" || true
   [[ -n "$cublas" ]] || { echo "no libcublas.so.13 on this machine" >&2; exit 1; }
-  libs="$root/lib:$cublas"
+  cudnn="$(find_cudnn)" || true
+  [[ -n "$cudnn" ]] || { echo "no libcudnn.so.9 on this machine (pip install nvidia-cudnn-cu13)" >&2; exit 1; }
+  libs="$root/lib:$cublas:$cudnn"
   LD_LIBRARY_PATH="$libs" "$root/$probe" --help >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"
 }
 
 run() {
-  local root out cublas libs
+  local root out cublas cudnn libs
   unpack kiln_tests
   if ! LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_list_tests >/dev/null; then
     echo "kiln_tests does not start here (missing libraries, or glibc older than 2.36):" >&2
     LD_LIBRARY_PATH="$libs" ldd "$root/kiln_tests" >&2 || true
     exit 1
   fi
-  echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); cuBLAS from $cublas"
+  echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); cuBLAS from $cublas; cuDNN from $cudnn"
   export KILN_CACHE_DIR="$root/cache"
   local status=0
   echo "== kiln_tests --gtest_filter='Cuda*' =="
@@ -122,7 +146,7 @@ run() {
 # The GPU benchmarks side by side: bench_cuda (kiln eager and compiled, a device copy), then
 # PyTorch eager and torch.compile on the same shapes (the machine's python3 has PyTorch 2.11).
 bench() {
-  local root out cublas libs
+  local root out cublas cudnn libs
   unpack bench_cuda
   echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
   export KILN_CACHE_DIR="$root/cache"

@@ -1,0 +1,157 @@
+// Max pooling with indices (windowed and adaptive) and its backward. Forward: a thread per output
+// element walks its window in the CPU kernels' order (rows, then columns), so values and indices
+// are the CPU's bit for bit. Backward: a thread per grad_output element adds it at its index;
+// windows overlap when stride < kernel, hence the atomic adds.
+#include "cuda/cuda_check.h"
+#include "cuda/kernels/pooling.h"
+#include "cuda/kernels/types.cuh"
+
+#include <cmath>
+#include <limits>
+
+namespace kiln::cuda::kernels {
+namespace {
+
+// Output element o's row and column, and where its channel's input plane lies: input (h, w) of
+// that plane is in[base + (h * W + w) * step].
+struct Site {
+  int64_t base, step, oh, ow;
+};
+
+__device__ __forceinline__ Site site_of(const MaxPool2d& g, int64_t o) {
+  const int64_t hw = g.in_h * g.in_w;
+  if (g.channels_last) {
+    const int64_t c = o % g.channels;
+    int64_t t = o / g.channels;
+    const int64_t ow = t % g.out_w;
+    t /= g.out_w;
+    const int64_t oh = t % g.out_h;
+    const int64_t n = t / g.out_h;
+    return {n * hw * g.channels + c, g.channels, oh, ow};
+  }
+  const int64_t ow = o % g.out_w;
+  const int64_t t = o / g.out_w;
+  return {(t / g.out_h) * hw, 1, t % g.out_h, ow};
+}
+
+// The positions [start, end) step `step` of output `o`'s window along one axis: PyTorch's
+// windows (the first tap moved past the padding by whole dilations), or the adaptive ones.
+struct Span {
+  int64_t start, end, step;
+};
+
+__device__ __forceinline__ Span span_of(bool adaptive, int64_t o, int64_t in, int64_t out,
+                                        int64_t kernel, int64_t stride, int64_t pad,
+                                        int64_t dilation) {
+  if (adaptive) return {(o * in) / out, ((o + 1) * in + out - 1) / out, 1};
+  int64_t start = o * stride - pad;
+  const int64_t last = start + (kernel - 1) * dilation + 1;
+  const int64_t end = last < in ? last : in;
+  if (start < 0) start += ((-start + dilation - 1) / dilation) * dilation;
+  return {start, end, dilation};
+}
+
+template <typename A>
+__device__ __forceinline__ bool is_nan(A v) {
+  if constexpr (std::is_floating_point_v<A>) {
+    return isnan(v);
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
+__global__ void max_pool2d_kernel(MaxPool2d g, const T* in, T* out, int64_t* indices, T lowest,
+                                  int64_t total) {
+  using A = Acc<T>;
+  const int64_t grid = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < total;
+       o += grid) {
+    const Site s = site_of(g, o);
+    const Span rows =
+        span_of(g.adaptive, s.oh, g.in_h, g.out_h, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
+    const Span cols =
+        span_of(g.adaptive, s.ow, g.in_w, g.out_w, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
+    T best = lowest;
+    A best_value = convert<A>(lowest);
+    int64_t at = rows.start * g.in_w + cols.start;  // the CPU's index for an all -inf window
+    for (int64_t h = rows.start; h < rows.end; h += rows.step) {
+      for (int64_t w = cols.start; w < cols.end; w += cols.step) {
+        const int64_t position = h * g.in_w + w;
+        const T v = in[s.base + position * s.step];
+        const A value = convert<A>(v);
+        if (value > best_value || is_nan(value)) {
+          best = v;
+          best_value = value;
+          at = position;
+        }
+      }
+    }
+    out[o] = best;
+    indices[o] = at;
+  }
+}
+
+template <typename T>
+__global__ void max_pool2d_backward_kernel(MaxPool2d g, const T* grad_out, const int64_t* indices,
+                                           T* grad_in, int64_t total) {
+  const int64_t hw = g.in_h * g.in_w;
+  const int64_t grid = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < total;
+       o += grid) {
+    const Site s = site_of(g, o);
+    const int64_t i = indices[o];
+    // Indices come from the caller; one outside the plane is skipped rather than written
+    // outside grad_in (the CPU kernel's behaviour there is undefined).
+    if (i < 0 || i >= hw) continue;
+    atomicAdd(grad_in + s.base + i * s.step, grad_out[o]);
+  }
+}
+
+// The value every window starts from: -inf for floating types, the lowest value otherwise.
+template <typename T>
+T lowest_of() {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(-std::numeric_limits<float>::infinity());
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __float2bfloat16_rn(-std::numeric_limits<float>::infinity());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return -std::numeric_limits<T>::infinity();
+  } else {
+    return std::numeric_limits<T>::lowest();
+  }
+}
+
+}  // namespace
+
+void max_pool2d(ScalarType type, const MaxPool2d& g, const void* in, void* out, int64_t* indices,
+                cudaStream_t stream) {
+  const int64_t total = g.batch * g.channels * g.out_h * g.out_w;
+  if (total == 0) return;
+  dispatch(type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    max_pool2d_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
+        g, static_cast<const T*>(in), static_cast<T*>(out), indices, lowest_of<T>(), total);
+    KILN_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void max_pool2d_backward(ScalarType type, const MaxPool2d& g, const void* grad_out,
+                         const int64_t* indices, void* grad_in, cudaStream_t stream) {
+  const int64_t in_numel = g.batch * g.channels * g.in_h * g.in_w;
+  const int64_t total = g.batch * g.channels * g.out_h * g.out_w;
+  const size_t itemsize = type == ScalarType::Float64 ? sizeof(double) : sizeof(float);
+  if (in_numel == 0) return;
+  KILN_CUDA_CHECK(cudaMemsetAsync(grad_in, 0, static_cast<size_t>(in_numel) * itemsize, stream));
+  if (total == 0) return;
+  if (type == ScalarType::Float64) {
+    max_pool2d_backward_kernel<double><<<blocks_for(total), kThreads, 0, stream>>>(
+        g, static_cast<const double*>(grad_out), indices, static_cast<double*>(grad_in), total);
+  } else {
+    max_pool2d_backward_kernel<float><<<blocks_for(total), kThreads, 0, stream>>>(
+        g, static_cast<const float*>(grad_out), indices, static_cast<float*>(grad_in), total);
+  }
+  KILN_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace kiln::cuda::kernels
