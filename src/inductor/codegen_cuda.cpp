@@ -69,6 +69,30 @@ __device__ __forceinline__ double kiln_abs(double a) { return fabs(a); }
 template <typename T> __device__ __forceinline__ T kiln_div_trunc(T a, T b) { return kiln_trunc(a / b); }
 template <typename T> __device__ __forceinline__ T kiln_div_floor(T a, T b) { return kiln_floor(a / b); }
 
+// float16 and bfloat16 storage types and their conversions (NVRTC has no CUDA headers to
+// include): values are widened to float to compute, and results rounded to nearest even.
+struct kiln_half { unsigned short bits; };
+struct kiln_bf16 { unsigned short bits; };
+__device__ __forceinline__ float kiln_float(kiln_half h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+  return f;
+}
+__device__ __forceinline__ float kiln_float(kiln_bf16 h) {
+  return __uint_as_float(static_cast<unsigned>(h.bits) << 16);
+}
+template <typename T> __device__ T kiln_narrow(float f);
+template <> __device__ __forceinline__ kiln_half kiln_narrow<kiln_half>(float f) {
+  kiln_half h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+  return h;
+}
+template <> __device__ __forceinline__ kiln_bf16 kiln_narrow<kiln_bf16>(float f) {
+  const unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return kiln_bf16{static_cast<unsigned short>((u >> 16) | 0x40u)};
+  return kiln_bf16{static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+}
+
 // Reductions: how two partial results combine.
 struct kiln_sum { template <typename T> __device__ T operator()(T a, T b) const { return a + b; } };
 struct kiln_prod { template <typename T> __device__ T operator()(T a, T b) const { return a * b; } };
@@ -104,7 +128,36 @@ constexpr int64_t kSharedBytes = 48 * 1024;
 // Bytes of the reduction scratch: 32 values of at most 8 bytes.
 constexpr int64_t kScratchBytes = 32 * 8;
 
+bool is_half_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+
+// The device type of a dtype: the C++ generator's, and the prelude's 16-bit float structs.
+const char* cuda_type(DType d) {
+  if (d == DType::Float16) return "kiln_half";
+  if (d == DType::BFloat16) return "kiln_bf16";
+  return c_type(d);
+}
+
+// `value` (of dtype `from`) as a `to`; 16-bit floats go through float.
+std::string converted(const std::string& value, DType from, DType to) {
+  if (from == to) return value;
+  std::string v = value;
+  if (is_half_float(from)) {
+    v = fmt::format("kiln_float({})", v);
+    from = DType::Float32;
+  }
+  if (is_half_float(to)) {
+    if (from != DType::Float32) v = fmt::format("static_cast<float>({})", v);
+    return fmt::format("kiln_narrow<{}>({})", cuda_type(to), v);
+  }
+  return from == to ? v : fmt::format("static_cast<{}>({})", c_type(to), v);
+}
+
 std::string number_literal(const ExprNode& e) {
+  if (is_half_float(e.dtype)) {
+    ExprNode wide = e;
+    wide.dtype = DType::Float32;
+    return converted(number_literal(wide), DType::Float32, e.dtype);
+  }
   const char* t = c_type(e.dtype);
   if (e.is_integer_constant || !is_floating_point(e.dtype)) {
     const int64_t v = e.is_integer_constant ? e.integer : static_cast<int64_t>(e.number);
@@ -144,7 +197,7 @@ class ExprWriter {
         rhs = fmt::format("static_cast<int64_t>({})", to_cpp(e->index, names_));
         break;
       case ExprNode::Kind::Cast:
-        rhs = fmt::format("static_cast<{}>({})", c_type(e->dtype), emit(e->args[0]));
+        rhs = converted(emit(e->args[0]), e->args[0]->dtype, e->dtype);
         break;
       case ExprNode::Kind::Call:
         rhs = call_text(*e);
@@ -152,7 +205,7 @@ class ExprWriter {
     }
     // The same computation twice (a value loaded at the same index again, sin and cos both
     // reading x) is written once: nothing a body computes can change between its statements.
-    const std::string key = fmt::format("{} {}", c_type(e->dtype), rhs);
+    const std::string key = fmt::format("{} {}", cuda_type(e->dtype), rhs);
     if (auto it = name_of_text_.find(key); it != name_of_text_.end()) {
       return names_of_[e.get()] = it->second;
     }
@@ -160,7 +213,7 @@ class ExprWriter {
     if (auto paired = paired_with_sin_or_cos(*e, name)) {
       lines_ = *paired;
     } else {
-      lines_ += fmt::format("{}const {} {} = {};\n", indent_, c_type(e->dtype), name, rhs);
+      lines_ += fmt::format("{}const {} {} = {};\n", indent_, cuda_type(e->dtype), name, rhs);
     }
     names_of_[e.get()] = name;
     name_of_text_[key] = name;
@@ -206,9 +259,20 @@ class ExprWriter {
   std::string call_text(const ExprNode& e) {
     std::vector<std::string> a;
     for (const Expr& arg : e.args) a.push_back(emit(arg));
-    const std::string& op = e.op;
     const DType in = e.args.empty() ? e.dtype : e.args.back()->dtype;
-    if (auto text = shared_pointwise_text(op, a, in, e.dtype)) return *text;
+    if (!is_half_float(in) && !is_half_float(e.dtype)) return call_text(e, a, in, e.dtype);
+    // 16-bit floats: the op in float, its result rounded back, as eager kernels compute.
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (is_half_float(e.args[i]->dtype)) a[i] = converted(a[i], e.args[i]->dtype, DType::Float32);
+    }
+    const DType wide_in = is_half_float(in) ? DType::Float32 : in;
+    const DType wide_out = is_half_float(e.dtype) ? DType::Float32 : e.dtype;
+    return converted(call_text(e, a, wide_in, wide_out), wide_out, e.dtype);
+  }
+
+  std::string call_text(const ExprNode& e, const std::vector<std::string>& a, DType in, DType out) {
+    const std::string& op = e.op;
+    if (auto text = shared_pointwise_text(op, a, in, out)) return *text;
     // Helpers of the prelude, by op name (templates over the argument type).
     static const std::set<std::string> helpers = {"maximum", "minimum", "div_trunc", "div_floor"};
     if (helpers.count(op)) {
@@ -224,7 +288,7 @@ class ExprWriter {
                "inductor: no CUDA for pointwise op {} on {}", op, dtype_name(in));
     std::string args_text;
     for (size_t i = 0; i < a.size(); ++i) args_text += (i ? ", " : "") + a[i];
-    return fmt::format("static_cast<{}>({}{}({}))", c_type(e.dtype), op,
+    return fmt::format("static_cast<{}>({}{}({}))", c_type(out), op,
                        in == DType::Float32 ? "f" : "", args_text);
   }
 
@@ -238,10 +302,11 @@ class ExprWriter {
 };
 
 // A reduction's accumulator on the device: wide enough to be exact where the CPU's is (double for
-// floating sums and products, int64 for integers; max/min of floats in their own type), and a
-// type warp shuffles move (no 8- or 16-bit integers, no bool).
+// floating sums and products, int64 for integers; max/min of floats in their own type, float for
+// 16-bit ones), and a type warp shuffles move (no 8- or 16-bit integers, no bool).
 struct DeviceAccumulator {
   std::string type, combine, init;
+  DType dtype = DType::Float64;
 
   DeviceAccumulator(const std::string& reduction, DType out) {
     KILN_CHECK(
@@ -250,20 +315,24 @@ struct DeviceAccumulator {
     const bool floating = is_floating_point(out);
     combine = "kiln_" + reduction;
     if (reduction == "sum" || reduction == "prod") {
-      type = floating ? "double" : "int64_t";
+      dtype = floating ? DType::Float64 : DType::Int64;
+      type = c_type(dtype);
       init = reduction == "sum" ? "0" : "1";
       return;
     }
     const bool max = reduction == "max";
     if (floating) {
-      type = c_type(out);
-      const char* inf = out == DType::Float32 ? "__int_as_float(0x7f800000)"
-                                              : "__longlong_as_double(0x7ff0000000000000LL)";
+      dtype = is_half_float(out) ? DType::Float32 : out;
+      type = c_type(dtype);
+      const char* inf = dtype == DType::Float32 ? "__int_as_float(0x7f800000)"
+                                                : "__longlong_as_double(0x7ff0000000000000LL)";
       init = fmt::format("{}{}", max ? "-" : "", inf);
     } else if (out == DType::Bool) {
+      dtype = DType::Int64;
       type = "int64_t";
       init = max ? "0" : "1";
     } else {
+      dtype = DType::Int64;
       type = "int64_t";
       static const std::map<DType, std::pair<const char*, const char*>> limits = {
           {DType::UInt8, {"0", "255"}},
@@ -319,12 +388,12 @@ class KernelWriter {
       if (!arg.written && program_.buffers[static_cast<size_t>(arg.buffer)].host_scalar) {
         // The number itself is in the parameter (kernels may take a parameter's address).
         s += fmt::format("  const {0}* b{1} = reinterpret_cast<const {0}*>(&a.b[{1}]);\n",
-                         c_type(arg.dtype), at);
+                         cuda_type(arg.dtype), at);
         launch.host_scalars.emplace_back(at, static_cast<int>(itemsize(arg.dtype)));
         continue;
       }
       s += fmt::format("  {0}{1}* {2}b{3} = static_cast<{0}{1}*>(a.b[{3}]);\n",
-                       arg.written ? "" : "const ", c_type(arg.dtype),
+                       arg.written ? "" : "const ", cuda_type(arg.dtype),
                        arg.written ? "" : "__restrict__ ", at);
     }
     // Local buffers in shared memory, then the reduction scratch.
@@ -333,8 +402,8 @@ class KernelWriter {
       const int at = static_cast<int>(position.size());
       position.emplace(l.buffer, at);
       const DType dtype = program_.buffers[static_cast<size_t>(l.buffer)].dtype;
-      s += fmt::format("  {0}* b{1} = reinterpret_cast<{0}*>(kiln_shared + {2});\n", c_type(dtype),
-                       at, shared);
+      s += fmt::format("  {0}* b{1} = reinterpret_cast<{0}*>(kiln_shared + {2});\n",
+                       cuda_type(dtype), at, shared);
       shared += (l.elements * static_cast<int64_t>(itemsize(dtype)) + 15) / 16 * 16;
     }
     const auto rename = [&position](int b) { return position.at(b); };
@@ -408,15 +477,17 @@ class KernelWriter {
     return s + fmt::format("{}const int64_t {} = {};\n", indent, names_[first], rest);
   }
 
-  std::string store(const Kernel& k, const std::string& value, const std::string& indent) const {
-    return fmt::format("{}b{}[{}] = static_cast<{}>({});\n", indent, k.output,
-                       to_cpp(k.store, names_), c_type(output_dtype_.at(k.output)), value);
+  // `value` (of dtype `from`) stored at the part's output element.
+  std::string store(const Kernel& k, const std::string& value, DType from,
+                    const std::string& indent) const {
+    return fmt::format("{}b{}[{}] = {};\n", indent, k.output, to_cpp(k.store, names_),
+                       converted(value, from, output_dtype_.at(k.output)));
   }
 
   std::string computed_and_stored(const Kernel& k, const std::string& indent) {
     ExprWriter w(names_, indent, counter_);
     const std::string v = w.emit(k.body);
-    return w.lines() + store(k, v, indent);
+    return w.lines() + store(k, v, k.body->dtype, indent);
   }
 
   // One thread per element of `loops`; each runs every part there.
@@ -476,10 +547,10 @@ class KernelWriter {
     }
     ExprWriter w(names_, indent, counter_);
     const std::string v = w.emit(k.body);
-    s += w.lines() +
-         fmt::format("{}acc = {}()(acc, static_cast<{}>({}));\n", indent, acc.combine, acc.type, v);
+    s += w.lines() + fmt::format("{}acc = {}()(acc, {});\n", indent, acc.combine,
+                                 converted(v, k.body->dtype, acc.dtype));
     for (size_t j = 0; j < k.reduction_ranges.size(); ++j) s += close_loop(indent);
-    return s + store(k, "acc", outer_indent);
+    return s + store(k, "acc", acc.dtype, outer_indent);
   }
 
   // A reduction to one value per block: the reduction loops spread over the threads, the partial
@@ -493,13 +564,13 @@ class KernelWriter {
     s += unravel("r", k.ranges.size(), k.reduction_ranges, indent);
     ExprWriter w(names_, indent, counter_);
     const std::string v = w.emit(k.body);
-    s += w.lines() +
-         fmt::format("{}acc = {}()(acc, static_cast<{}>({}));\n", indent, acc.combine, acc.type, v);
+    s += w.lines() + fmt::format("{}acc = {}()(acc, {});\n", indent, acc.combine,
+                                 converted(v, k.body->dtype, acc.dtype));
     s += close_loop(indent);
     s += fmt::format("{0}acc = kiln_block_reduce(acc, {1}(), static_cast<{2}*>(scratch));\n",
                      outer_indent, acc.combine, acc.type);
     s += fmt::format("{}if (threadIdx.x == 0) {{\n", outer_indent);
-    s += store(k, "acc", outer_indent + "  ");
+    s += store(k, "acc", acc.dtype, outer_indent + "  ");
     return s + outer_indent + "}\n";
   }
 

@@ -53,8 +53,11 @@ std::vector<int64_t> hints(const Sizes& v, const SizeFacts& facts) {
   return out;
 }
 
-bool kernel_dtype(DType d) {
+bool kernel_dtype(DType d, bool half_floats) {
   switch (d) {
+    case DType::Float16:
+    case DType::BFloat16:
+      return half_floats;
     case DType::Bool:
     case DType::UInt8:
     case DType::Int8:
@@ -313,15 +316,16 @@ class Lowering {
 
   void lower_node(const graph::Node& n) {
     for (const graph::ValueMeta& m : n.outputs) {
-      KILN_CHECK(kernel_dtype(m.dtype), "inductor: %{} ({}) has dtype {}, not generated yet",
-                 n.name, n.op->full_name(), dtype_name(m.dtype));
+      KILN_CHECK(kernel_dtype(m.dtype, options_.half_floats),
+                 "inductor: %{} ({}) has dtype {}, not generated yet", n.name, n.op->full_name(),
+                 dtype_name(m.dtype));
     }
     if (n.op->kind == ops::OpKind::View) return lower_view(n);
     const NodeLowering lowering = loop_lowering(n);
     if (lowering == nullptr) return lower_extern(n);
     // A kernel reads its inputs' dtypes too.
     for (const graph::TensorUse& u : n.uses) {
-      KILN_CHECK(kernel_dtype(u.value.meta().dtype),
+      KILN_CHECK(kernel_dtype(u.value.meta().dtype, options_.half_floats),
                  "inductor: %{} ({}) reads {}, not generated yet", n.name, n.op->full_name(),
                  dtype_name(u.value.meta().dtype));
     }

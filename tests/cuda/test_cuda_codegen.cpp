@@ -40,7 +40,7 @@ bool have_nvrtc() {
 std::optional<std::string> generated_kernels(const graph::Graph& graph, const std::string& name) {
   inductor::Program program;
   try {
-    program = inductor::lower(graph);
+    program = inductor::lower(graph, {.half_floats = true});
   } catch (const Error&) {
     return std::nullopt;
   }
