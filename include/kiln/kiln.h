@@ -1,5 +1,7 @@
 #pragma once
 // Everything a kiln user needs: #include <kiln/kiln.h>
+#include <kiln/amp/autocast.h>
+#include <kiln/amp/grad_scaler.h>
 #include <kiln/aot/aot.h>
 #include <kiln/autograd/autograd.h>
 #include <kiln/backends/backend.h>

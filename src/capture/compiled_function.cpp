@@ -1,6 +1,7 @@
 // The cache of one compiled function: entries (guards plus what to run), recompiles, the cache
 // size limit with its eager fallback, and the per-graph compile step (passes, logs, debug folder,
 // backend).
+#include "amp/autocast_state.h"
 #include "capture/chosen_backend.h"
 #include "capture/compile_check.h"
 #include "capture/dynamic_policy.h"
@@ -356,6 +357,8 @@ Leaves FunctionCache::run_entry(const CacheEntry& e, const Leaves& args) {
   }
   // The function's ops may have run under another grad mode than the call's (a no_grad body).
   GradModeScope grad(e.grad_enabled);
+  // Autocast's casts are in the graph already (traced under the state the guards hold).
+  amp::AutocastPause casts_recorded;
   std::vector<Tensor> outputs = e.compiled(inputs);
   Leaves result;
   result.reserve(e.results.size());

@@ -1,5 +1,7 @@
 #include "capture/guards.h"
 
+#include "amp/autocast_state.h"
+
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 
@@ -47,7 +49,8 @@ bool same_leaf(const ops::IValue& a, const ops::IValue& b) {
 }  // namespace
 
 GlobalState GlobalState::current() {
-  return GlobalState{autograd::GradMode::is_enabled(), autograd::InferenceMode::is_enabled()};
+  return GlobalState{autograd::GradMode::is_enabled(), autograd::InferenceMode::is_enabled(),
+                     amp::autocast_state_key()};
 }
 
 Guards::TensorFacts Guards::facts_of(const Tensor& t) {
@@ -163,7 +166,7 @@ std::vector<Tensor> Guards::current_module_tensors() const {
 // The cache-hit path: the same checks as first_failure, without building messages.
 bool Guards::check(const Leaves& args, GlobalState state) const {
   if (args.size() != leaves_.size() || state.grad_enabled != state_.grad_enabled ||
-      state.inference_mode != state_.inference_mode) {
+      state.inference_mode != state_.inference_mode || state.autocast != state_.autocast) {
     return false;
   }
   for (size_t i = 0; i < args.size(); ++i) {
@@ -219,6 +222,11 @@ std::optional<std::string> Guards::first_failure_impl(const Leaves& args, Global
     return fmt::format("inference mode changed from {} to {}", state_.inference_mode,
                        state.inference_mode);
   }
+  if (state.autocast != state_.autocast) {
+    return fmt::format("autocast changed from {} to {}",
+                       amp::describe_autocast_state(state_.autocast),
+                       amp::describe_autocast_state(state.autocast));
+  }
   if (args.size() != leaves_.size()) {
     return fmt::format("the arguments' structure changed ({} leaves, was {})", args.size(),
                        leaves_.size());
@@ -261,6 +269,7 @@ std::vector<std::string> Guards::describe() const {
   std::vector<std::string> out;
   out.push_back(fmt::format("grad mode is {}", state_.grad_enabled ? "enabled" : "disabled"));
   out.push_back(fmt::format("inference mode is {}", state_.inference_mode ? "on" : "off"));
+  out.push_back(amp::describe_autocast_state(state_.autocast));
   for (size_t i = 0; i < leaves_.size(); ++i) {
     if (const auto& f = leaf_facts_[i]) {
       if (f->dynamic_mask != 0) {

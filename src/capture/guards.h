@@ -24,6 +24,7 @@ namespace kiln::capture {
 struct GlobalState {
   bool grad_enabled = true;
   bool inference_mode = false;
+  uint32_t autocast = 0;  // amp::autocast_state_key(): the casts a trace recorded depend on it
   static GlobalState current();
 };
 

@@ -1,6 +1,6 @@
-// mm and bmm through cuBLAS (float32, float64). TF32 stays off: the handle keeps
-// CUBLAS_DEFAULT_MATH, which uses tensor cores for float32 only when TF32 is asked for (PyTorch's
-// allow_tf32 = False default for matmul), so results match the CPU's to float32 rounding.
+// mm and bmm through cuBLAS (float16, bfloat16, float32, float64). TF32 stays off unless
+// set_matmul_allow_tf32(true) (PyTorch's torch.backends.cuda.matmul.allow_tf32, False by
+// default), so float32 results match the CPU's to float32 rounding.
 #include "cuda/cuda_check.h"
 #include "cuda/device_state.h"
 #include "cuda/launch_args.h"
@@ -11,6 +11,7 @@
 
 #include <cublas_v2.h>
 
+#include <atomic>
 #include <climits>
 #include <mutex>
 #include <type_traits>
@@ -49,24 +50,44 @@ int as_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// Whether float32 products may use TF32 tensor cores (kiln::cuda::set_matmul_allow_tf32).
+std::atomic<bool> allow_tf32{false};
+
+// cuBLAS's element and compute types for a dtype: 16-bit floats accumulate in float32; float32
+// in float32 (TF32 only when allowed); float64 in float64.
+struct GemmTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+};
+GemmTypes gemm_types(DType dtype) {
+  switch (dtype) {
+    case DType::Float16:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case DType::BFloat16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case DType::Float64:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    default:
+      return {CUDA_R_32F, allow_tf32.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
+  }
+}
+
 // C = A B for `batch` row-major products of [m, k] and [k, n] matrices stored one after another
 // (contiguous), through cuBLAS's strided batched GEMM. Row-major C = A B is column-major
 // C^T = B^T A^T: the operands swap, nothing transposes.
-template <typename T>
-void batched_gemm(cublasHandle_t h, int64_t batch, int64_t m, int64_t k, int64_t n, const T* a,
-                  const T* b, T* c) {
-  const T one = 1, zero = 0;
+void batched_gemm(cublasHandle_t h, DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n,
+                  const void* a, const void* b, void* c) {
+  const GemmTypes t = gemm_types(dtype);
   const int in = as_int(n, "n"), im = as_int(m, "m"), ik = as_int(k, "k");
   const int count = as_int(batch, "batch");
-  if constexpr (std::is_same_v<T, float>) {
-    KILN_CUBLAS_CHECK(cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b,
-                                                in, k * n, a, ik, m * k, &zero, c, in, m * n,
-                                                count));
-  } else {
-    KILN_CUBLAS_CHECK(cublasDgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b,
-                                                in, k * n, a, ik, m * k, &zero, c, in, m * n,
-                                                count));
-  }
+  // alpha and beta in the compute type.
+  const double one_d = 1, zero_d = 0;
+  const float one_f = 1, zero_f = 0;
+  const bool wide = t.compute == CUBLAS_COMPUTE_64F;
+  KILN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      h, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, wide ? static_cast<const void*>(&one_d) : &one_f, b,
+      t.data, in, k * n, a, t.data, ik, m * k, wide ? static_cast<const void*>(&zero_d) : &zero_f,
+      c, t.data, in, m * n, count, t.compute, CUBLAS_GEMM_DEFAULT));
 }
 
 // mm ([m, k] @ [k, n]) and bmm ([b, m, k] @ [b, k, n]) on CUDA, float32 and float64.
@@ -82,10 +103,9 @@ void matrix_product(const char* op, const Stack& args, const std::vector<Tensor>
                op, device.str(), t->device().str());
   }
   const DType dtype = out.dtype();
-  KILN_CHECK(a.dtype() == dtype && b.dtype() == dtype &&
-                 (dtype == DType::Float32 || dtype == DType::Float64),
-             "{}: no kernel for device {} for {} @ {} (cuBLAS multiplies float32 and float64 "
-             "matrices here)",
+  KILN_CHECK(a.dtype() == dtype && b.dtype() == dtype && is_floating_point(dtype),
+             "{}: no kernel for device {} for {} @ {} (cuBLAS multiplies float16, bfloat16, "
+             "float32 and float64 matrices here)",
              op, device.str(), dtype_name(a.dtype()), dtype_name(b.dtype()));
   DeviceGuard guard(device.index());
   const bool batched = a.dim() == 3;
@@ -99,18 +119,15 @@ void matrix_product(const char* op, const Stack& args, const std::vector<Tensor>
     const Tensor x = a.contiguous(), y = b.contiguous();
     cublasHandle_t h = handle(device.index());
     KILN_CUBLAS_CHECK(cublasSetStream(h, stream_of(device.index())));
-    if (dtype == DType::Float32) {
-      batched_gemm(h, batch, m, k, n, x.data_ptr<float>(), y.data_ptr<float>(),
-                   result.data_ptr<float>());
-    } else {
-      batched_gemm(h, batch, m, k, n, x.data_ptr<double>(), y.data_ptr<double>(),
-                   result.data_ptr<double>());
-    }
+    batched_gemm(h, dtype, batch, m, k, n, x.data_ptr(), y.data_ptr(), result.data_ptr());
   }
   if (!result.is_same(out)) device_copy(out, result);
 }
 
 }  // namespace
+
+void set_matmul_allow_tf32(bool allow) { allow_tf32.store(allow); }
+bool matmul_allow_tf32() { return allow_tf32.load(); }
 
 KILN_CUDA_REGISTER(blas_ops) {
   structured("mm", [](const Stack& args, const std::vector<Tensor>& outs) {

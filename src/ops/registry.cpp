@@ -269,6 +269,8 @@ const OpDef& OpBuilder::finish() && {
 
 namespace {
 thread_local DispatchMode* tls_mode = nullptr;
+thread_local bool tls_autocast_active = false;
+std::atomic<AutocastHook> autocast_hook{nullptr};
 std::atomic<AutogradHook> autograd_hook{nullptr};
 std::atomic<GradModeQuery> grad_mode_query{nullptr};
 
@@ -458,9 +460,31 @@ const kiln::SourceLocation* current_call_site() {
   return tls_call_site == &kNoCallSite ? nullptr : tls_call_site;
 }
 
+void set_autocast_hook(AutocastHook hook) { autocast_hook.store(hook); }
+bool autocast_active() { return tls_autocast_active; }
+void set_autocast_active(bool active) { tls_autocast_active = active; }
+
+namespace {
+// Autocast inactive while an op it cast runs; restored afterwards (also on an exception).
+class AutocastPause {
+ public:
+  AutocastPause() { tls_autocast_active = false; }
+  ~AutocastPause() { tls_autocast_active = true; }
+  AutocastPause(const AutocastPause&) = delete;
+  AutocastPause& operator=(const AutocastPause&) = delete;
+};
+}  // namespace
+
 std::vector<Tensor> call(const OpDef& op, Stack args, const kiln::SourceLocation* site) {
   InlineCallSiteScope scope(site);
   normalize_args(op.schema, args);
+  if (tls_autocast_active) {
+    AutocastHook cast = autocast_hook.load(std::memory_order_relaxed);
+    if (cast != nullptr && cast(op, args)) {
+      AutocastPause paused;
+      return call(op, std::move(args), site);
+    }
+  }
   AutogradHook hook = autograd_hook.load(std::memory_order_relaxed);
   if (hook != nullptr && op.kind != OpKind::Composite &&
       (tls_mode == nullptr || !tls_mode->replaces_autograd())) {

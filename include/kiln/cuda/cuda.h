@@ -117,6 +117,12 @@ size_t memory_reserved(int device = -1);
 // Returns every cached free block to the driver (blocks still in use stay).
 void empty_cache();
 
+// Whether float32 matrix products on CUDA may use TF32 tensor cores (10-bit mantissas, several
+// times faster): off by default, as PyTorch's torch.backends.cuda.matmul.allow_tf32. Settable
+// without CUDA (it then changes nothing).
+void set_matmul_allow_tf32(bool allow);
+bool matmul_allow_tf32();
+
 // A CPU tensor in page-locked memory (cudaHostAlloc), which host<->device copies read and write
 // at full bandwidth and asynchronously.
 Tensor pinned_empty(IntList sizes, DType dtype = DType::Float32);

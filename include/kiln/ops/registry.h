@@ -217,6 +217,16 @@ void set_autograd_hook(AutogradHook hook);
 using GradModeQuery = bool (*)();
 void set_grad_mode_query(GradModeQuery query);
 
+// Autocast (kiln/amp/autocast.h) installs one hook, called for every op call on a thread while
+// autocast is active there, before the autograd hook: it casts the op's tensor arguments in place
+// as the op's autocast policy says and returns whether the op has a policy (the op then runs with
+// autocast inactive, so that the ops inside it are not cast again).
+using AutocastHook = bool (*)(const OpDef& op, Stack& args);
+void set_autocast_hook(AutocastHook hook);
+// Whether autocast is active on this thread (set by kiln/amp/autocast.h's guards).
+bool autocast_active();
+void set_autocast_active(bool active);
+
 // Calls an op: checks and completes args from the schema, then routes through the mode, the
 // autograd hook and the kernel for the arguments' device. `site` is the user's call site (the
 // typed API's defaulted kiln::SourceLocation parameter); it becomes current_call_site() for the

@@ -7,6 +7,8 @@
 
 #include "cuda/runtime_compile.h"
 
+#include <atomic>
+
 namespace kiln::cuda {
 namespace {
 
@@ -60,6 +62,12 @@ float Event::elapsed_ms(const Event&) const {
 size_t memory_allocated(int) { unavailable(); }
 size_t memory_reserved(int) { unavailable(); }
 void empty_cache() { unavailable(); }
+
+namespace {
+std::atomic<bool> allow_tf32{false};  // nothing reads it without CUDA; kept for the getter
+}  // namespace
+void set_matmul_allow_tf32(bool allow) { allow_tf32.store(allow); }
+bool matmul_allow_tf32() { return allow_tf32.load(); }
 Tensor pinned_empty(IntList, DType) { unavailable(); }
 
 std::string architecture(int) { unavailable(); }
