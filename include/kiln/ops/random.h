@@ -32,8 +32,15 @@ class Generator {
   uint64_t offset_ = 0;
 };
 
-// The process-wide default generator (what manual_seed reseeds).
+// The process-wide default generator of the CPU.
 Generator& default_generator();
+// The default generator of `device`: the CPU's above for the CPU (and the meta device); each CUDA
+// device has its own, as in PyTorch, so draws on one device leave the others' offsets alone. A
+// CUDA generator starts at offset 0 with the last manual_seed's seed (the CPU's initial seed
+// before any), so a seed gives every device the CPU's stream. An unindexed CUDA device means the
+// current one.
+Generator& default_generator(Device device);
+// Reseeds the default generators of every device (their offsets go back to 0).
 void manual_seed(uint64_t seed);
 
 // Philox4x32-10: four 32-bit random words for a counter and key.

@@ -7,6 +7,9 @@
 namespace kiln::random_detail {
 
 Generator& current_generator();
+// The generator a draw on `device` reserves its counters from: the per-call one if installed,
+// else the device's default generator.
+Generator& current_generator(Device device);
 
 class GeneratorScope {
  public:
