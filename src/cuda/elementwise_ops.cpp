@@ -1,9 +1,10 @@
-// The CUDA slots of elementwise ops: add/sub (with alpha), mul, div, maximum/minimum, the
-// comparisons, where, and unary math. The op's meta function already checked the arguments and
-// the dispatcher allocated the output with the broadcast shape and result dtype; these kernels
-// reproduce the CPU ops' type promotion: operands are converted to the dtype the CPU computes in
-// (result_type of the operands; the default float for true division of integers), the kernel
-// runs in it, and a different output dtype (an in-place or out= call) gets a converted copy.
+// The CUDA slots of elementwise ops: add/sub (with alpha), mul, div, maximum/minimum, fmod,
+// remainder, the bitwise shifts, the comparisons, where, and unary math. The op's meta function
+// already checked the arguments and the dispatcher allocated the output with the broadcast shape
+// and result dtype; these kernels reproduce the CPU ops' type promotion: operands are converted to
+// the dtype the CPU computes in (result_type of the operands; the default float for true division
+// of integers), the kernel runs in it, and a different output dtype (an in-place or out= call) gets
+// a converted copy.
 #include "cuda/device_state.h"
 #include "cuda/launch_args.h"
 #include "cuda/register.h"
@@ -63,6 +64,11 @@ void register_binary(const char* name, BinaryKind kind) {
         return;
       }
       if (!is_floating_point(compute)) compute = default_float_dtype();
+    } else if ((op == "fmod" || op == "remainder") && !is_floating_point(compute)) {
+      // The CPU raises for an integer divisor of 0; the kernel cannot, so the host looks first
+      // (one synchronization, for these integer ops only).
+      const Tensor divisor = as_input(b, out[0].device(), compute, name);
+      KILN_CHECK(!divisor.eq(0).any().item<bool>(), "ZeroDivisionError");
     }
     run_binary(kind, name, a, b, out[0], compute, alpha);
   });
@@ -88,6 +94,10 @@ KILN_CUDA_REGISTER(elementwise_ops) {
   register_binary("div", BinaryKind::Div);
   register_binary("maximum", BinaryKind::Maximum);
   register_binary("minimum", BinaryKind::Minimum);
+  register_binary("fmod", BinaryKind::Fmod);
+  register_binary("remainder", BinaryKind::Remainder);
+  register_binary("bitwise_left_shift", BinaryKind::ShiftLeft);
+  register_binary("bitwise_right_shift", BinaryKind::ShiftRight);
   register_binary("eq", BinaryKind::Eq);
   register_binary("ne", BinaryKind::Ne);
   register_binary("lt", BinaryKind::Lt);
@@ -122,6 +132,8 @@ KILN_CUDA_REGISTER(elementwise_ops) {
   register_unary("tanh", UnaryKind::Tanh);
   register_unary("sigmoid", UnaryKind::Sigmoid);
   register_unary("relu", UnaryKind::Relu);
+  register_unary("sign", UnaryKind::Sign);
+  register_unary("erfinv", UnaryKind::Erfinv);
 
   structured("gelu", [](const Stack& args, const Outs& out) {
     const std::string approximate = args[1].to_string();

@@ -163,3 +163,44 @@ TEST(CudaElementwise, MixedDevicesRaise) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+using namespace cuda_test;
+
+// fmod and remainder (signs of negative operands, float and integer), the shifts (amounts out of
+// range), sign (NaN, -0.0) and erfinv against the CPU; an integer divisor of 0 raises as there.
+TEST(CudaElementwise, ModuloShiftsSignAndErfinv) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Int8}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const Tensor a = sample({5, 33}, dtype, 21);
+    Tensor b = sample({33}, dtype, 22);
+    b = where(b == 0, full_like(b, 3), b);
+    for (const char* op : {"fmod", "remainder"}) {
+      EXPECT_TRUE(same_values(cpu(call(op, {gpu(a), gpu(b)})), call(op, {a, b}))) << op;
+    }
+    EXPECT_TRUE(same_values(cpu(call("sign", {gpu(a)})), call("sign", {a})));
+    if (!is_floating_point(dtype)) {
+      const Tensor amounts = tensor({-1, 0, 1, 3, 7, 8, 31, 32, 63, 64}).to(dtype);
+      const Tensor values = full({10}, -5).to(dtype);
+      for (const char* op : {"bitwise_left_shift", "bitwise_right_shift"}) {
+        EXPECT_TRUE(
+            same_values(cpu(call(op, {gpu(values), gpu(amounts)})), call(op, {values, amounts})))
+            << op;
+      }
+      const Tensor zero = zeros_like(b);
+      EXPECT_TRUE(throws_error([&] { call("fmod", {gpu(a), gpu(zero)}); }, {"ZeroDivisionError"}));
+    }
+  }
+  const Tensor special = tensor({std::nan(""), -0.0, 0.0, -2.5, 3.0});
+  EXPECT_TRUE(same_values(cpu(call("sign", {gpu(special)})), call("sign", {special})));
+  const Tensor p = tensor({-0.999, -0.5, 0.0, 0.3, 0.9999, 1.0, -1.0, 2.0});
+  EXPECT_TRUE(all_close(cpu(call("erfinv", {gpu(p)})), call("erfinv", {p}), 1e-6, 1e-7));
+  EXPECT_TRUE(all_close(cpu(call("erfinv", {gpu(p.to(DType::Float64))})),
+                        call("erfinv", {p.to(DType::Float64)}), 1e-12, 1e-14));
+}
+
+}  // namespace
+}  // namespace kiln

@@ -22,6 +22,45 @@ __device__ __forceinline__ bool is_nan(A v) {
   return false;
 }
 
+// fmod (the sign of a) and remainder (the sign of b), as the CPU kernels compute them.
+template <typename A>
+__device__ __forceinline__ A modulo(BinaryKind kind, A a, A b) {
+  if constexpr (kFloating<A>) {
+    A mod = fmod(a, b);
+    if (kind == BinaryKind::Remainder && mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+    return mod;
+  } else {
+    if (b == 0) return 0;  // refused on the host before the launch
+    if constexpr (std::is_signed_v<A>) {
+      if (b == -1) return 0;  // INT_MIN % -1 would trap
+    }
+    A r = static_cast<A>(a % b);
+    if constexpr (std::is_signed_v<A>) {
+      if (kind == BinaryKind::Remainder && r != 0 && ((r < 0) != (b < 0))) r = static_cast<A>(r + b);
+    }
+    return r;
+  }
+}
+
+// Shifts of integers: amounts that are negative or at least the bit width give 0 (left) or the
+// sign fill (right), as PyTorch.
+template <typename T>
+__device__ __forceinline__ T shifted(BinaryKind kind, T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    const bool out_of_range = static_cast<std::make_signed_t<T>>(b) < 0;
+    if (kind == BinaryKind::ShiftLeft) {
+      if (out_of_range || b >= static_cast<T>(sizeof(T) * 8)) return 0;
+      return static_cast<T>(static_cast<U>(a) << b);
+    }
+    constexpr T max_shift = sizeof(T) * 8 - std::is_signed_v<T>;
+    if (out_of_range || b >= max_shift) return static_cast<T>(a >> max_shift);
+    return static_cast<T>(a >> b);
+  } else {
+    return a;  // shifts take integers only (the op's meta refuses the rest)
+  }
+}
+
 // The arithmetic ops, in the accumulation type A.
 template <typename A>
 __device__ __forceinline__ A arith(BinaryKind kind, A a, A b, A alpha) {
@@ -53,6 +92,9 @@ __device__ __forceinline__ A arith(BinaryKind kind, A a, A b, A alpha) {
       case BinaryKind::Minimum:
         if (is_nan(a) || is_nan(b)) return is_nan(a) ? a : b;
         return a < b ? a : b;
+      case BinaryKind::Fmod:
+      case BinaryKind::Remainder:
+        return modulo(kind, a, b);
       default:
         return a;
     }
@@ -88,6 +130,9 @@ struct BinaryOp {
       return compare(kind, x, y);
     } else {
       if (kind >= BinaryKind::Eq) return convert<Out>(compare(kind, x, y));  // bool operands
+      if (kind == BinaryKind::ShiftLeft || kind == BinaryKind::ShiftRight) {
+        return convert<Out>(shifted(kind, a, b));
+      }
       return convert<Out>(arith(kind, x, y, alpha));
     }
   }
@@ -107,6 +152,9 @@ __device__ __forceinline__ A unary_math(UnaryKind kind, A x) {
       case UnaryKind::Relu:
         if constexpr (std::is_signed_v<A>) return x < A(0) ? A(0) : x;
         return x;
+      case UnaryKind::Sign:
+        if constexpr (std::is_signed_v<A>) return static_cast<A>((A(0) < x) - (x < A(0)));
+        return static_cast<A>(x != A(0));
       default:
         return x;  // the math ops promote integers to a floating type on the host
     }
@@ -142,6 +190,10 @@ __device__ __forceinline__ A unary_math(UnaryKind kind, A x) {
         const A k0 = A(0.79788456080286535588), k1 = A(0.044715);
         return kHalf * x * (kOne + tanh(k0 * (x + k1 * x * x * x)));
       }
+      case UnaryKind::Sign:
+        return static_cast<A>((A(0) < x) - (x < A(0)));
+      case UnaryKind::Erfinv:
+        return static_cast<A>(erfinv(static_cast<double>(x)));
     }
     return x;
   }

@@ -46,7 +46,25 @@ void copy(const Geometry& g, const Operand& dst, const Operand& src, cudaStream_
 // Writes the `itemsize`-byte pattern `bits` into every element of dst.
 void fill(const Geometry& g, const Operand& dst, uint64_t bits, int itemsize, cudaStream_t stream);
 
-enum class BinaryKind : int { Add, Mul, Div, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+// Fmod and Remainder: C's fmod and Python's modulo; integer divisors of 0 are the host's to
+// refuse. ShiftLeft/ShiftRight: integers only, PyTorch's rules for out-of-range amounts.
+enum class BinaryKind : int {
+  Add,
+  Mul,
+  Div,
+  Maximum,
+  Minimum,
+  Fmod,
+  Remainder,
+  ShiftLeft,
+  ShiftRight,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge
+};
 constexpr bool is_comparison(BinaryKind k) { return k >= BinaryKind::Eq; }
 // out = a (kind) b, with a and b of one type T; out is T, or bool for comparisons. Add computes
 // a + alpha * b (alpha as a double for floating T, as an integer otherwise).
@@ -66,7 +84,9 @@ enum class UnaryKind : int {
   Sigmoid,
   Relu,
   GeluErf,
-  GeluTanh
+  GeluTanh,
+  Sign,   // (0 < x) - (x < 0): NaN and -0.0 give 0, as PyTorch
+  Erfinv  // computed in double, as the CPU kernel
 };
 // out = kind(in), both of one type.
 void unary(UnaryKind kind, const Geometry& g, const Operand& out, const Operand& in,
