@@ -6,10 +6,12 @@
 //   kiln_bench                                   all CPU workloads, inductor, mode default
 //   kiln_bench --workload mlp,bert --mode default,max-autotune --json out.json --plot out.png
 //   kiln_bench --shapes tiny --iters 1 --repeats 1 --quiet   the CI smoke run
+//   kiln_bench --device cuda --json gpu.json     every workload with a GPU shape, on the GPU
 //
 // Exit status: 0 when every compiled result matched eager within its workload's tolerance, 1 when
 // one did not (or failed), 2 on a usage error.
 #include <fmt/format.h>
+#include <kiln/cuda/cuda.h>
 #include <kiln/kiln.h>
 #include <CLI/CLI.hpp>
 
@@ -68,9 +70,13 @@ void check_values(const std::string& option, const std::vector<std::string>& val
   }
 }
 
+kiln::Device device(const Arguments& args) {
+  return args.device == "cuda" ? kiln::Device::cuda() : kiln::kCPU;
+}
+
 RunOptions run_options(const Arguments& args) {
   RunOptions o;
-  o.shapes = args.shapes == "tiny" ? Shapes::tiny : Shapes::full;
+  o.setup = {.shapes = args.shapes == "tiny" ? Shapes::tiny : Shapes::full, .device = device(args)};
   o.backend = args.backend;
   o.threads = args.threads;
   o.timing = {.iters = args.iters, .min_time_s = args.min_time, .repeats = args.repeats};
@@ -107,13 +113,20 @@ void plot(const std::string& json_path, const std::string& png_path) {
 
 int run_suite(const Arguments& args, const std::vector<Case>& cases) {
   const RunOptions options = run_options(args);
-  const Machine machine = describe_machine(args.threads);
+  const Machine machine = describe_machine(args.threads, options.setup.device);
   CaptureCounter counter;
   std::vector<Result> results;
   for (const std::string& workload : args.workloads) {
     for (const std::string& phase : args.phases) {
       const Case* c = find_case(cases, workload, phase);
       if (c == nullptr) continue;  // e.g. gpt2 has no training phase
+      if (options.setup.on_gpu() && !c->runs_on_gpu) {
+        if (!args.quiet) {
+          fmt::print(stderr, "kiln_bench: {} has no GPU shape in BENCHMARKS.md: skipped on cuda\n",
+                     workload);
+        }
+        continue;
+      }
       const std::string id = workload + ":" + phase;
       if (std::find(args.skip.begin(), args.skip.end(), id) != args.skip.end()) continue;
       for (const std::string& mode : args.modes) {
@@ -173,7 +186,8 @@ int main(int argc, char** argv) {
   app.add_option("--skip", args.skip, "comma-separated WORKLOAD:PHASE cases to leave out")
       ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--device", args.device, "cpu (cuda: not yet)");
+  app.add_option("--device", args.device,
+                 "cpu (default) or cuda (the first GPU, at BENCHMARKS.md's GPU shapes)");
   app.add_option("--mode", args.modes, "comma-separated compile modes (default: default)")
       ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -205,12 +219,12 @@ int main(int argc, char** argv) {
     for (const Case& c : cases) case_ids.push_back(c.workload + ":" + c.phase);
     check_values("--skip", args.skip, case_ids);
     check_values("--backend", {args.backend}, kiln::list_backends());
-    if (args.device == "cuda") {
+    check_values("--device", {args.device}, {"cpu", "cuda"});
+    if (args.device == "cuda" && !kiln::cuda::is_available()) {
       throw CLI::ValidationError("--device",
-                                 "cuda is not supported yet: kiln has no CUDA backend until the "
-                                 "CUDA issue lands; use --device cpu");
+                                 "cuda: no usable CUDA device here (kiln was built without CUDA, "
+                                 "or no GPU or driver is visible); use --device cpu");
     }
-    check_values("--device", {args.device}, {"cpu"});
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;  // --help succeeds
   }

@@ -13,8 +13,11 @@
 #       toolkit but PyTorch's wheel nvidia-cudnn-cu13, of the same major version 9.
 #   on the device machine (the device tool's run, carrying build-cuda-device):
 #     bash bench/device/run_cuda_tests.sh bench
-#       the GPU benchmarks: bench_cuda (kiln) then bench/compare_torch_cuda.py (PyTorch eager and
-#       torch.compile) on the same shapes, logs to $OUT.
+#       the GPU benchmarks: bench_cuda (kiln's op micro-benchmarks), kiln_bench --device cuda (the
+#       suite of BENCHMARKS.md at its GPU shapes, a short configuration), then
+#       bench/compare_torch_cuda.py (PyTorch eager and torch.compile on the same workloads and
+#       shapes, merged with kiln_bench's JSON into one table); logs and JSON to $OUT.
+#       KILN_BENCH_WORKLOADS (comma-separated) runs part of the suite, to split it over calls.
 #     bash bench/device/run_cuda_tests.sh run
 #       unpacks the bundle, finds the machine's cuBLAS and cuDNN, runs the CUDA tests, then memcheck on
 #       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML
@@ -32,15 +35,23 @@ pack() {
     echo "build/ is configured without CUDA (KILN_CUDA=OFF): nothing to test on the GPU" >&2
     exit 2
   }
-  "${lock[@]}" nice -n 5 cmake --build build --target kiln kiln_tests
+  "${lock[@]}" nice -n 5 cmake --build build --target kiln kiln_tests kiln_bench
   # The GPU benchmarks, where the build has them (KILN_BUILD_BENCH).
-  local binaries=(build/tests/kiln_tests)
+  local binaries=(build/tests/kiln_tests build/tools/kiln_bench)
   if "${lock[@]}" nice -n 5 cmake --build build --target bench_cuda >/dev/null 2>&1; then
     binaries+=(build/bench/bench_cuda)
   fi
-  local staging="$bundle_dir/staging"
-  rm -rf "$staging" && mkdir -p "$staging/lib" "$staging/lib-fallback"
-  cp "${binaries[@]}" bench/compare_torch_cuda.py "$staging/"
+  # A staging folder of its own, and the bundle replaced in one rename: two packs at once (other
+  # sessions share the tree) must not delete each other's files.
+  mkdir -p "$bundle_dir"
+  local staging
+  staging="$(mktemp -d "$bundle_dir/staging.XXXXXX")"
+  # Nothing left behind on failure (the device tool carries the whole folder, 64 MiB at most).
+  trap 'rm -rf "$staging" "$staging.tar.gz"' EXIT
+  mkdir -p "$staging/lib" "$staging/lib-fallback"
+  # compare_torch_cuda.py imports the CPU comparison's models and helpers.
+  cp "${binaries[@]}" bench/compare_torch_cuda.py bench/compare_torch.py \
+    bench/compare_torch_models.py bench/side_by_side.py "$staging/"
   # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
   # the machine's too unless it is older than Debian 12's (lib-fallback, used only then). cuBLAS
   # and NVRTC (which loads its builtins library beside it) are the toolkit's there, cuDNN the
@@ -55,12 +66,16 @@ pack() {
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
   done
-  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_tests" "$staging/bench_cuda" 2>/dev/null || true
+  strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_tests" "$staging/kiln_bench" \
+    "$staging/bench_cuda" 2>/dev/null || true
   git rev-parse --short HEAD >"$staging/KILN_COMMIT"
-  tar -C "$staging" -czf "$bundle" .
+  tar -C "$staging" -czf "$staging.tar.gz" .
+  mv -f "$staging.tar.gz" "$bundle"
   rm -rf "$staging"
+  trap - EXIT
   echo "packed $bundle ($(du -h "$bundle" | cut -f1)); on the device machine: carry $bundle_dir and run"
-  echo "  bash bench/device/run_cuda_tests.sh run"
+  echo "  bash bench/device/run_cuda_tests.sh run     # the CUDA tests"
+  echo "  bash bench/device/run_cuda_tests.sh bench   # the GPU benchmarks beside PyTorch"
 }
 
 # The directory holding the machine's libcublas.so.13: the toolkit's, else a pip wheel's.
@@ -143,19 +158,33 @@ run() {
   return "$status"
 }
 
-# The GPU benchmarks side by side: bench_cuda (kiln eager and compiled, a device copy), then
-# PyTorch eager and torch.compile on the same shapes (the machine's python3 has PyTorch 2.11).
+# The GPU benchmarks side by side: bench_cuda (kiln eager and compiled, a device copy), the suite
+# (kiln_bench --device cuda), then PyTorch eager and torch.compile on the same workloads and shapes
+# (the machine's python3 has PyTorch, torchvision and transformers), one merged table.
 bench() {
-  local root out cublas cudnn libs
-  unpack bench_cuda
+  local root out cublas cudnn libs status=0
+  unpack kiln_bench
   echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-  export KILN_CACHE_DIR="$root/cache"
-  echo "== kiln (bench_cuda) =="
-  LD_LIBRARY_PATH="$libs" "$root/bench_cuda" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
-    --benchmark_min_time=0.2 "$@" 2>&1 | tee "$out/bench_cuda.log"
+  # KILN_COMMIT: kiln_bench's JSON names the packed commit (there is no source tree here).
+  export KILN_CACHE_DIR="$root/cache" KILN_COMMIT="$(cat "$root/KILN_COMMIT")"
+  if [[ -x "$root/bench_cuda" ]]; then
+    echo "== kiln (bench_cuda) =="
+    LD_LIBRARY_PATH="$libs" "$root/bench_cuda" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+      --benchmark_min_time=0.2 "$@" 2>&1 | tee "$out/bench_cuda.log" || status=1
+  fi
+  # Every workload with a GPU shape (numpy has none), briefly: 3 batches of 0.1 s per side.
+  local workloads="${KILN_BENCH_WORKLOADS:-pointwise,softmax,layernorm,matmul,mlp,resnet18,bert,gpt2,bert-dynamic,overhead}"
+  local timing=(--repeats 3 --min-time 0.1)
+  echo "== kiln_bench --device cuda ($workloads) =="
+  LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --device cuda --workload "$workloads" --threads "$(nproc)" \
+    "${timing[@]}" --json "$out/kiln_bench_cuda.json" 2>&1 | tee "$out/kiln_bench_cuda.log" || status=1
+  local merge=()
+  [[ -f "$out/kiln_bench_cuda.json" ]] && merge=(--kiln-json "$out/kiln_bench_cuda.json")
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)') (compare_torch_cuda.py) =="
-  python3 "$root/compare_torch_cuda.py" 2>&1 | tee "$out/compare_torch_cuda.log"
+  python3 "$root/compare_torch_cuda.py" --workloads "$workloads" "${timing[@]}" "${merge[@]}" \
+    --json "$out/compare_torch_cuda.json" 2>&1 | tee "$out/compare_torch_cuda.log" || status=1
   rm -rf "$root"
+  return "$status"
 }
 
 case "${1:-}" in

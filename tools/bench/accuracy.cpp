@@ -7,6 +7,12 @@
 #include <limits>
 
 namespace kiln_bench {
+namespace {
+
+// Compared on the CPU: the same arithmetic (in float64) whichever device produced the outputs.
+kiln::Tensor on_cpu(const kiln::Tensor& t) { return t.is_cpu() ? t : t.to(kiln::kCPU); }
+
+}  // namespace
 
 double max_rel_err(const std::vector<kiln::Tensor>& eager,
                    const std::vector<kiln::Tensor>& compiled) {
@@ -20,7 +26,8 @@ double max_rel_err(const std::vector<kiln::Tensor>& eager,
       return kInfinity;
     }
     if (eager[i].numel() == 0) continue;
-    const kiln::Tensor e = eager[i].to(kiln::kFloat64), c = compiled[i].to(kiln::kFloat64);
+    const kiln::Tensor e = on_cpu(eager[i]).to(kiln::kFloat64);
+    const kiln::Tensor c = on_cpu(compiled[i]).to(kiln::kFloat64);
     const double diff = (c - e).abs().max().item<double>();
     const double scale = std::max(e.abs().max().item<double>(), 1e-30);
     if (std::isnan(diff)) return diff;

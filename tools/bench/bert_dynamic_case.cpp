@@ -19,15 +19,26 @@ std::vector<int64_t> sequence_lengths(Shapes shapes) {
   return {16, 40, 64, 100, 128, 200, 256, 384, 512};
 }
 
-// One input per length (batch 2 at full shapes).
-std::vector<Tensor> inputs(Shapes shapes) {
-  const int64_t batch = shapes == Shapes::full ? 2 : 1;
+// One input per length (batch 2 at the CPU's shapes, 8 at the GPU's), drawn on the CPU.
+std::vector<Tensor> inputs(const Setup& setup) {
+  const int64_t batch = setup.size(1, 2, 8);
   std::vector<Tensor> ids;
   kiln::manual_seed(1);
-  for (int64_t length : sequence_lengths(shapes)) {
-    ids.push_back(kiln::randint(0, bert_config(shapes).vocab_size, {batch, length}, kiln::kInt64));
+  for (int64_t length : sequence_lengths(setup.shapes)) {
+    Tensor batch_ids =
+        kiln::randint(0, bert_config(setup.shapes).vocab_size, {batch, length}, kiln::kInt64);
+    ids.push_back(setup.place(batch_ids));
   }
   return ids;
+}
+
+// BERT from seed 0, built on the CPU and moved to the case's device, in eval mode.
+std::shared_ptr<kiln::models::BertForSequenceClassification> seeded_bert(const Setup& setup) {
+  kiln::manual_seed(0);
+  auto model = kiln::models::bert_for_sequence_classification(bert_config(setup.shapes));
+  if (setup.on_gpu()) model->to(setup.device);
+  model->eval();
+  return model;
 }
 
 template <typename Forward>
@@ -43,13 +54,9 @@ std::vector<Tensor> one_pass(const std::vector<Tensor>& ids, Forward&& forward) 
 Case bert_dynamic_case() {
   return {
       "bert-dynamic", "inference", 1e-3, true,
-      [](const kiln::CompileOptions& options, Shapes shapes) -> Step {
-        kiln::manual_seed(0);
-        auto eager = kiln::models::bert_for_sequence_classification(bert_config(shapes));
-        kiln::manual_seed(0);
-        auto plain = kiln::models::bert_for_sequence_classification(bert_config(shapes));
-        eager->eval();
-        plain->eval();
+      [](const kiln::CompileOptions& options, const Setup& setup) -> Step {
+        auto eager = seeded_bert(setup);
+        auto plain = seeded_bert(setup);
         kiln::CompileOptions dynamic = options;
         dynamic.dynamic = true;
         std::string note;
@@ -61,7 +68,7 @@ Case bert_dynamic_case() {
           note = "dynamic=true refused, static sizes";
           compiled = kiln::compile(plain, options);
         }
-        std::vector<Tensor> ids = inputs(shapes);
+        std::vector<Tensor> ids = inputs(setup);
         return {[eager, ids] {
                   return one_pass(ids, [&](const Tensor& x) { return eager->forward(x); });
                 },

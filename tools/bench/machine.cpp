@@ -1,12 +1,15 @@
 #include "machine.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <fmt/chrono.h>
 
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 #include "child_process.h"
@@ -40,12 +43,37 @@ std::string kiln_commit() {
   return KILN_BENCH_CONFIGURED_COMMIT;
 }
 
+// The path of `program` on PATH (run_child takes a path), or empty.
+std::string find_on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
+  while (!dirs.empty()) {
+    const size_t colon = dirs.find(':');
+    const std::filesystem::path candidate = std::filesystem::path(dirs.substr(0, colon)) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+  }
+  return {};
+}
+
+// kiln::cuda has no device properties: the driver's tool names the GPU (the first one listed,
+// the device kiln_bench runs on unless CUDA_VISIBLE_DEVICES reorders them).
+std::string gpu_name() {
+  const std::string nvidia_smi = find_on_path("nvidia-smi");
+  if (nvidia_smi.empty()) return "unknown GPU (no nvidia-smi on PATH)";
+  ChildOutput smi = run_child({nvidia_smi, "--query-gpu=name", "--format=csv,noheader"});
+  std::string name = smi.stdout_text.substr(0, smi.stdout_text.find_first_of("\r\n"));
+  if (smi.exit_status != 0 || name.empty()) return "unknown GPU (nvidia-smi failed)";
+  return name;
+}
+
 std::string utc_now() { return fmt::format("{:%FT%TZ}", fmt::gmtime(std::time(nullptr))); }
 
 }  // namespace
 
-Machine describe_machine(int threads) {
+Machine describe_machine(int threads, kiln::Device device) {
   Machine m;
+  if (device.is_cuda()) m.gpu = gpu_name();
   m.cpu = cpu_model();
   m.cores = std::thread::hardware_concurrency();
   m.threads = threads;

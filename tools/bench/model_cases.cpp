@@ -39,31 +39,46 @@ class WithLoss : public Module {
 };
 
 // What a model workload is made of: a way to build the model (called once per side, after
-// seeding), its input and target, its loss and its optimizer.
+// seeding), its input and target (on the CPU), its loss and its optimizer.
 struct ModelRecipe {
   std::function<ModulePtr(Shapes)> model;
-  std::function<std::pair<Tensor, Tensor>(Shapes)> input_and_target;
+  std::function<std::pair<Tensor, Tensor>(const Setup&)> input_and_target;
   WithLoss::LossFn loss;
   std::function<OptimizerPtr(const ModulePtr&)> optimizer;
 };
 
-std::pair<ModulePtr, ModulePtr> twin_models(const ModelRecipe& recipe, Shapes shapes) {
+// The model built on the CPU (so that the seed draws the same weights on both devices), then
+// moved to the case's device in place.
+ModulePtr seeded_model(const ModelRecipe& recipe, const Setup& setup) {
   kiln::manual_seed(0);
-  ModulePtr eager = recipe.model(shapes);
-  kiln::manual_seed(0);
-  ModulePtr compiled = recipe.model(shapes);
+  ModulePtr model = recipe.model(setup.shapes);
+  if (setup.on_gpu()) model->to(setup.device);
+  return model;
+}
+
+std::pair<ModulePtr, ModulePtr> twin_models(const ModelRecipe& recipe, const Setup& setup) {
+  ModulePtr eager = seeded_model(recipe, setup);
+  ModulePtr compiled = seeded_model(recipe, setup);
   return {eager, compiled};
 }
 
-Step inference_step(const ModelRecipe& recipe, const kiln::CompileOptions& options, Shapes shapes) {
+// The recipe's input and target, drawn on the CPU from seed 1, on the case's device.
+std::pair<Tensor, Tensor> placed_data(const ModelRecipe& recipe, const Setup& setup) {
+  kiln::manual_seed(1);
+  const std::pair<Tensor, Tensor> data = recipe.input_and_target(setup);
+  const auto place = [&setup](const Tensor& t) { return t.defined() ? setup.place(t) : t; };
+  return {place(data.first), place(data.second)};
+}
+
+Step inference_step(const ModelRecipe& recipe, const kiln::CompileOptions& options,
+                    const Setup& setup) {
   // Plain variables, not structured bindings: lambdas capture them (clang 14 cannot capture
   // bindings).
-  const std::pair<ModulePtr, ModulePtr> models = twin_models(recipe, shapes);
+  const std::pair<ModulePtr, ModulePtr> models = twin_models(recipe, setup);
   const ModulePtr eager = models.first, plain = models.second;
   eager->eval();
   plain->eval();
-  kiln::manual_seed(1);
-  Tensor input = recipe.input_and_target(shapes).first;
+  Tensor input = placed_data(recipe, setup).first;
   auto compiled = kiln::compile(plain, options);
   return {[eager, input] {
             kiln::autograd::NoGradGuard no_grad;
@@ -89,13 +104,12 @@ std::vector<Tensor> train_step(const OptimizerPtr& optimizer, const Tensor& firs
 }
 
 Step train_step_pair(const ModelRecipe& recipe, const kiln::CompileOptions& options,
-                     Shapes shapes) {
-  const std::pair<ModulePtr, ModulePtr> models = twin_models(recipe, shapes);
+                     const Setup& setup) {
+  const std::pair<ModulePtr, ModulePtr> models = twin_models(recipe, setup);
   const ModulePtr eager_model = models.first, plain_model = models.second;
   eager_model->train();
   plain_model->train();
-  kiln::manual_seed(1);
-  const std::pair<Tensor, Tensor> data = recipe.input_and_target(shapes);
+  const std::pair<Tensor, Tensor> data = placed_data(recipe, setup);
   const Tensor input = data.first, target = data.second;
   auto eager = std::make_shared<WithLoss>(eager_model, recipe.loss);
   auto compiled = kiln::compile(std::make_shared<WithLoss>(plain_model, recipe.loss), options);
@@ -114,14 +128,15 @@ Step train_step_pair(const ModelRecipe& recipe, const kiln::CompileOptions& opti
 
 Case model_case(std::string workload, std::string phase, double tolerance, ModelRecipe recipe) {
   const bool train = phase == "train";
-  return {std::move(workload), std::move(phase), tolerance, false,
-          [recipe = std::move(recipe), train](const kiln::CompileOptions& options, Shapes shapes) {
-            return train ? train_step_pair(recipe, options, shapes)
-                         : inference_step(recipe, options, shapes);
-          }};
+  return {
+      std::move(workload), std::move(phase), tolerance, false,
+      [recipe = std::move(recipe), train](const kiln::CompileOptions& options, const Setup& setup) {
+        return train ? train_step_pair(recipe, options, setup)
+                     : inference_step(recipe, options, setup);
+      }};
 }
 
-// ---- the models, at BENCHMARKS.md's CPU shapes or tiny ----
+// ---- the models; inputs at BENCHMARKS.md's CPU or GPU shapes, or tiny ----
 
 ModelRecipe mlp_recipe() {
   return {[](Shapes shapes) -> ModulePtr {
@@ -129,9 +144,9 @@ ModelRecipe mlp_recipe() {
             return kiln::models::mlp(
                 {.in_features = 32, .hidden_features = {32, 32}, .out_features = 32});
           },
-          [](Shapes shapes) {
-            const int64_t batch = shapes == Shapes::full ? 64 : 2;
-            const int64_t width = shapes == Shapes::full ? 1024 : 32;
+          [](const Setup& setup) {
+            const int64_t batch = setup.size(2, 64, 256);
+            const int64_t width = setup.tiny() ? 32 : 1024;
             return std::pair{kiln::randn({batch, width}), kiln::randn({batch, width})};
           },
           [](const Tensor& output, const Tensor& target) { return F::mse_loss(output, target); },
@@ -148,13 +163,13 @@ ModelRecipe resnet18_recipe() {
         return std::make_shared<kiln::models::ResNet>(
             kiln::models::ResNetConfig{.layers = {1, 1, 1, 1}, .num_classes = 10});
       },
-      [](Shapes shapes) {
-        const bool full = shapes == Shapes::full;
+      [](const Setup& setup) {
         // Tiny: batch 2 of 64x64 images, so that the last stage's training batch norm normalizes
         // 8 values per channel (at 32x32 it saw 2, and its output, +-1 whatever the inputs,
         // amplified rounding differences into the gradients past any fixed tolerance).
-        Tensor x = full ? kiln::randn({8, 3, 224, 224}) : kiln::randn({2, 3, 64, 64});
-        Tensor labels = kiln::randint(0, full ? 1000 : 10, {full ? 8 : 2}, kiln::kInt64);
+        const int64_t batch = setup.size(2, 8, 32), side = setup.tiny() ? 64 : 224;
+        Tensor x = kiln::randn({batch, 3, side, side});
+        Tensor labels = kiln::randint(0, setup.tiny() ? 10 : 1000, {batch}, kiln::kInt64);
         return std::pair{x, labels};
       },
       [](const Tensor& logits, const Tensor& labels) { return F::cross_entropy(logits, labels); },
@@ -169,11 +184,11 @@ ModelRecipe bert_recipe() {
       [](Shapes shapes) -> ModulePtr {
         return kiln::models::bert_for_sequence_classification(bert_config(shapes));
       },
-      [](Shapes shapes) {
-        const bool full = shapes == Shapes::full;
-        Tensor ids = kiln::randint(0, bert_config(shapes).vocab_size,
-                                   {full ? 4 : 1, full ? 128 : 8}, kiln::kInt64);
-        return std::pair{ids, kiln::randint(0, 2, {full ? 4 : 1}, kiln::kInt64)};
+      [](const Setup& setup) {
+        const int64_t batch = setup.size(1, 4, 16), seq = setup.tiny() ? 8 : 128;
+        Tensor ids =
+            kiln::randint(0, bert_config(setup.shapes).vocab_size, {batch, seq}, kiln::kInt64);
+        return std::pair{ids, kiln::randint(0, 2, {batch}, kiln::kInt64)};
       },
       // BertForSequenceClassification's loss for 2 labels: cross-entropy.
       [](const Tensor& logits, const Tensor& labels) { return F::cross_entropy(logits, labels); },
@@ -190,9 +205,9 @@ ModelRecipe gpt2_recipe() {
   };
   return {
       [config](Shapes shapes) -> ModulePtr { return kiln::models::gpt2(config(shapes)); },
-      [config](Shapes shapes) {
-        const bool full = shapes == Shapes::full;
-        Tensor ids = kiln::randint(0, config(shapes).vocab_size, {1, full ? 256 : 8}, kiln::kInt64);
+      [config](const Setup& setup) {
+        const int64_t batch = setup.size(1, 1, 8), seq = setup.tiny() ? 8 : 256;
+        Tensor ids = kiln::randint(0, config(setup.shapes).vocab_size, {batch, seq}, kiln::kInt64);
         return std::pair{ids, Tensor()};
       },
       nullptr, nullptr};

@@ -37,59 +37,65 @@ Step function_step(F fn, const kiln::CompileOptions& options, Inputs... inputs) 
 
 Case pointwise_case() {
   return {"pointwise", "inference", 1e-5, false,
-          [](const kiln::CompileOptions& options, Shapes shapes) {
+          [](const kiln::CompileOptions& options, const Setup& setup) {
             kiln::manual_seed(0);
-            Tensor x = kiln::randn({shapes == Shapes::tiny ? 64 : int64_t{1} << 22});
-            return function_step(pointwise, options, x);
+            Tensor x = kiln::randn({setup.size(64, int64_t{1} << 22, int64_t{1} << 24)});
+            return function_step(pointwise, options, setup.place(x));
           }};
 }
 
 Case softmax_case() {
   return {"softmax", "inference", 1e-5, false,
-          [](const kiln::CompileOptions& options, Shapes shapes) {
+          [](const kiln::CompileOptions& options, const Setup& setup) {
             kiln::manual_seed(0);
-            Tensor x = shapes == Shapes::tiny ? kiln::randn({4, 16}) : kiln::randn({2048, 4096});
-            return function_step(softmax_last, options, x);
+            Tensor x = kiln::randn({setup.size(4, 2048, 8192), setup.size(16, 4096, 4096)});
+            return function_step(softmax_last, options, setup.place(x));
           }};
 }
 
 Case layernorm_case() {
   return {"layernorm", "inference", 1e-4, false,
-          [](const kiln::CompileOptions& options, Shapes shapes) {
+          [](const kiln::CompileOptions& options, const Setup& setup) {
             kiln::manual_seed(0);
-            const int64_t rows = shapes == Shapes::tiny ? 4 : 2048;
-            const int64_t cols = shapes == Shapes::tiny ? 16 : 4096;
+            const int64_t rows = setup.size(4, 2048, 8192), cols = setup.size(16, 4096, 4096);
             Tensor x = kiln::randn({rows, cols}), w = kiln::randn({cols}), b = kiln::randn({cols});
-            return function_step(layer_norm_last, options, x, w, b);
+            return function_step(layer_norm_last, options, setup.place(x), setup.place(w),
+                                 setup.place(b));
           }};
 }
 
-// Compiled, the GEMM is an extern call: the row shows what compiling costs around it.
+// Compiled, the GEMM is an extern call: the row shows what compiling costs around it. Its shape
+// (1024^3) is the workload's own, the same on both devices.
 Case matmul_case() {
   return {"matmul", "inference", 1e-5, false,
-          [](const kiln::CompileOptions& options, Shapes shapes) {
+          [](const kiln::CompileOptions& options, const Setup& setup) {
             kiln::manual_seed(0);
-            const int64_t n = shapes == Shapes::tiny ? 16 : 1024;
+            const int64_t n = setup.size(16, 1024, 1024);
             Tensor a = kiln::randn({n, n}), b = kiln::randn({n, n});
-            return function_step(matmul, options, a, b);
+            return function_step(matmul, options, setup.place(a), setup.place(b));
           }};
 }
 
+// CPU only: the workload is measured against numpy itself.
 Case numpy_case() {
-  return {"numpy", "inference", 1e-4, false,
-          [](const kiln::CompileOptions& options, Shapes shapes) {
+  return {"numpy",
+          "inference",
+          1e-4,
+          false,
+          [](const kiln::CompileOptions& options, const Setup& setup) {
             kiln::manual_seed(0);
-            const int64_t rows = shapes == Shapes::tiny ? 8 : 4096;
-            const int64_t cols = shapes == Shapes::tiny ? 16 : 4096;
+            const int64_t rows = setup.tiny() ? 8 : 4096, cols = setup.tiny() ? 16 : 4096;
             Tensor a = kiln::randn({rows, cols}), b = kiln::randn({rows, cols});
             return function_step(numpy_function, options, a, b);
-          }};
+          },
+          /*runs_on_gpu=*/false};
 }
 
 Case overhead_case() {
-  return {"overhead", "inference", 1e-5, false, [](const kiln::CompileOptions& options, Shapes) {
+  return {"overhead", "inference", 1e-5, false,
+          [](const kiln::CompileOptions& options, const Setup& setup) {
             kiln::manual_seed(0);
-            return function_step(one_tiny_op, options, kiln::randn({16}));
+            return function_step(one_tiny_op, options, setup.place(kiln::randn({16})));
           }};
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <kiln/core/error.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -41,12 +42,23 @@ std::string note(const Result& r) {
   return text;
 }
 
+// What the whole run's figures need said once, beside the table and in the JSON.
+std::vector<std::string> run_notes(const std::vector<Result>& results) {
+  std::vector<std::string> notes;
+  if (std::any_of(results.begin(), results.end(),
+                  [](const Result& r) { return r.device == "cuda"; })) {
+    notes.push_back(
+        "peak_mb is null on cuda: kiln::cuda's caching allocator reports no high-water mark");
+  }
+  return notes;
+}
+
 }  // namespace
 
 void print_table(const std::vector<Result>& results, const Machine& machine, std::FILE* out) {
-  fmt::print(out, "kiln {} on {} ({} logical CPUs, {} threads, load {:.2f}), {}\n",
-             machine.kiln_commit, machine.cpu, machine.cores, machine.threads, machine.load_average,
-             machine.date);
+  fmt::print(out, "kiln {} on {}{} ({} logical CPUs, {} threads, load {:.2f}), {}\n",
+             machine.kiln_commit, machine.gpu ? *machine.gpu + " with " : "", machine.cpu,
+             machine.cores, machine.threads, machine.load_average, machine.date);
   const auto row = [out](auto&&... cells) {
     fmt::print(
         out,
@@ -61,6 +73,7 @@ void print_table(const std::vector<Result>& results, const Machine& machine, std
         cell(r.compile_s_warm, "{:.3g}"), cell(r.graphs), cell(r.graph_breaks), cell(r.recompiles),
         cell(r.peak_mb, "{:.1f}"), cell(r.max_rel_err, "{:.1e}"), note(r));
   }
+  for (const std::string& line : run_notes(results)) fmt::print(out, "note: {}\n", line);
 }
 
 void write_json(const std::vector<Result>& results, const Machine& machine,
@@ -99,6 +112,9 @@ void write_json(const std::vector<Result>& results, const Machine& machine,
                           {"kiln_commit", machine.kiln_commit},
                           {"load_average", machine.load_average}}},
                         {"results", rows}};
+  if (const std::vector<std::string> notes = run_notes(results); !notes.empty()) {
+    doc["notes"] = notes;
+  }
   std::ofstream file(path);
   file << doc.dump(2) << "\n";
   KILN_CHECK(file.good(), "cannot write {}", path);

@@ -55,7 +55,8 @@ double warm_compile_seconds(const Case& c, const std::string& mode, const RunOpt
 void measure(const Case& c, const std::string& mode, const RunOptions& options,
              CaptureCounter& counter, const Progress& progress, Result& r) {
   progress.say("building");
-  const Step step = c.build(compile_options(mode, options), options.shapes);
+  const kiln::Device device = options.setup.device;
+  const Step step = c.build(compile_options(mode, options), options.setup);
   if (!step.note.empty()) r.note = step.note;
   const std::vector<Tensor> eager_out = step.eager();
 
@@ -66,7 +67,7 @@ void measure(const Case& c, const std::string& mode, const RunOptions& options,
   progress.say("compiling (empty code cache)...");
   counter.reset();
   std::vector<Tensor> compiled_out;
-  r.compile_s_cold = seconds_of([&] { compiled_out = step.compiled(); });
+  r.compile_s_cold = seconds_of(device, [&] { compiled_out = step.compiled(); });
   const CaptureCounts first = counter.counts();
   r.graphs = first.graphs;
   r.graph_breaks = first.graph_breaks;
@@ -74,14 +75,16 @@ void measure(const Case& c, const std::string& mode, const RunOptions& options,
   progress.say(fmt::format("compiled in {:.3g} s: {} graphs, {} graph breaks, max_rel_err {:.2g}",
                            *r.compile_s_cold, first.graphs, first.graph_breaks, *r.max_rel_err));
   if (c.varies_sizes) {
-    r.second_pass_ms = seconds_of(step.compiled) * 1e3;
+    r.second_pass_ms = seconds_of(device, step.compiled) * 1e3;
     r.recompiles = first.recompiles;
     r.recompiles_second_pass = counter.counts().recompiles - first.recompiles;
   }
 
-  const double eager_s = seconds_of(step.eager), compiled_s = seconds_of(step.compiled);
+  const double eager_s = seconds_of(device, step.eager);
+  const double compiled_s = seconds_of(device, step.compiled);
   const InterleavedTimes times = time_interleaved(
-      step, options.timing, eager_s, compiled_s, [&](int repeat, const InterleavedTimes& batches) {
+      step, device, options.timing, eager_s, compiled_s,
+      [&](int repeat, const InterleavedTimes& batches) {
         progress.say(fmt::format("iterations: repeat {}/{} ({} eager, {} compiled per batch)",
                                  repeat + 1, options.timing.repeats, batches.eager_iters,
                                  batches.compiled_iters));
@@ -107,6 +110,7 @@ Result run_case(const Case& c, const std::string& mode, const RunOptions& option
                 CaptureCounter& counter) {
   Result r;
   r.workload = c.workload;
+  r.device = options.setup.on_gpu() ? "cuda" : "cpu";
   r.phase = c.phase;
   r.mode = mode;
   r.tolerance = c.tolerance;
@@ -121,8 +125,8 @@ Result run_case(const Case& c, const std::string& mode, const RunOptions& option
 }
 
 int internal_warm_compile(const Case& c, const std::string& mode, const RunOptions& options) {
-  const Step step = c.build(compile_options(mode, options), options.shapes);
-  const double seconds = seconds_of(step.compiled);
+  const Step step = c.build(compile_options(mode, options), options.setup);
+  const double seconds = seconds_of(options.setup.device, step.compiled);
   fmt::print("{}{:.6f}\n", kWarmPrefix, seconds);
   return 0;
 }
@@ -139,7 +143,9 @@ std::vector<std::string> warm_compile_arguments(const Case& c, const std::string
           "--threads",
           std::to_string(options.threads),
           "--shapes",
-          options.shapes == Shapes::tiny ? "tiny" : "full",
+          options.setup.tiny() ? "tiny" : "full",
+          "--device",
+          options.setup.on_gpu() ? "cuda" : "cpu",
           "--quiet"};
 }
 

@@ -11,7 +11,7 @@
 namespace kiln_bench {
 
 struct RunOptions {
-  Shapes shapes = Shapes::full;
+  Setup setup;  // shapes and device
   std::string backend = "inductor";
   int threads = 2;
   TimingOptions timing;

@@ -1,6 +1,7 @@
 #include "timing.h"
 
 #include <kiln/core/allocator.h>
+#include <kiln/cuda/cuda.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +18,13 @@ double median(std::vector<double> values) {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// The peak of the CPU allocator during fn(); unset on a GPU (see InterleavedTimes).
 template <typename Fn>
-double peak_mb_of(Fn&& fn) {
+std::optional<double> peak_mb_of(kiln::Device device, Fn&& fn) {
+  if (!device.is_cpu()) {
+    fn();
+    return std::nullopt;
+  }
   const size_t before = kiln::cpu_allocator_stats().allocated_bytes;
   kiln::reset_cpu_allocator_peak();
   fn();
@@ -32,17 +38,26 @@ int batch_size(const TimingOptions& options, double single_s) {
   return static_cast<int>(std::clamp(std::ceil(needed), 1.0, 1e8));
 }
 
-double ms_per_iteration(const std::function<std::vector<Tensor>()>& fn, int iters) {
-  return seconds_of([&] {
-           for (int i = 0; i < iters; ++i) fn();
-         }) *
+// Iterations run back to back (on a GPU the host queues the next while the device works, as a
+// training loop does); the device is waited for once, at the end of the batch.
+double ms_per_iteration(kiln::Device device, const std::function<std::vector<Tensor>()>& fn,
+                        int iters) {
+  return seconds_of(device,
+                    [&] {
+                      for (int i = 0; i < iters; ++i) fn();
+                    }) *
          1e3 / iters;
 }
 
 }  // namespace
 
+void wait_for(kiln::Device device) {
+  if (device.is_cuda()) kiln::cuda::synchronize(device.has_index() ? device.index() : -1);
+}
+
 InterleavedTimes time_interleaved(
-    const Step& step, const TimingOptions& options, double single_eager_s, double single_compiled_s,
+    const Step& step, kiln::Device device, const TimingOptions& options, double single_eager_s,
+    double single_compiled_s,
     const std::function<void(int repeat, const InterleavedTimes& batches)>& on_repeat) {
   InterleavedTimes times;
   times.eager_iters = batch_size(options, single_eager_s);
@@ -51,14 +66,14 @@ InterleavedTimes time_interleaved(
   for (int r = 0; r < std::max(1, options.repeats); ++r) {
     on_repeat(r, times);
     const auto eager_batch = [&] {
-      eager.push_back(ms_per_iteration(step.eager, times.eager_iters));
+      eager.push_back(ms_per_iteration(device, step.eager, times.eager_iters));
     };
     const auto compiled_batch = [&] {
-      compiled.push_back(ms_per_iteration(step.compiled, times.compiled_iters));
+      compiled.push_back(ms_per_iteration(device, step.compiled, times.compiled_iters));
     };
     if (r == 0) {
-      times.eager_peak_mb = peak_mb_of(eager_batch);
-      times.compiled_peak_mb = peak_mb_of(compiled_batch);
+      times.eager_peak_mb = peak_mb_of(device, eager_batch);
+      times.compiled_peak_mb = peak_mb_of(device, compiled_batch);
     } else {
       eager_batch();
       compiled_batch();
