@@ -52,6 +52,8 @@ Scalar Tensor::item(const kiln::SourceLocation& loc) const {
   if (defined()) impl()->materialize("Tensor.item()");
   KILN_CHECK(numel() == 1, "item: a Tensor with {} elements cannot be converted to Scalar",
              numel());
+  // A GPU value is copied back first (the copy waits for the work that computes it).
+  if (device().is_cuda()) return to(Device::cpu()).item(loc);
   KILN_CHECK(device().is_cpu(), "item: tensors on {} must be copied to the cpu first (to(kCPU))",
              device().str());
   return KILN_DISPATCH_ALL(dtype(), "item", [&]<typename T>() -> Scalar {

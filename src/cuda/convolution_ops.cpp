@@ -112,14 +112,37 @@ struct Candidate {
   cudnnMathType_t math;
 };
 
+// FFT and Winograd algorithms transform the data, and their rounding grows with the transform
+// and the values' range: resnet18's first convolution came out 3e-9 relative apart from the
+// CPU's in float64, and a 3x3 filter gradient 1e-4 apart in float32, where direct sums agree to
+// a few ulps. They are left out, as TF32 is.
+bool transforms_data(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_data(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_data(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
 // The heuristics' answers that ran their checks successfully and keep the precision asked for:
-// never a conversion of the data to a narrower type, and no tensor cores for float32 (TF32).
+// never a conversion of the data to a narrower type, no tensor cores for float32 (TF32), no
+// transform algorithms.
 template <typename Perf>
 std::vector<Candidate> usable(const std::vector<Perf>& perf, int count, DType dtype) {
   std::vector<Candidate> out;
   for (int i = 0; i < count; ++i) {
     const Perf& r = perf[static_cast<size_t>(i)];
-    if (r.status != CUDNN_STATUS_SUCCESS || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+    if (r.status != CUDNN_STATUS_SUCCESS || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
+        transforms_data(r.algo))
       continue;
     if (dtype == DType::Float32 && r.mathType == CUDNN_TENSOR_OP_MATH) continue;
     out.push_back({static_cast<int>(r.algo), r.mathType});

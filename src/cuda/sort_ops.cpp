@@ -44,7 +44,8 @@ void sort_stable(const Stack& args, const Outs& out) {
 // args: self, k, dim, largest, sorted.
 void topk(const Stack& args, const Outs& out) {
   const Tensor& self = args[0].to_tensor();
-  const int64_t k = args[1].to_int();
+  // A 0-dim input's output is its one element whatever k (0 or 1), as on the CPU.
+  const int64_t k = self.dim() == 0 ? 1 : args[1].to_int();
   const int64_t dim = wrap_dim(args[2].to_int(), self.dim(), "topk");
   if (k == 0 || self.numel() == 0) return;
   const Device device = out[0].device();

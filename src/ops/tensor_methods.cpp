@@ -1,6 +1,8 @@
 // Tensor's op methods: each forwards to the free function of the same name.
 #include <kiln/kiln.h>
 
+#include "ops/iterator/tensor_iterator.h"
+
 namespace kiln {
 
 // ---- conversion, copies ----
@@ -32,10 +34,21 @@ Tensor Tensor::to(Device device, bool copy, const kiln::SourceLocation& loc) con
     return copy ? clone(loc) : *this;
   KILN_CHECK(!device.is_meta() && !here.is_meta(), "to: cannot copy from {} to {}", here.str(),
              device.str());
-  // Across devices: a row-major tensor there, filled by copy_ (whose kernel for the pair of
+  // Across devices: a tensor in this one's layout there (PyTorch's preserve_format: a dense
+  // channels-last or transposed tensor stays so), filled by copy_ (whose kernel for the pair of
   // devices the CUDA layer registers; without it, allocating on the device raises).
   ops::CallSiteScope call_site(&loc);
-  Tensor out = kiln::empty(sizes(), TensorOptions(dtype()).device(device));
+  const TensorOptions options = TensorOptions(dtype()).device(device);
+  Tensor out;
+  if (impl()->has_symbolic_sizes_strides()) {
+    out = kiln::empty(sizes(), options);
+  } else {
+    std::vector<int64_t> strides;
+    for (const SymInt& s : ops::layout_following_strides(sym_sizes(), std::span(this, 1))) {
+      strides.push_back(s.raw());
+    }
+    out = kiln::empty_strided(sizes(), strides, options);
+  }
   out.copy_(*this);
   return out;
 }

@@ -193,6 +193,10 @@ TEST(TopK, UnsortedDimsNaNAndEdges) {
   EXPECT_EQ(sv.dim(), 0);
   EXPECT_EQ(sv.item<double>(), 2.0);
   EXPECT_EQ(si.item<int64_t>(), 0);
+  // k = 0 of a 0-dim tensor still gives its one element (PyTorch 2.11: values 2, index 0).
+  auto [zv, zi] = topk(scalar_tensor(2.0), 0);
+  EXPECT_EQ(zv.item<double>(), 2.0);
+  EXPECT_EQ(zi.item<int64_t>(), 0);
   EXPECT_EQ(std::get<0>(topk(x, 0)).sizes(), IntList({0}));
   EXPECT_EQ(std::get<0>(topk(empty({0, 5}), 3)).sizes(), IntList({0, 3}));
   // Half.

@@ -79,7 +79,9 @@ Tensor math_attention(const Stack& core) {
   }
   if (is_causal) {
     Tensor causal =
-        full_symint({q.sym_size(2), k.sym_size(2)}, true, TensorOptions(DType::Bool)).tril();
+        full_symint({q.sym_size(2), k.sym_size(2)}, true,
+                    TensorOptions(DType::Bool).device(q.device()))
+            .tril();
     keep = keep.defined() ? keep.logical_and(causal) : causal;
   }
   if (keep.defined()) {
@@ -150,8 +152,11 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
     core.emplace_back();
   }
   core.push_back(args[6]);
-  if (dropout_p > 0 && (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
-                        (mask.defined() && mask.requires_grad()))) {
+  // The fused op is the CPU's; other devices compute attention from its parts (matmuls and a
+  // softmax, which the inductor fuses on a GPU).
+  if (!q.device().is_cpu() ||
+      (dropout_p > 0 && (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
+                         (mask.defined() && mask.requires_grad())))) {
     Tensor out = math_attention(core);
     return {reshape_symint(out, concat(out_batch, {q_len, v_dim}))};
   }

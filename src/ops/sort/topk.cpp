@@ -83,7 +83,8 @@ std::vector<TensorMeta> topk_meta(const Stack& args) {
 
 void topk_impl(const Stack& args, const std::vector<Tensor>& outs) {
   const Tensor& self = args[0].to_tensor();
-  const int64_t k = args[1].to_int();
+  // A 0-dim input's output is its one element whatever k (0 or 1), as PyTorch's.
+  const int64_t k = self.dim() == 0 ? 1 : args[1].to_int();
   const int64_t dim = wrap_dim(args[2].to_int(), self.dim(), "topk");
   if (k == 0 || self.numel() == 0) return;
   // out= tensors may have another (castable) dtype: the kernel writes self's dtype and int64.
