@@ -43,7 +43,9 @@ class CachingAllocator final : public Allocator {
       block_size = size;
     }
     active_[ptr] = Block{block_size, device, stream};
-    stats(device).allocated += block_size;
+    Stats& s = stats(device);
+    s.allocated += block_size;
+    s.peak_allocated = std::max(s.peak_allocated, s.allocated);
     return DataPtr(ptr, nbytes, Device::cuda(device), &CachingAllocator::release, this);
   }
 
@@ -55,6 +57,14 @@ class CachingAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mutex_);
     return stats(device).reserved;
   }
+  size_t peak_allocated(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats(device).peak_allocated;
+  }
+  void reset_peak(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats(device).peak_allocated = stats(device).allocated;
+  }
 
   void empty_cache() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -63,8 +73,9 @@ class CachingAllocator final : public Allocator {
 
  private:
   struct Stats {
-    size_t allocated = 0;  // in blocks held by tensors
-    size_t reserved = 0;   // allocated plus cached
+    size_t allocated = 0;       // in blocks held by tensors
+    size_t reserved = 0;        // allocated plus cached
+    size_t peak_allocated = 0;  // the most `allocated` reached since the last reset
   };
   // Free blocks by (device, stream, size): a lower_bound finds the smallest that fits.
   using PoolKey = std::tuple<int, cudaStream_t, size_t>;
@@ -165,6 +176,12 @@ size_t memory_allocated(int device) {
 }
 size_t memory_reserved(int device) {
   return caching_allocator().reserved(device < 0 ? current_device() : device);
+}
+size_t max_memory_allocated(int device) {
+  return caching_allocator().peak_allocated(device < 0 ? current_device() : device);
+}
+void reset_peak_memory_stats(int device) {
+  caching_allocator().reset_peak(device < 0 ? current_device() : device);
 }
 void empty_cache() {
   check_available("cuda::empty_cache");

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 namespace kiln::inductor {
 
@@ -145,6 +146,12 @@ std::vector<Tensor> run_generated_kernel(const ops::OpDef& op, const ops::Stack&
   try {
     return run(tensors);
   } catch (const Error& e) {
+    // A decomposition that breaks the graph (an output sized by the values, as masked_select's
+    // index with a mask) cannot be one generated graph: it runs eagerly, op by op, each op on
+    // its own device kernel.
+    if (op.decomposition && std::string_view(e.what()).find("graph break") != std::string::npos) {
+      return op.decomposition(args);
+    }
     KILN_FAIL("{}: no kernel for device {}, and none could be generated for these arguments: {}",
               op.full_name(), device.str(), e.what());
   }

@@ -31,6 +31,23 @@ TEST(CudaAllocator, ReservedStaysFlatOverAllocFreeLoop) {
   EXPECT_EQ(cuda::memory_reserved(), after_loop);
 }
 
+// The high-water mark: the most held at once since the reset, as blocks of the cache's sizes
+// (4 MiB tensors are 2 MiB multiples already).
+TEST(CudaAllocator, PeakAllocatedSinceTheReset) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const size_t base = cuda::memory_allocated();
+  cuda::reset_peak_memory_stats();
+  EXPECT_EQ(cuda::max_memory_allocated(), base);
+  {
+    Tensor a = empty({1024, 1024}, on_cuda());
+    Tensor b = empty({1024, 1024}, on_cuda());
+  }
+  Tensor c = empty({1024, 1024}, on_cuda());
+  EXPECT_EQ(cuda::max_memory_allocated(), base + 2 * c.nbytes());
+  cuda::reset_peak_memory_stats();
+  EXPECT_EQ(cuda::max_memory_allocated(), base + c.nbytes());
+}
+
 TEST(CudaAllocator, SizesAreRounded) {
   if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   cuda::empty_cache();  // a cached block up to twice the size would serve the large request

@@ -48,7 +48,8 @@ std::vector<std::string> run_notes(const std::vector<Result>& results) {
   if (std::any_of(results.begin(), results.end(),
                   [](const Result& r) { return r.device == "cuda"; })) {
     notes.push_back(
-        "peak_mb is null on cuda: kiln::cuda's caching allocator reports no high-water mark");
+        "peak_mb on cuda: the caching allocator's high-water mark of memory held by tensors "
+        "above what was held before the batch (sizes as the cache rounds them)");
   }
   return notes;
 }

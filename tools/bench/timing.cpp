@@ -21,6 +21,13 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // The peak of the CPU allocator during fn(); unset on a GPU (see InterleavedTimes).
 template <typename Fn>
 std::optional<double> peak_mb_of(kiln::Device device, Fn&& fn) {
+  if (device.is_cuda()) {
+    const size_t before = kiln::cuda::memory_allocated();
+    kiln::cuda::reset_peak_memory_stats();
+    fn();
+    const size_t peak = kiln::cuda::max_memory_allocated();
+    return static_cast<double>(peak > before ? peak - before : 0) / kMiB;
+  }
   if (!device.is_cpu()) {
     fn();
     return std::nullopt;

@@ -114,6 +114,10 @@ class Event {
 // rounded as the cache rounds them); reserved: allocated plus cached free blocks.
 size_t memory_allocated(int device = -1);
 size_t memory_reserved(int device = -1);
+// The most memory_allocated reached since the last reset_peak_memory_stats (or the start), as
+// PyTorch's torch.cuda.max_memory_allocated.
+size_t max_memory_allocated(int device = -1);
+void reset_peak_memory_stats(int device = -1);
 // Returns every cached free block to the driver (blocks still in use stay).
 void empty_cache();
 

@@ -61,6 +61,8 @@ float Event::elapsed_ms(const Event&) const {
 
 size_t memory_allocated(int) { unavailable(); }
 size_t memory_reserved(int) { unavailable(); }
+size_t max_memory_allocated(int) { unavailable(); }
+void reset_peak_memory_stats(int) { unavailable(); }
 void empty_cache() { unavailable(); }
 
 namespace {
