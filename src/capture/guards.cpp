@@ -55,8 +55,8 @@ GlobalState GlobalState::current() {
 
 Guards::TensorFacts Guards::facts_of(const Tensor& t) {
   return TensorFacts{
-      t.dtype(),         t.device(),       DimVector(t.sizes()), DimVector(t.strides()),
-      t.requires_grad(), t.is_contiguous()};
+      t.dtype(),         t.device(),        DimVector(t.sizes()),         DimVector(t.strides()),
+      t.requires_grad(), t.is_contiguous(), t.impl()->is_wrapped_number()};
 }
 
 std::optional<std::string> Guards::tensor_change(const std::string& what, const TensorFacts& had,
@@ -101,6 +101,10 @@ std::optional<std::string> Guards::tensor_change(const std::string& what, const 
     return fmt::format("{}: requires_grad changed from {} to {}", what, had.requires_grad,
                        now.requires_grad());
   }
+  if (now.impl()->is_wrapped_number() != had.wrapped_number) {
+    return fmt::format("{}: wrapped number changed from {} to {}", what, had.wrapped_number,
+                       now.impl()->is_wrapped_number());
+  }
   return std::nullopt;
 }
 
@@ -144,7 +148,7 @@ Guards::Guards(const Leaves& args, GlobalState state, const std::shared_ptr<nn::
 
 bool Guards::same_facts(const TensorFacts& f, const Tensor& t) {
   if (!t.defined() || t.dtype() != f.dtype || t.device() != f.device ||
-      t.requires_grad() != f.requires_grad) {
+      t.requires_grad() != f.requires_grad || t.impl()->is_wrapped_number() != f.wrapped_number) {
     return false;
   }
   if (f.dynamic_mask == 0)

@@ -53,6 +53,8 @@ class Guards {
     DimVector strides;
     bool requires_grad;
     bool contiguous;
+    // A Python number wrapped as a 0-dim tensor does not take part in type promotion.
+    bool wrapped_number = false;
     uint64_t dynamic_mask = 0;  // bit d: dim d is dynamic (not guarded; contiguity is)
     bool is_dynamic(size_t d) const { return d < 64 && ((dynamic_mask >> d) & 1u); }
   };

@@ -187,6 +187,8 @@ Leaves TraceSession::trace(const Leaves& args, const std::function<Leaves(const 
     Tensor proxy = symbolic_sizes.empty() || symbolic_sizes[i].empty()
                        ? make_proxy(real, real.device(), nullptr, real.requires_grad())
                        : make_symbolic_proxy(real, symbolic_sizes[i]);
+    // A number wrapped as a tensor traces as one (type promotion ignores it; guards keep it so).
+    proxy.impl()->set_wrapped_number(real.impl()->is_wrapped_number());
     graph::Node& in = graph_.add_input(graph::InputRole::UserArg, fmt::format("arg {}", i),
                                        graph::ValueMeta::of(proxy));
     bindings_.push_back(InputBinding{InputBinding::Kind::UserArg, i, Tensor()});

@@ -123,6 +123,8 @@ void fill_device(const Tensor& t, const Scalar& value) {
                 static_cast<int>(t.itemsize()), stream_of(t.device().index()));
 }
 
+}  // namespace
+
 // A factory's device argument against where the allocator put the output. The Allocator
 // interface takes no device, so CUDA memory comes from the current device: an index that no device
 // has raises, and one that is not current asks for a DeviceGuard rather than silently landing on
@@ -137,8 +139,6 @@ void check_factory_device(const ops::IValue& arg, const Tensor& out, const char*
              "(kiln::cuda::DeviceGuard) to create tensors there",
              op, out.device().index(), requested.str());
 }
-
-}  // namespace
 
 KILN_CUDA_REGISTER(copy_ops) {
   custom("copy_", copy_cuda);

@@ -5,6 +5,7 @@
 #include "cuda/kernels/launch.h"
 
 #include <kiln/core/tensor.h>
+#include <kiln/ops/ivalue.h>
 
 #include <initializer_list>
 #include <vector>
@@ -30,6 +31,10 @@ Tensor as_input(const Tensor& t, Device device, DType dtype, const char* op);
 template <typename F>
 void into_output(const Tensor& out, DType kernel_dtype, F&& compute);
 Tensor empty_cuda_like(const Tensor& t, DType dtype);
+
+// A factory's device argument (args of empty, full, rand, ...) against where the allocator put
+// the output: CUDA memory comes from the current device, so naming another device raises.
+void check_factory_device(const ops::IValue& arg, const Tensor& out, const char* op);
 
 // dst = src (same CUDA device; src broadcast to dst's shape), converting dtype.
 void device_copy(const Tensor& dst, const Tensor& src);

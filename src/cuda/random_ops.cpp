@@ -195,19 +195,6 @@ void native_dropout(const Stack& args, const Outs& out) {
                    out[1].data_ptr<bool>(), n, threshold, scale, s, stream_of(device));
 }
 
-// A factory's device argument against where the allocator put the output (CUDA memory comes
-// from the current device), as copy_ops.cpp checks empty and full.
-void check_factory_device(const ops::IValue& arg, const Tensor& out, const char* op) {
-  if (arg.is_none()) return;
-  const Device requested = arg.to_device();
-  if (!requested.has_index()) return;
-  const int index = device_index(requested);  // raises when out of range
-  KILN_CHECK(out.device().index() == index,
-             "{}: CUDA tensors are allocated on the current device (cuda:{}); make {} current "
-             "(kiln::cuda::DeviceGuard) to create tensors there",
-             op, out.device().index(), requested.str());
-}
-
 // In-place ops write self and count as a change of it.
 Outs written(const Tensor& self) {
   self.impl()->bump_version();

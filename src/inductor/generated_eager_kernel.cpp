@@ -30,8 +30,9 @@ std::string signature(const ops::OpDef& op, const ops::Stack& args) {
       key += " undefined";
       return;
     }
-    key += fmt::format(" {}:{}[{}]/[{}]+{}", t.device().str(), dtype_name(t.dtype()),
-                       fmt::join(t.sizes(), ","), fmt::join(t.strides(), ","), t.storage_offset());
+    key += fmt::format(" {}:{}[{}]/[{}]+{}{}", t.device().str(), dtype_name(t.dtype()),
+                       fmt::join(t.sizes(), ","), fmt::join(t.strides(), ","), t.storage_offset(),
+                       t.impl()->is_wrapped_number() ? " number" : "");
   };
   for (const ops::IValue& v : args) {
     if (v.is_tensor()) {

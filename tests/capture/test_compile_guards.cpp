@@ -15,6 +15,24 @@ Tensor reference_double_plus_one(const Tensor& x) {
   return from_vector(v, x.sizes()).to(x.dtype());
 }
 
+// A number wrapped as a 0-dim tensor (what ops make of a Scalar) traces as one: it does not
+// promote an integer tensor past the default float, as a 0-dim float64 tensor does, and the
+// guards tell the two apart.
+TEST(CompileGuards, WrappedNumbersTraceAsNumbers) {
+  LogCapture logs("recompiles");
+  auto f = compile([](const Tensor& x, const Tensor& s) { return x * s; });
+  const Tensor x = arange(4);
+  const Tensor number = wrapped_scalar(2.5), tensor = scalar_tensor(2.5, kFloat64);
+  EXPECT_EQ(f(x, number).dtype(), x.mul(number).dtype());
+  EXPECT_EQ(f(x, number).dtype(), kFloat32);
+  EXPECT_EQ(f(x, tensor).dtype(), kFloat64);
+  EXPECT_EQ(logs.count("arg 1: wrapped number changed from true to false"), 1u) << logs.all();
+  // An op whose meta accepts only a wrapped number of another dtype (lerp's weight) compiles.
+  auto g = compile([](const Tensor& a, const Tensor& b, const Tensor& w) { return a.lerp(b, w); });
+  const Tensor a = arange(4).to(kFloat32), b = ones({4});
+  EXPECT_TRUE(all_close(g(a, b, wrapped_scalar(0.25)), a.lerp(b, 0.25), 1e-6, 1e-6));
+}
+
 TEST(CompileGuards, EachTensorGuardRecompilesWithItsReason) {
   LogCapture logs("recompiles");
   // Static guards only: with automatic dynamic the size change would make dim 1 a symbol.

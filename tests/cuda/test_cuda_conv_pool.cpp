@@ -487,7 +487,10 @@ TEST(CudaPool, AdaptiveMaxPoolMatchesCpu) {
 TEST(CudaPool, BackwardOperandsOnOtherDevicesRaise) {
   REQUIRE_GPU();
   const Tensor x = sample({1, 2, 4, 4}, DType::Float32, 1500);
-  const auto [values, indices] = max_pool2d_with_indices(x, {2, 2});
+  // Not a structured binding: clang 14 cannot capture one in a lambda.
+  const std::tuple<Tensor, Tensor> pooled = max_pool2d_with_indices(x, {2, 2});
+  const Tensor& values = std::get<0>(pooled);
+  const Tensor& indices = std::get<1>(pooled);
   EXPECT_TRUE(throws_error(
       [&] {
         call("max_pool2d_with_indices_backward",

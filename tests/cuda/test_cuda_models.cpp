@@ -43,6 +43,8 @@ struct Workload {
   const char* name;
   MakeModel make;
   std::function<Tensor()> input;
+  // Relative tolerance of the float64 training comparison (gradients get ten times it).
+  double rtol = 1e-9;
 };
 
 std::vector<Workload> workloads() {
@@ -50,10 +52,15 @@ std::vector<Workload> workloads() {
            [] {
              return randn({8, 16});
            }},
+          // Train-mode BatchNorm normalizes by batch variances: at 2 samples of 32x32, layer4's
+          // 1x1 maps give two values per channel, and where they nearly agree the GPU's and the
+          // CPU's last-bit differences (sums in other orders) grew to 1e-5 within a step. Four
+          // 64x64 samples give 16 values per channel there.
           {"resnet18", small_resnet18,
            [] {
-             return randn({2, 3, 32, 32});
-           }},
+             return randn({4, 3, 64, 64});
+           },
+           1e-6},
           {"bert", small_bert,
            [] {
              return randint(0, 100, {2, 16});
@@ -147,24 +154,24 @@ void expect_training_matches_cpu(const Workload& w, bool compiled) {
     Tensor got = loss_of(run->forward(gpu(input)));
     got.backward();
     EXPECT_TRUE(got.device().is_cuda());
-    EXPECT_TRUE(all_close(cpu(got.detach()), want.detach(), 1e-9, 1e-12));
+    EXPECT_TRUE(all_close(cpu(got.detach()), want.detach(), w.rtol, 1e-12));
     const auto q = reference->named_parameters();
     for (const auto& [name, p] : model->named_parameters()) {
       ASSERT_EQ(p.grad().defined(), q.at(name).grad().defined()) << name;
       if (!p.grad().defined()) continue;
-      EXPECT_TRUE(all_close(cpu(p.grad()), q.at(name).grad(), 1e-8, 1e-12)) << name;
+      EXPECT_TRUE(all_close(cpu(p.grad()), q.at(name).grad(), 10 * w.rtol, 1e-12)) << name;
     }
     reference_opt.step();
     opt.step();
     const auto b = reference->named_buffers();
     for (const auto& [name, buffer] : model->named_buffers()) {
       if (!buffer.defined()) continue;
-      EXPECT_TRUE(all_close(cpu(buffer), b.at(name), 1e-9, 1e-12)) << name;
+      EXPECT_TRUE(all_close(cpu(buffer), b.at(name), w.rtol, 1e-12)) << name;
     }
   }
   const auto q = reference->named_parameters();
   for (const auto& [name, p] : model->named_parameters()) {
-    EXPECT_TRUE(all_close(cpu(p.detach()), q.at(name).detach(), 1e-9, 1e-12)) << name;
+    EXPECT_TRUE(all_close(cpu(p.detach()), q.at(name).detach(), w.rtol, 1e-12)) << name;
   }
 }
 
