@@ -36,7 +36,8 @@ __device__ __forceinline__ A modulo(BinaryKind kind, A a, A b) {
     }
     A r = static_cast<A>(a % b);
     if constexpr (std::is_signed_v<A>) {
-      if (kind == BinaryKind::Remainder && r != 0 && ((r < 0) != (b < 0))) r = static_cast<A>(r + b);
+      if (kind == BinaryKind::Remainder && r != 0 && ((r < 0) != (b < 0)))
+        r = static_cast<A>(r + b);
     }
     return r;
   }

@@ -78,10 +78,9 @@ Tensor math_attention(const Stack& core) {
     }
   }
   if (is_causal) {
-    Tensor causal =
-        full_symint({q.sym_size(2), k.sym_size(2)}, true,
-                    TensorOptions(DType::Bool).device(q.device()))
-            .tril();
+    Tensor causal = full_symint({q.sym_size(2), k.sym_size(2)}, true,
+                                TensorOptions(DType::Bool).device(q.device()))
+                        .tril();
     keep = keep.defined() ? keep.logical_and(causal) : causal;
   }
   if (keep.defined()) {
