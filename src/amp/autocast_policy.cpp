@@ -6,6 +6,7 @@
 #include <kiln/core/tensor.h>
 #include <kiln/ops/registry.h>
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -18,7 +19,7 @@ enum class Policy {
   Widest,          // the widest floating type among the tensor arguments
 };
 
-const std::unordered_map<std::string, Policy>& policies() {
+const std::unordered_map<std::string, Policy>& policy_by_name() {
   static const std::unordered_map<std::string, Policy> table = [] {
     std::unordered_map<std::string, Policy> t;
     for (const char* op : {"mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "convolution",
@@ -72,6 +73,23 @@ const std::unordered_map<std::string, Policy>& policies() {
   return table;
 }
 
+// The policy of each functional op whose name is listed (every overload), by declaration: the
+// dispatcher's hook looks ops up by pointer, not by name, on every call under autocast.
+std::optional<Policy> policy_of(const ops::OpDef& op) {
+  static const std::unordered_map<const ops::OpDef*, Policy> table = [] {
+    std::unordered_map<const ops::OpDef*, Policy> t;
+    for (const ops::OpDef* def : ops::OpRegistry::instance().all()) {
+      if (def->variant != ops::Variant::Functional) continue;
+      const auto it = policy_by_name().find(def->name());
+      if (it != policy_by_name().end()) t.emplace(def, it->second);
+    }
+    return t;
+  }();
+  const auto it = table.find(&op);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
+}
+
 // A tensor autocast may cast: floating, not float64, on a device type with autocast on.
 bool eligible(const Tensor& t) {
   if (!t.defined() || !t.is_floating_point() || t.dtype() == DType::Float64) return false;
@@ -96,11 +114,11 @@ void for_each_tensor(ops::Stack& args, F&& f) {
 
 // The dispatcher's autocast hook: casts the eligible tensor arguments of a listed functional op.
 bool cast_for_autocast(const ops::OpDef& op, ops::Stack& args) {
-  // In-place and out= calls write their own tensor's dtype, as PyTorch's autocast leaves them.
-  if (op.variant != ops::Variant::Functional) return false;
-  const auto it = policies().find(op.name());
-  if (it == policies().end()) return false;
-  const Policy policy = it->second;
+  // In-place and out= calls (not in the table) write their own tensor's dtype, as PyTorch's
+  // autocast leaves them.
+  const std::optional<Policy> listed = policy_of(op);
+  if (!listed) return false;
+  const Policy policy = *listed;
   AutocastPause casting;  // the casts are ops too; they are not cast again
   std::optional<DType> widest;
   if (policy == Policy::Widest) {

@@ -534,11 +534,12 @@ std::vector<Tensor> convolution_backward_cuda(const Stack& args) {
   }
   const ConvParams p =
       ops::conv::read_params(Stack(args.begin() + 1, args.begin() + 10), weight.dim() - 2);
-  std::array<bool, 3> todo{grads[0].defined(), grads[1].defined(), false};
+  // The gradients still to compute (grad_bias is the sum below).
+  std::array<bool, 3> pending{grads[0].defined(), grads[1].defined(), false};
   const bool empty_problem = go.numel() == 0 || input.numel() == 0 || weight.numel() == 0;
   if (cudnn_takes(dtype) && !empty_problem && !padding_beyond_stride(p)) {
     const Tensor x = input.contiguous(), dy = go.contiguous(), w = weight.contiguous();
-    if (todo[0]) {
+    if (pending[0]) {
       const Tensor gi = dense_like(grads[0]);
       // Transposed, the input is the equivalent convolution's output: its gradient is the
       // forward convolution of grad_output.
@@ -546,25 +547,26 @@ std::vector<Tensor> convolution_backward_cuda(const Stack& args) {
                                     : run_cudnn(Pass::BackwardData, gi, w, dy, p, op);
       if (ran) {
         finish(grads[0], gi);
-        todo[0] = false;
+        pending[0] = false;
       }
     }
-    if (todo[1]) {
+    if (pending[1]) {
       const Tensor gw = dense_like(grads[1]);
       const bool ran = p.transposed ? run_cudnn(Pass::BackwardFilter, dy, gw, x, p, op)
                                     : run_cudnn(Pass::BackwardFilter, x, gw, dy, p, op);
       if (ran) {
         finish(grads[1], gw);
-        todo[1] = false;
+        pending[1] = false;
       }
     }
   }
-  if (todo[0] || todo[1]) {
+  if (pending[0] || pending[1]) {
     // Integer dtypes, empty problems and what cuDNN refuses: the gradients as convolutions
     // (convolution_backward's decomposition), which run on CUDA through convolution_cuda.
-    const std::vector<Tensor> ref = ops::conv::backward_by_convolutions(go, input, weight, p, todo);
+    const std::vector<Tensor> by_convolutions =
+        ops::conv::backward_by_convolutions(go, input, weight, p, pending);
     for (size_t i = 0; i < 2; ++i) {
-      if (todo[i]) device_copy(grads[i], ref[i]);
+      if (pending[i]) device_copy(grads[i], by_convolutions[i]);
     }
   }
   if (grads[2].defined()) device_copy(grads[2], go.sum(all_but_channels(go.dim())));

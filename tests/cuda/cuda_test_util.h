@@ -40,6 +40,35 @@ inline ::testing::AssertionResult same_values(const Tensor& a, const Tensor& b) 
   return all_close(a, b, 0.0, 0.0);
 }
 
+// Tolerances of a GPU result against the CPU's by dtype: float32 (rtol, atol), float64 (both),
+// float16/bfloat16 (both); other dtypes compare exactly.
+struct Tolerances {
+  double float32_rtol, float32_atol, float64, half;
+};
+
+// `on_gpu` (on CUDA, then copied back) against the CPU's `reference`: the same dtype, and the
+// values within the dtype's tolerance.
+inline ::testing::AssertionResult close_to_cpu(const Tensor& on_gpu, const Tensor& reference,
+                                               const Tolerances& t) {
+  if (!on_gpu.device().is_cuda()) return ::testing::AssertionFailure() << "result not on CUDA";
+  const Tensor back = cpu(on_gpu);
+  if (back.dtype() != reference.dtype()) {
+    return ::testing::AssertionFailure()
+           << "dtype " << dtype_name(back.dtype()) << " vs " << dtype_name(reference.dtype());
+  }
+  switch (reference.dtype()) {
+    case DType::Float32:
+      return all_close(back, reference, t.float32_rtol, t.float32_atol);
+    case DType::Float64:
+      return all_close(back, reference, t.float64, t.float64);
+    case DType::Float16:
+    case DType::BFloat16:
+      return all_close(back, reference, t.half, t.half);
+    default:
+      return same_values(back, reference);
+  }
+}
+
 // The tolerance a float comparison of dtype needs when both sides compute the same formula
 // (16-bit results may differ by one rounding of an intermediate).
 inline double rtol_for(DType dtype) {

@@ -22,23 +22,7 @@ using testing::throws_error;
 using Ints = std::vector<int64_t>;
 
 ::testing::AssertionResult close(const Tensor& on_gpu, const Tensor& reference) {
-  if (!on_gpu.device().is_cuda()) return ::testing::AssertionFailure() << "result not on CUDA";
-  const Tensor back = cpu(on_gpu);
-  if (back.dtype() != reference.dtype()) {
-    return ::testing::AssertionFailure()
-           << "dtype " << dtype_name(back.dtype()) << " vs " << dtype_name(reference.dtype());
-  }
-  switch (reference.dtype()) {
-    case DType::Float32:
-      return all_close(back, reference, 1e-4, 1e-5);
-    case DType::Float64:
-      return all_close(back, reference, 1e-10, 1e-10);
-    case DType::Float16:
-    case DType::BFloat16:
-      return all_close(back, reference, 2e-2, 2e-2);
-    default:
-      return same_values(back, reference);
-  }
+  return close_to_cpu(on_gpu, reference, {1e-4, 1e-5, 1e-10, 2e-2});
 }
 
 // ---- convolution ----
