@@ -230,6 +230,10 @@ int main(int argc, char** argv) {
   }
 
   kiln::set_num_threads(args.threads);
+  // Like for like with bench/compare_torch_cuda.py's PyTorch: float32 without TF32 (matmul's is
+  // off by default), cuDNN timing its algorithms per problem.
+  kiln::cuda::set_cudnn_allow_tf32(false);
+  kiln::cuda::set_cudnn_benchmark(true);
   try {
     if (!args.internal_warm_compile.empty()) {
       const Case* c =

@@ -187,9 +187,24 @@ bench() {
   return "$status"
 }
 
+# Where the GPU time of one workload goes: Nsight Compute's per-kernel summary (device time of
+# every kernel, by name, with counts) of one eager and one compiled iteration of
+# `kiln_bench --device cuda --workload $1 --phase $2`; to $OUT/profile_<workload>_<phase>.log.
+profile() {
+  local root out cublas cudnn libs workload="${1:?usage: profile WORKLOAD PHASE}" phase="${2:-inference}"
+  unpack kiln_bench
+  export KILN_COMMIT="$(cat "$root/KILN_COMMIT")"
+  LD_LIBRARY_PATH="$libs" ncu --clock-control none --metrics gpu__time_duration.sum \
+    --print-summary per-kernel "$root/kiln_bench" --device cuda --workload "$workload" \
+    --phase "$phase" --iters 1 --repeats 1 --quiet >"$out/profile_${workload}_${phase}.log" 2>&1 || true
+  tail -c 20000 "$out/profile_${workload}_${phase}.log"
+  rm -rf "$root"
+}
+
 case "${1:-}" in
   pack) shift; pack "$@" ;;
   run) shift; run "$@" ;;
   bench) shift; bench "$@" ;;
-  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run|bench [arguments for kiln_tests/bench_cuda]" >&2; exit 2 ;;
+  profile) shift; profile "$@" ;;
+  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run|bench|profile [arguments for kiln_tests/bench_cuda]" >&2; exit 2 ;;
 esac

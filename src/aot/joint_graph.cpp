@@ -16,7 +16,7 @@ namespace kiln::aot {
 
 namespace {
 
-bool same_geometry(const Tensor& a, const Tensor& b) {
+bool same_static_geometry(const Tensor& a, const Tensor& b) {
   return a.sizes() == b.sizes() && a.strides() == b.strides() &&
          a.storage_offset() == b.storage_offset();
 }
@@ -76,7 +76,7 @@ JointGraph trace_joint_with_examples(const graph::Graph& captured, bool training
     if (same_storage != primals.end() && (!same_storage->requires_grad() || is_an_input)) {
       const size_t index = static_cast<size_t>(same_storage - primals.begin());
       // After the graph's writes are applied, the input holds what the output must show.
-      source.kind = is_an_input || same_geometry(r, primals[index]) ? OutputSource::Kind::Input
+      source.kind = is_an_input || same_static_geometry(r, primals[index]) ? OutputSource::Kind::Input
                                                                     : OutputSource::Kind::InputView;
       source.index = index;
     } else {

@@ -11,6 +11,7 @@
 
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <mutex>
@@ -72,11 +73,41 @@ GemmTypes gemm_types(DType dtype) {
   }
 }
 
-// C = A B for `batch` row-major products of [m, k] and [k, n] matrices stored one after another
-// (contiguous), through cuBLAS's strided batched GEMM. Row-major C = A B is column-major
-// C^T = B^T A^T: the operands swap, nothing transposes.
+// One operand of a product as cuBLAS (column-major) reads it: the last two dims of a row-major
+// [rows, cols] matrix, stored row-major (CUBLAS_OP_N on its column-major transpose) or
+// column-major (a transposed view such as w.t(): CUBLAS_OP_T), with its leading dimension and
+// batch stride. Any other layout is copied to a contiguous one first (`storage` keeps it).
+struct GemmOperand {
+  Tensor storage;
+  cublasOperation_t op = CUBLAS_OP_N;
+  int64_t ld = 0;
+  int64_t batch_stride = 0;
+};
+
+GemmOperand gemm_operand(const Tensor& t, bool batched) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  const int64_t rs = t.stride(-2), cs = t.stride(-1);
+  GemmOperand g;
+  g.storage = t;
+  // A dim of size one has no meaningful stride: either layout reads it.
+  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= std::max<int64_t>(cols, 1))) {
+    g.ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
+  } else if ((rs == 1 || rows == 1) && (cols == 1 || cs >= std::max<int64_t>(rows, 1))) {
+    g.op = CUBLAS_OP_T;
+    g.ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
+  } else {
+    g.storage = t.contiguous();
+    g.ld = std::max<int64_t>(cols, 1);
+  }
+  g.batch_stride = batched ? g.storage.stride(0) : 0;
+  return g;
+}
+
+// C = A B for `batch` row-major products of [m, k] and [k, n] matrices (C contiguous) through
+// cuBLAS's strided batched GEMM. Row-major C = A B is column-major C^T = B^T A^T: the operands
+// swap, and a transposed view transposes by cuBLAS's flag instead of a copy.
 void batched_gemm(cublasHandle_t h, DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n,
-                  const void* a, const void* b, void* c) {
+                  const GemmOperand& a, const GemmOperand& b, void* c) {
   const GemmTypes t = gemm_types(dtype);
   const int in = as_int(n, "n"), im = as_int(m, "m"), ik = as_int(k, "k");
   const int count = as_int(batch, "batch");
@@ -85,9 +116,11 @@ void batched_gemm(cublasHandle_t h, DType dtype, int64_t batch, int64_t m, int64
   const float one_f = 1, zero_f = 0;
   const bool wide = t.compute == CUBLAS_COMPUTE_64F;
   KILN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-      h, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, wide ? static_cast<const void*>(&one_d) : &one_f, b,
-      t.data, in, k * n, a, t.data, ik, m * k, wide ? static_cast<const void*>(&zero_d) : &zero_f,
-      c, t.data, in, m * n, count, t.compute, CUBLAS_GEMM_DEFAULT));
+      h, b.op, a.op, in, im, ik, wide ? static_cast<const void*>(&one_d) : &one_f,
+      b.storage.data_ptr(), t.data, as_int(b.ld, "ldb"), b.batch_stride, a.storage.data_ptr(),
+      t.data, as_int(a.ld, "lda"), a.batch_stride,
+      wide ? static_cast<const void*>(&zero_d) : &zero_f, c, t.data, in, m * n, count, t.compute,
+      CUBLAS_GEMM_DEFAULT));
 }
 
 // mm ([m, k] @ [k, n]) and bmm ([b, m, k] @ [b, k, n]) on CUDA, float32 and float64.
@@ -116,10 +149,10 @@ void matrix_product(const char* op, const Stack& args, const std::vector<Tensor>
   if (k == 0) {
     result.zero_();
   } else {
-    const Tensor x = a.contiguous(), y = b.contiguous();
     cublasHandle_t h = handle(device.index());
     KILN_CUBLAS_CHECK(cublasSetStream(h, stream_of(device.index())));
-    batched_gemm(h, dtype, batch, m, k, n, x.data_ptr(), y.data_ptr(), result.data_ptr());
+    batched_gemm(h, dtype, batch, m, k, n, gemm_operand(a, batched), gemm_operand(b, batched),
+                 result.data_ptr());
   }
   if (!result.is_same(out)) device_copy(out, result);
 }

@@ -1,15 +1,16 @@
 // The CUDA slots of convolution and convolution_backward (1-d to 3-d, transposed, groups) through
-// cuDNN's convolution API: float32 with TF32 off (FMA kernels only, so results match the CPU's
-// to float32 rounding), float64, and float16/bfloat16 accumulating in float32.
+// cuDNN's convolution API (cudnn_conv_pass.h): float32 (TF32 as kiln::cuda::set_cudnn_allow_tf32
+// says: on by default as in PyTorch; off, FMA kernels match the CPU's to float32 rounding),
+// float64, and float16/bfloat16 accumulating in float32.
 //
-// Every pass is one of the three cuDNN runs of a forward convolution y = conv(x, w): Forward
-// (writes y), BackwardData (writes x from y) and BackwardFilter (writes w from x and y). A
+// Every pass is one of the three cuDNN runs of a forward convolution y = conv(x, w). A
 // transposed convolution is the BackwardData of the convolution that maps its output to its
 // input, so its passes are the plain ones with x and y exchanged.
 //
 // Integer dtypes (cuDNN has no exact integer convolution) and problems cuDNN reports as not
 // supported go through convolution_by_taps, written in kiln ops: one broadcast multiply and sum
 // per kernel tap, accumulating in int64 (float32 for the half types), as exact as the CPU's loops.
+#include "cuda/cudnn_conv_pass.h"
 #include "cuda/cudnn_handle.h"
 #include "cuda/device_state.h"
 #include "cuda/launch_args.h"
@@ -39,258 +40,13 @@ bool cudnn_takes(DType dtype) {
 
 TensorOptions options_of(DType dtype, Device device) { return TensorOptions(dtype).device(device); }
 
-// ---- cuDNN ----
-
-enum class Pass { Forward, BackwardData, BackwardFilter };
-
-// cuDNN's legacy API convolves 2 or 3 spatial dims: a 1-d convolution runs as a 2-d one over
-// [N, C, 1, L].
-std::vector<int> cudnn_dims(const Tensor& t) {
-  std::vector<int> dims;
-  for (int64_t d = 0; d < t.dim(); ++d) dims.push_back(static_cast<int>(t.size(d)));
-  if (t.dim() == 3) dims.insert(dims.begin() + 2, 1);
-  return dims;
-}
-
-std::vector<int> dense_strides(const std::vector<int>& dims) {
-  std::vector<int> strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
-
-struct Descriptors {
-  TensorDescriptor x, y;
-  FilterDescriptor w;
-  ConvolutionDescriptor conv;
-};
-
-// Float32 keeps to FMA kernels: CUDNN_DEFAULT_MATH would let cuDNN use TF32 tensor cores on
-// A100 and later (a 10-bit mantissa), PyTorch's allow_tf32 = False is CUDNN_FMA_MATH too.
-cudnnMathType_t requested_math(DType dtype) {
-  if (dtype == DType::Float32) return CUDNN_FMA_MATH;
-  if (dtype == DType::Float64) return CUDNN_DEFAULT_MATH;
-  return CUDNN_TENSOR_OP_MATH;  // half types: tensor cores, accumulating in float32
-}
-
-// x, w and y dense (contiguous) of one dtype; every size fits an int (run_cudnn checks).
-void describe(Descriptors& d, const Tensor& x, const Tensor& w, const Tensor& y,
-              const ConvParams& p, const char* op) {
-  const DType dtype = x.dtype();
-  const cudnnDataType_t type = cudnn_data_type(dtype, op);
-  // Half types accumulate in float32 (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16 configurations).
-  const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  const std::vector<int> xd = cudnn_dims(x), yd = cudnn_dims(y), wd = cudnn_dims(w);
-  const std::vector<int> xs = dense_strides(xd), ys = dense_strides(yd);
-  KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.x.get(), type, static_cast<int>(xd.size()),
-                                              xd.data(), xs.data()));
-  KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.y.get(), type, static_cast<int>(yd.size()),
-                                              yd.data(), ys.data()));
-  KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d.w.get(), type, CUDNN_TENSOR_NCHW,
-                                              static_cast<int>(wd.size()), wd.data()));
-  std::vector<int> pad, stride, dilation;
-  if (p.spatial() == 1) {
-    pad.push_back(0);
-    stride.push_back(1);
-    dilation.push_back(1);
-  }
-  for (int64_t i = 0; i < p.spatial(); ++i) {
-    const size_t s = static_cast<size_t>(i);
-    pad.push_back(static_cast<int>(p.padding[s]));
-    stride.push_back(static_cast<int>(p.stride[s]));
-    dilation.push_back(static_cast<int>(p.dilation[s]));
-  }
-  KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(d.conv.get(), static_cast<int>(pad.size()),
-                                                   pad.data(), stride.data(), dilation.data(),
-                                                   CUDNN_CROSS_CORRELATION, compute));
-  KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv.get(), static_cast<int>(p.groups)));
-  KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.get(), requested_math(dtype)));
-}
-
-// An algorithm cuDNN's heuristics offer, with the math type it runs in.
-struct Candidate {
-  int algo;
-  cudnnMathType_t math;
-};
-
-// FFT and Winograd algorithms transform the data, and their rounding grows with the transform
-// and the values' range: resnet18's first convolution came out 3e-9 relative apart from the
-// CPU's in float64, and a 3x3 filter gradient 1e-4 apart in float32, where direct sums agree to
-// a few ulps. They are left out, as TF32 is.
-bool transforms_data(cudnnConvolutionFwdAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
-         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
-}
-bool transforms_data(cudnnConvolutionBwdDataAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
-}
-bool transforms_data(cudnnConvolutionBwdFilterAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
-}
-
-// The heuristics' answers that ran their checks successfully and keep the precision asked for:
-// never a conversion of the data to a narrower type, no tensor cores for float32 (TF32), no
-// transform algorithms.
-template <typename Perf>
-std::vector<Candidate> usable(const std::vector<Perf>& perf, int count, DType dtype) {
-  std::vector<Candidate> out;
-  for (int i = 0; i < count; ++i) {
-    const Perf& r = perf[static_cast<size_t>(i)];
-    if (r.status != CUDNN_STATUS_SUCCESS || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
-        transforms_data(r.algo))
-      continue;
-    if (dtype == DType::Float32 && r.mathType == CUDNN_TENSOR_OP_MATH) continue;
-    out.push_back({static_cast<int>(r.algo), r.mathType});
-  }
-  return out;
-}
-
-// cuDNN's heuristic choices (cudnnGet*_v7, no timing runs), best first; empty when cuDNN has no
-// kernel for the problem.
-std::vector<Candidate> candidates(Pass pass, cudnnHandle_t h, const Descriptors& d, DType dtype) {
-  int max = 0, count = 0;
-  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-  switch (pass) {
-    case Pass::Forward: {
-      KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max));
-      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max));
-      status = cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(),
-                                                      d.y.get(), max, &count, perf.data());
-      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype);
-      break;
-    }
-    case Pass::BackwardData: {
-      KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max));
-      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max));
-      status = cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(),
-                                                           d.x.get(), max, &count, perf.data());
-      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype);
-      break;
-    }
-    case Pass::BackwardFilter: {
-      KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max));
-      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max));
-      status = cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(),
-                                                             d.w.get(), max, &count, perf.data());
-      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype);
-      break;
-    }
-  }
-  if (is_unsupported_problem(status)) return {};
-  raise_cudnn_error(status, "cudnnGetConvolution*Algorithm_v7");
-}
-
-// The workspace `c` needs, or an unsupported-problem status.
-cudnnStatus_t workspace_size(Pass pass, cudnnHandle_t h, const Descriptors& d, int algo,
-                             size_t* bytes) {
-  switch (pass) {
-    case Pass::Forward:
-      return cudnnGetConvolutionForwardWorkspaceSize(
-          h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
-          static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
-    case Pass::BackwardData:
-      return cudnnGetConvolutionBackwardDataWorkspaceSize(
-          h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
-          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
-    case Pass::BackwardFilter:
-      return cudnnGetConvolutionBackwardFilterWorkspaceSize(
-          h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
-          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
-  }
-  return CUDNN_STATUS_BAD_PARAM;
-}
-
-struct Buffers {
-  void *x, *w, *y, *workspace;
-  size_t workspace_bytes;
-  const void *alpha, *beta;
-};
-
-cudnnStatus_t execute(Pass pass, cudnnHandle_t h, const Descriptors& d, int algo,
-                      const Buffers& b) {
-  switch (pass) {
-    case Pass::Forward:
-      return cudnnConvolutionForward(h, b.alpha, d.x.get(), b.x, d.w.get(), b.w, d.conv.get(),
-                                     static_cast<cudnnConvolutionFwdAlgo_t>(algo), b.workspace,
-                                     b.workspace_bytes, b.beta, d.y.get(), b.y);
-    case Pass::BackwardData:
-      return cudnnConvolutionBackwardData(h, b.alpha, d.w.get(), b.w, d.y.get(), b.y, d.conv.get(),
-                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo),
-                                          b.workspace, b.workspace_bytes, b.beta, d.x.get(), b.x);
-    case Pass::BackwardFilter:
-      return cudnnConvolutionBackwardFilter(h, b.alpha, d.x.get(), b.x, d.y.get(), b.y,
-                                            d.conv.get(),
-                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo),
-                                            b.workspace, b.workspace_bytes, b.beta, d.w.get(), b.w);
-  }
-  return CUDNN_STATUS_BAD_PARAM;
-}
-
-// One pass over a batch whose sizes fit cuDNN's ints. `accumulate`: the filter pass adds to w
-// (the batch is split). False when cuDNN has no kernel for the problem.
-bool run_pass(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const ConvParams& p,
-              bool accumulate, const char* op) {
-  const DType dtype = x.dtype();
-  const int device = x.device().index();
-  Descriptors d;
-  describe(d, x, w, y, p, op);
-  cudnnHandle_t h = cudnn_handle(device);
-  // alpha and beta are of the compute type: double for float64, float otherwise.
-  const double alpha_d = 1, beta_d = accumulate ? 1 : 0;
-  const float alpha_f = 1, beta_f = accumulate ? 1 : 0;
-  const bool dbl = dtype == DType::Float64;
-  std::exception_ptr allocation_failure;
-  for (const Candidate& c : candidates(pass, h, d, dtype)) {
-    // cuDNN picks kernels by algorithm and math type together; float32 stays on FMA kernels
-    // whatever the heuristic reported (it may say DEFAULT, which allows TF32).
-    const cudnnMathType_t math = dtype == DType::Float32 ? CUDNN_FMA_MATH : c.math;
-    KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.get(), math));
-    size_t bytes = 0;
-    const cudnnStatus_t sized = workspace_size(pass, h, d, c.algo, &bytes);
-    if (is_unsupported_problem(sized)) continue;
-    KILN_CUDNN_CHECK(sized);
-    Tensor workspace;
-    if (bytes > 0) {
-      try {
-        // From kiln's caching allocator, on the stream the handle runs on.
-        workspace =
-            empty({static_cast<int64_t>(bytes)}, options_of(DType::UInt8, Device::cuda(device)));
-      } catch (const Error&) {
-        allocation_failure = std::current_exception();  // the next algorithm may need less
-        continue;
-      }
-    }
-    const Buffers b{x.data_ptr(),
-                    w.data_ptr(),
-                    y.data_ptr(),
-                    bytes > 0 ? workspace.data_ptr() : nullptr,
-                    bytes,
-                    dbl ? static_cast<const void*>(&alpha_d) : &alpha_f,
-                    dbl ? static_cast<const void*>(&beta_d) : &beta_f};
-    const cudnnStatus_t status = execute(pass, h, d, c.algo, b);
-    if (status == CUDNN_STATUS_SUCCESS) return true;
-    if (is_unsupported_problem(status)) continue;
-    raise_cudnn_error(status, pass == Pass::Forward        ? "cudnnConvolutionForward"
-                              : pass == Pass::BackwardData ? "cudnnConvolutionBackwardData"
-                                                           : "cudnnConvolutionBackwardFilter");
-  }
-  // Out of memory for every algorithm cuDNN has: the slow path would not fit either.
-  if (allocation_failure) std::rethrow_exception(allocation_failure);
-  return false;
-}
-
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 // One cuDNN pass of y = conv(x, w) with x, w, y contiguous and of one cuDNN dtype; writes y
 // (Forward), x (BackwardData) or w (BackwardFilter). cuDNN's descriptors hold ints, so a batch
 // whose tensors exceed INT_MAX elements runs in slices of samples (the filter pass adding up
 // theirs). False when cuDNN has no kernel for the problem (nothing useful is written then).
-bool run_cudnn(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const ConvParams& p,
+bool run_cudnn(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const ConvParams& p,
                const char* op) {
   const int64_t n = x.size(0);
   const int64_t per_sample = std::max(x.numel() / n, y.numel() / n);
@@ -305,7 +61,7 @@ bool run_cudnn(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, con
     const int64_t len = std::min(chunk, n - start);
     const Tensor xs = len == n ? x : x.narrow(0, start, len);
     const Tensor ys = len == n ? y : y.narrow(0, start, len);
-    if (!run_pass(pass, xs, w, ys, p, pass == Pass::BackwardFilter && start > 0, op)) return false;
+    if (!run_cudnn_pass(pass, xs, w, ys, p, pass == ConvPass::BackwardFilter && start > 0, op)) return false;
   }
   return true;
 }
@@ -340,8 +96,8 @@ Tensor cudnn_convolution(const Tensor& input, const Tensor& weight, const ConvPa
                        : empty(out.sizes(), options_of(input.dtype(), out.device()));
   const Tensor x = input.contiguous(), w = weight.contiguous();
   const bool ran = p.transposed
-                       ? run_cudnn(Pass::BackwardData, y, w, extend_for_output_padding(x, p), p, op)
-                       : run_cudnn(Pass::Forward, x, w, y, p, op);
+                       ? run_cudnn(ConvPass::BackwardData, y, w, extend_for_output_padding(x, p), p, op)
+                       : run_cudnn(ConvPass::Forward, x, w, y, p, op);
   return ran ? y : Tensor();
 }
 
@@ -543,8 +299,8 @@ std::vector<Tensor> convolution_backward_cuda(const Stack& args) {
       const Tensor gi = dense_like(grads[0]);
       // Transposed, the input is the equivalent convolution's output: its gradient is the
       // forward convolution of grad_output.
-      const bool ran = p.transposed ? run_cudnn(Pass::Forward, dy, w, gi, p, op)
-                                    : run_cudnn(Pass::BackwardData, gi, w, dy, p, op);
+      const bool ran = p.transposed ? run_cudnn(ConvPass::Forward, dy, w, gi, p, op)
+                                    : run_cudnn(ConvPass::BackwardData, gi, w, dy, p, op);
       if (ran) {
         finish(grads[0], gi);
         pending[0] = false;
@@ -552,8 +308,8 @@ std::vector<Tensor> convolution_backward_cuda(const Stack& args) {
     }
     if (pending[1]) {
       const Tensor gw = dense_like(grads[1]);
-      const bool ran = p.transposed ? run_cudnn(Pass::BackwardFilter, dy, gw, x, p, op)
-                                    : run_cudnn(Pass::BackwardFilter, x, gw, dy, p, op);
+      const bool ran = p.transposed ? run_cudnn(ConvPass::BackwardFilter, dy, gw, x, p, op)
+                                    : run_cudnn(ConvPass::BackwardFilter, x, gw, dy, p, op);
       if (ran) {
         finish(grads[1], gw);
         pending[1] = false;

@@ -29,7 +29,7 @@ struct Match {
 };
 
 // The convolution and mask of `where`, if it is relu of a convolution only it reads.
-std::optional<Match> match(const graph::Graph& g, const graph::Node& where) {
+std::optional<Match> match_activation(const graph::Graph& g, const graph::Node& where) {
   if (!is_op(&where, "where")) return std::nullopt;
   const graph::Value cond = use_of(where, 0), value = use_of(where, 2);
   const graph::Node* mask = op_node(cond);
@@ -66,7 +66,7 @@ size_t fuse_convolution_activations(graph::Graph& graph) {
   std::unordered_map<const graph::Node*, const graph::Node*> conv_of;  // by the where node
   std::unordered_set<const graph::Node*> absorbed;                     // convolutions and masks
   for (const auto& n : graph.nodes()) {
-    if (auto m = match(graph, *n)) {
+    if (auto m = match_activation(graph, *n)) {
       conv_of.emplace(n.get(), m->conv);
       absorbed.insert(m->conv);
       absorbed.insert(m->mask);

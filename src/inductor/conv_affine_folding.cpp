@@ -15,7 +15,7 @@ namespace {
 
 enum class Link { Scale, Shift, NegativeShift };
 
-struct Step {
+struct AffineStep {
   const graph::Node* node = nullptr;
   Link link = Link::Scale;
   graph::Value operand;  // the per-channel constant
@@ -23,7 +23,7 @@ struct Step {
 
 struct Chain {
   const graph::Node* convolution = nullptr;
-  std::vector<Step> steps;
+  std::vector<AffineStep> steps;
 };
 
 // The node reading `v` when it is its only reader (once) and `v` is no graph output.
@@ -42,7 +42,7 @@ bool alpha_is_one(const graph::Node& n) { return n.args.at(2).to_scalar().to<dou
 
 // `n` as a link after `v`: v * c, c * v, v + c, c + v, v - c with c constant and per channel,
 // keeping v's layout and dtype.
-std::optional<Step> link_after(const graph::Node& n, graph::Value v,
+std::optional<AffineStep> link_after(const graph::Node& n, graph::Value v,
                                const std::unordered_set<const graph::Node*>& constant) {
   if (n.uses.size() != 2 || n.outputs.size() != 1) return std::nullopt;
   const graph::ValueMeta& out = n.outputs[0];
@@ -56,9 +56,9 @@ std::optional<Step> link_after(const graph::Node& n, graph::Value v,
       other.meta().dtype != in.dtype) {
     return std::nullopt;
   }
-  if (is_op(&n, "mul")) return Step{&n, Link::Scale, other};
-  if (is_op(&n, "add") && alpha_is_one(n)) return Step{&n, Link::Shift, other};
-  if (is_op(&n, "sub") && alpha_is_one(n) && k == 0) return Step{&n, Link::NegativeShift, other};
+  if (is_op(&n, "mul")) return AffineStep{&n, Link::Scale, other};
+  if (is_op(&n, "add") && alpha_is_one(n)) return AffineStep{&n, Link::Shift, other};
+  if (is_op(&n, "sub") && alpha_is_one(n) && k == 0) return AffineStep{&n, Link::NegativeShift, other};
   return std::nullopt;
 }
 
@@ -96,7 +96,7 @@ graph::Value emit_folded(GraphRebuild& rebuild, const Chain& chain) {
   // [C, 1, 1, ...]: a scale along the weight's output-channel dim.
   std::vector<SymInt> weight_shape(weight.meta().sizes.size(), SymInt(1));
   weight_shape[0] = channels;
-  for (const Step& s : chain.steps) {
+  for (const AffineStep& s : chain.steps) {
     const graph::SourceLoc loc = s.node->loc;
     const graph::Value c = rebuild[s.operand];
     const graph::Value per_channel =
@@ -141,7 +141,7 @@ size_t fold_affine_into_convolutions(graph::Graph& graph) {
   for (const auto& n : graph.nodes()) {
     if (auto chain = chain_after(graph, *n, constant)) {
       folded.insert(n.get());
-      for (const Step& s : chain->steps) folded.insert(s.node);
+      for (const AffineStep& s : chain->steps) folded.insert(s.node);
       chain_ending_at.emplace(chain->steps.back().node, std::move(*chain));
     }
   }

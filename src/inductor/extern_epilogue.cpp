@@ -52,7 +52,7 @@ struct Epilogue {
 };
 
 // The fusable epilogue `add` is, if any.
-std::optional<Epilogue> match(const graph::Graph& g, const graph::Node& add) {
+std::optional<Epilogue> match_epilogue(const graph::Graph& g, const graph::Node& add) {
   if (!is_op(&add, "add") || add.uses.size() != 2) return std::nullopt;
   if (add.args.at(2).to_scalar().to<double>() != 1.0) return std::nullopt;
   for (size_t k = 0; k < 2; ++k) {
@@ -119,7 +119,7 @@ size_t fuse_extern_epilogues(graph::Graph& graph) {
   std::unordered_map<const graph::Node*, Epilogue> fused_at;  // by the add node
   std::unordered_set<const graph::Node*> fused_products;
   for (const auto& n : graph.nodes()) {
-    if (auto e = match(graph, *n); e && fused_products.insert(e->product).second) {
+    if (auto e = match_epilogue(graph, *n); e && fused_products.insert(e->product).second) {
       fused_at.emplace(n.get(), *e);
     }
   }

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <mutex>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 
@@ -310,12 +311,6 @@ bool any_requires_grad(const Stack& args) {
     }
   }
   return false;
-}
-
-std::string sizes_str(SymIntList s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].str();
-  return out + "]";
 }
 
 const ImplFn& structured_impl(const OpDef& f, Device device, const OpDef& called) {

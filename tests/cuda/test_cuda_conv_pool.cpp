@@ -4,6 +4,7 @@
 // off; TF32's 10-bit mantissa would miss by about 1e-3), float64 within 1e-10, 16-bit floats
 // within 2e-2, integers exactly. Max pooling picks elements, so values and indices are exact.
 #include "cuda/cuda_test_util.h"
+#include "cuda/cudnn_conv_pass.h"
 
 #include <cmath>
 #include <limits>
@@ -147,6 +148,54 @@ TEST(CudaConv, ResnetLayersMatchCpu) {
   REQUIRE_GPU();
   uint64_t seed = 200;
   for (const Conv& c : resnet_layers()) expect_forward_matches(c, DType::Float32, ++seed);
+}
+
+// A problem's algorithm is chosen once: the same sizes again reuse the plan, new sizes add one.
+TEST(CudaConv, AlgorithmsAreChosenOncePerProblem) {
+  REQUIRE_GPU();
+  const Conv c = resnet_layers().front();
+  expect_forward_matches(c, DType::Float32, 300);
+  const size_t plans = kiln::cuda::cudnn_conv_plans_cached();
+  expect_forward_matches(c, DType::Float32, 301);
+  EXPECT_EQ(kiln::cuda::cudnn_conv_plans_cached(), plans);
+  Conv wider = c;
+  wider.input.back() += 2;
+  expect_forward_matches(wider, DType::Float32, 302);
+  EXPECT_EQ(kiln::cuda::cudnn_conv_plans_cached(), plans + 1);
+}
+
+// Restores a switch when the test ends, whatever happens.
+struct SwitchGuard {
+  void (*set)(bool);
+  bool saved;
+  ~SwitchGuard() { set(saved); }
+};
+
+// Benchmark mode times cuDNN's algorithms and keeps the fastest allowed one: same results.
+TEST(CudaConv, BenchmarkModeMatchesCpu) {
+  REQUIRE_GPU();
+  const SwitchGuard guard{kiln::cuda::set_cudnn_benchmark, kiln::cuda::cudnn_benchmark()};
+  kiln::cuda::set_cudnn_benchmark(true);
+  uint64_t seed = 400;
+  for (const Conv& c : resnet_layers()) expect_forward_matches(c, DType::Float32, ++seed);
+  for (const Conv& c : conv_cases()) expect_forward_matches(c, DType::Float64, ++seed);
+}
+
+// TF32 (PyTorch's default for convolutions) rounds the operands to 10-bit mantissas: the results
+// stay within TF32's precision of the CPU's float32 ones.
+TEST(CudaConv, Tf32WithinItsPrecision) {
+  REQUIRE_GPU();
+  const SwitchGuard guard{kiln::cuda::set_cudnn_allow_tf32, kiln::cuda::cudnn_allow_tf32()};
+  kiln::cuda::set_cudnn_allow_tf32(true);
+  uint64_t seed = 500;
+  for (const Conv& c : resnet_layers()) {
+    const ConvInputs in = inputs_of(c, DType::Float32, ++seed);
+    const Tensor expected = run_conv(c, in.x, in.w, Tensor());
+    const Tensor got = run_conv(c, gpu(in.x), gpu(in.w), Tensor());
+    // A sum of k products of 11-bit mantissas: relative error ~ 2^-11 of the sum of magnitudes.
+    const double scale = run_conv(c, in.x.abs(), in.w.abs(), Tensor()).max().item<double>();
+    EXPECT_LE((cpu(got) - expected).abs().max().item<double>(), 2e-3 * scale);
+  }
 }
 
 TEST(CudaConv, HalfTypesAccumulateInFloat) {

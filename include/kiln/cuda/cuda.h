@@ -127,6 +127,15 @@ void empty_cache();
 void set_matmul_allow_tf32(bool allow);
 bool matmul_allow_tf32();
 
+// Whether float32 convolutions on CUDA may use TF32 tensor cores: on by default, as PyTorch's
+// torch.backends.cudnn.allow_tf32 (off: FMA kernels, matching the CPU to float32 rounding).
+void set_cudnn_allow_tf32(bool allow);
+bool cudnn_allow_tf32();
+// Whether a convolution's first call of each problem times cuDNN's algorithms and keeps the
+// fastest (off: cuDNN's heuristics choose), as PyTorch's torch.backends.cudnn.benchmark.
+void set_cudnn_benchmark(bool on);
+bool cudnn_benchmark();
+
 // A CPU tensor in page-locked memory (cudaHostAlloc), which host<->device copies read and write
 // at full bandwidth and asynchronously.
 Tensor pinned_empty(IntList sizes, DType dtype = DType::Float32);

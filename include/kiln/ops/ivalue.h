@@ -69,6 +69,8 @@ class IValue {
   std::optional<int64_t> to_optional_int() const {
     return is_none() ? std::nullopt : std::optional<int64_t>(to_int());
   }
+  // A Device? argument of a factory: None means the CPU, as in PyTorch.
+  Device to_device_or_cpu() const { return is_none() ? Device::cpu() : to_device(); }
   std::optional<double> to_optional_double() const {
     return is_none() ? std::nullopt : std::optional<double>(to_double());
   }

@@ -51,6 +51,8 @@ struct BackwardArgs {
   const Stack& inputs;
   const std::vector<Tensor>& outputs;
   const std::vector<Tensor>& grad_outputs;
+  // The i-th argument, a tensor.
+  const Tensor& input(size_t i) const { return inputs[i].to_tensor(); }
   // Which grad_outputs flowed from the graph (the others are zeros the engine made): formulas may
   // skip terms for outputs nobody used (statistics outputs of the norm ops). Null: all flowed.
   const std::vector<bool>* grad_flowed = nullptr;
@@ -128,6 +130,11 @@ class OpRegistry {
   std::shared_ptr<Impl> impl_;
   Impl& state() const;
 };
+
+// OpRegistry::instance().get(full_name): the op a composite or a decomposition calls by name.
+inline const OpDef& op_named(std::string_view full_name) {
+  return OpRegistry::instance().get(full_name);
+}
 
 // The fluent declaration:
 //   KILN_OP("add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")

@@ -65,11 +65,18 @@ size_t max_memory_allocated(int) { unavailable(); }
 void reset_peak_memory_stats(int) { unavailable(); }
 void empty_cache() { unavailable(); }
 
+// Nothing reads the switches without CUDA; they are kept for their getters.
 namespace {
-std::atomic<bool> allow_tf32{false};  // nothing reads it without CUDA; kept for the getter
+std::atomic<bool> allow_tf32{false};
+std::atomic<bool> cudnn_tf32{true};
+std::atomic<bool> cudnn_timed{false};
 }  // namespace
 void set_matmul_allow_tf32(bool allow) { allow_tf32.store(allow); }
 bool matmul_allow_tf32() { return allow_tf32.load(); }
+void set_cudnn_allow_tf32(bool allow) { cudnn_tf32.store(allow); }
+bool cudnn_allow_tf32() { return cudnn_tf32.load(); }
+void set_cudnn_benchmark(bool on) { cudnn_timed.store(on); }
+bool cudnn_benchmark() { return cudnn_timed.load(); }
 Tensor pinned_empty(IntList, DType) { unavailable(); }
 
 std::string architecture(int) { unavailable(); }

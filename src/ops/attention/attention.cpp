@@ -22,7 +22,7 @@ namespace kiln::ops {
 
 namespace {
 
-constexpr const char* kOp = "scaled_dot_product_attention";
+constexpr const char* kSdpa = "scaled_dot_product_attention";
 
 // Sizes are SymInts throughout, so that a trace with symbolic sizes stays symbolic.
 
@@ -52,7 +52,7 @@ double default_scale(const Tensor& q) {
   KILN_CHECK(!e.is_symbolic(),
              "{}: the default scale 1/sqrt(E) needs a concrete embedding size E, got the symbolic "
              "size {}; pass scale",
-             kOp, e.str());
+             kSdpa, e.str());
   return 1.0 / std::sqrt(static_cast<double>(e.raw()));
 }
 
@@ -98,11 +98,11 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
   const double dropout_p = args[4].to_double();
   const bool is_causal = args[5].to_bool();
   const bool enable_gqa = args[7].to_bool();
-  attention::check_qkv(q, k, v, 2, kOp);
-  attention::check_dropout(dropout_p, kOp);
+  attention::check_qkv(q, k, v, 2, kSdpa);
+  attention::check_dropout(dropout_p, kSdpa);
   KILN_CHECK(!(is_causal && mask.defined()),
-             "{}: attn_mask must not be given together with is_causal=True", kOp);
-  if (mask.defined()) attention::check_mask_dtype(mask, q.dtype(), kOp);
+             "{}: attn_mask must not be given together with is_causal=True", kSdpa);
+  if (mask.defined()) attention::check_mask_dtype(mask, q.dtype(), kSdpa);
 
   // Batch dims = outer dims + an optional heads dim; heads may differ between q and k/v (GQA).
   SymDimVector outer;
@@ -112,16 +112,16 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
     KILN_CHECK(q.dim() >= 3 && k.dim() >= 3 && v.dim() >= 3,
                "{}: enable_gqa needs a heads dim (-3) in query, key and value, but got {}-D, "
                "{}-D and {}-D",
-               kOp, q.dim(), k.dim(), v.dim());
+               kSdpa, q.dim(), k.dim(), v.dim());
     q_heads = q.sym_size(-3);
     k_heads = k.sym_size(-3);
     v_heads = v.sym_size(-3);
-    attention::check_heads(q_heads, k_heads, v_heads, kOp);
-    outer = broadcast_sym_shapes(broadcast_sym_shapes(leading(q, 3), leading(k, 3), kOp),
-                                 leading(v, 3), kOp);
+    attention::check_heads(q_heads, k_heads, v_heads, kSdpa);
+    outer = broadcast_sym_shapes(broadcast_sym_shapes(leading(q, 3), leading(k, 3), kSdpa),
+                                 leading(v, 3), kSdpa);
   } else {
     SymDimVector batch = broadcast_sym_shapes(
-        broadcast_sym_shapes(leading(q, 2), leading(k, 2), kOp), leading(v, 2), kOp);
+        broadcast_sym_shapes(leading(q, 2), leading(k, 2), kSdpa), leading(v, 2), kSdpa);
     has_heads = !batch.empty();
     if (has_heads) {
       q_heads = k_heads = v_heads = batch.back();
@@ -145,7 +145,7 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
   Stack core{as_4d(q, q_heads, q_len, q.sym_size(-1)), as_4d(k, k_heads, kv_len, k.sym_size(-1)),
              as_4d(v, v_heads, kv_len, v_dim), dropout_p, is_causal};
   if (mask.defined()) {
-    attention::check_mask_shape(mask, concat(out_batch, {q_len, kv_len}), kOp);
+    attention::check_mask_shape(mask, concat(out_batch, {q_len, kv_len}), kSdpa);
     core.emplace_back(as_4d(mask, q_heads, q_len, kv_len));
   } else {
     core.emplace_back();

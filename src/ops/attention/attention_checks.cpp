@@ -3,15 +3,11 @@
 #include "ops/iterator/tensor_iterator.h"
 
 #include <kiln/core/error.h>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops::attention {
 
 namespace {
-std::string sizes_str(SymIntList sizes) {
-  std::string s;
-  for (const SymInt& d : sizes) s += (s.empty() ? "" : ", ") + d.str();
-  return "[" + s + "]";
-}
 std::string shape(const Tensor& t) { return sizes_str(t.sym_sizes()); }
 }  // namespace
 

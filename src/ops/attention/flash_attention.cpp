@@ -28,7 +28,7 @@ cpu::KernelDispatch<FlashAttentionKernel> flash_attention_kernels;
 
 namespace {
 
-constexpr const char* kOp = "_scaled_dot_product_flash_attention_for_cpu";
+constexpr const char* kFlashAttention = "_scaled_dot_product_flash_attention_for_cpu";
 
 // Strides for `sizes` in the dim order of t's strides when t is dense (as empty_like(query)
 // keeps query's layout), else row-major.
@@ -55,7 +55,7 @@ struct Inputs {
   std::optional<double> scale;
 };
 
-Inputs unpack(const Stack& args) {
+Inputs unpack_flash_attention(const Stack& args) {
   return {args[0].to_tensor(),          args[1].to_tensor(), args[2].to_tensor(),
           args[5].to_optional_tensor(), args[3].to_double(), args[4].to_bool(),
           args[6].to_optional_double()};
@@ -108,25 +108,25 @@ SymDimVector layout_like(SymIntList sizes, const Tensor& t) {
 }
 
 std::vector<TensorMeta> flash_meta(const Stack& args) {
-  const Inputs in = unpack(args);
+  const Inputs in = unpack_flash_attention(args);
   const Tensor &q = in.q, &k = in.k, &v = in.v;
   KILN_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
              "{}: expected 4-D query, key and value [batch, heads, seq, dim], but got {}-D, {}-D "
              "and {}-D",
-             kOp, q.dim(), k.dim(), v.dim());
-  attention::check_qkv(q, k, v, 4, kOp);
+             kFlashAttention, q.dim(), k.dim(), v.dim());
+  attention::check_qkv(q, k, v, 4, kFlashAttention);
   const SymInt batch = q.sym_size(0), heads = q.sym_size(1), q_len = q.sym_size(2),
                kv_len = k.sym_size(2);
   const SymInt k_batch = k.sym_size(0), v_batch = v.sym_size(0);
   KILN_CHECK((k_batch == 1 || k_batch == batch) && (v_batch == 1 || v_batch == batch),
-             "{}: key's batch size ({}) and value's ({}) must be query's ({}) or 1", kOp,
+             "{}: key's batch size ({}) and value's ({}) must be query's ({}) or 1", kFlashAttention,
              k_batch.str(), v_batch.str(), batch.str());
-  attention::check_heads(heads, k.sym_size(1), v.sym_size(1), kOp);
-  attention::check_dropout(in.dropout_p, kOp);
+  attention::check_heads(heads, k.sym_size(1), v.sym_size(1), kFlashAttention);
+  attention::check_dropout(in.dropout_p, kFlashAttention);
   if (in.mask.defined()) {
-    attention::check_mask_dtype(in.mask, q.dtype(), kOp);
+    attention::check_mask_dtype(in.mask, q.dtype(), kFlashAttention);
     const SymInt scores[] = {batch, heads, q_len, kv_len};
-    attention::check_mask_shape(in.mask, SymIntList(scores, 4), kOp);
+    attention::check_mask_shape(in.mask, SymIntList(scores, 4), kFlashAttention);
   }
   const SymDimVector out_sizes{batch, heads, q_len, v.sym_size(3)};
   TensorMeta out;
@@ -144,7 +144,7 @@ std::vector<TensorMeta> flash_meta(const Stack& args) {
 }
 
 void flash_impl(const Stack& args, const std::vector<Tensor>& outputs) {
-  const Inputs in = unpack(args);
+  const Inputs in = unpack_flash_attention(args);
   const Tensor &out = outputs[0], &lse = outputs[1];
   if (lse.numel() == 0) return;
   const int64_t batch = in.q.size(0), heads = in.q.size(1), q_len = in.q.size(2),

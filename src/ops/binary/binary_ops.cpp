@@ -139,7 +139,6 @@ std::vector<Sample> tie_samples() {
 
 // Derivatives (BackwardArgs: inputs as called, outputs, one gradient per output). The engine
 // sums a gradient over broadcast dims and casts it to its input's dtype.
-const Tensor& in(const BackwardArgs& a, size_t i) { return a.inputs[i].to_tensor(); }
 // A Python-number operand (x * 2, x ** 2) never needs a gradient: formulas skip its passes.
 bool constant(const Tensor& t) { return t.impl()->is_wrapped_number(); }
 
@@ -154,17 +153,17 @@ std::vector<Tensor> sub_derivative(const BackwardArgs& a) {
 }
 std::vector<Tensor> mul_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  return {g * in(a, 1), constant(in(a, 1)) ? Tensor() : g * in(a, 0)};
+  return {g * a.input(1), constant(a.input(1)) ? Tensor() : g * a.input(0)};
 }
 std::vector<Tensor> div_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
   if (!a.inputs[2].is_none()) {
     // Rounded quotients are piecewise constant: zero gradient, as PyTorch.
-    return {zeros_like(in(a, 0)), zeros_like(in(a, 1))};
+    return {zeros_like(a.input(0)), zeros_like(a.input(1))};
   }
-  const Tensor& other = in(a, 1);
+  const Tensor& other = a.input(1);
   if (constant(other)) return {g / other, Tensor()};
-  return {g / other, -g * in(a, 0) / (other * other)};
+  return {g / other, -g * a.input(0) / (other * other)};
 }
 // rsub(self, other, alpha) = other - alpha * self.
 std::vector<Tensor> rsub_derivative(const BackwardArgs& a) {
@@ -176,8 +175,8 @@ std::vector<Tensor> rsub_derivative(const BackwardArgs& a) {
 DerivativeFn rounded_remainder_derivative(const char* rounding) {
   return [rounding](const BackwardArgs& a) -> std::vector<Tensor> {
     const Tensor& g = a.grad_outputs[0];
-    if (constant(in(a, 1))) return {g, Tensor()};
-    return {g, -g * div(in(a, 0), in(a, 1), rounding)};
+    if (constant(a.input(1))) return {g, Tensor()};
+    return {g, -g * div(a.input(0), a.input(1), rounding)};
   };
 }
 // d(x^e)/dx = e x^(e-1), taken as 0 where e == 0 (so 0^0 has no NaN gradient), as PyTorch.
@@ -198,26 +197,26 @@ Tensor pow_number_gradient(const Tensor& g, const Tensor& self, double e) {
 }
 std::vector<Tensor> pow_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  if (constant(in(a, 1)))
-    return {pow_number_gradient(g, in(a, 0), in(a, 1).item<double>()), Tensor()};
-  return {pow_self_gradient(g, in(a, 0), in(a, 1)),
-          pow_exponent_gradient(g, in(a, 0), in(a, 1), a.outputs[0])};
+  if (constant(a.input(1)))
+    return {pow_number_gradient(g, a.input(0), a.input(1).item<double>()), Tensor()};
+  return {pow_self_gradient(g, a.input(0), a.input(1)),
+          pow_exponent_gradient(g, a.input(0), a.input(1), a.outputs[0])};
 }
 std::vector<Tensor> pow_scalar_exponent_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  return {pow_number_gradient(g, in(a, 0), a.inputs[1].to_scalar().to<double>())};
+  return {pow_number_gradient(g, a.input(0), a.inputs[1].to_scalar().to<double>())};
 }
 std::vector<Tensor> pow_scalar_base_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
   const double base = a.inputs[0].to_scalar().to<double>();
   const Tensor& result = a.outputs[0];
-  if (base == 0.0) return {where(in(a, 1) >= 0.0, 0.0, g * result * std::log(base))};
+  if (base == 0.0) return {where(a.input(1) >= 0.0, 0.0, g * result * std::log(base))};
   return {g * result * std::log(base)};
 }
 std::vector<Tensor> atan2_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  const Tensor& y = in(a, 0);
-  const Tensor& x = in(a, 1);
+  const Tensor& y = a.input(0);
+  const Tensor& x = a.input(1);
   const Tensor scale = g / (y * y + x * x);
   return {scale * x, scale * -y};
 }
@@ -226,8 +225,8 @@ std::vector<Tensor> atan2_derivative(const BackwardArgs& a) {
 DerivativeFn extremum_derivative(bool is_max) {
   return [is_max](const BackwardArgs& a) -> std::vector<Tensor> {
     const Tensor& g = a.grad_outputs[0];
-    const Tensor& self = in(a, 0);
-    const Tensor& other = in(a, 1);
+    const Tensor& self = a.input(0);
+    const Tensor& other = a.input(1);
     const Tensor split = where(self == other, g * 0.5, g);
     const Tensor self_loses = is_max ? self < other : self > other;
     const Tensor other_loses = is_max ? self > other : self < other;
@@ -368,7 +367,7 @@ KILN_REGISTER_OPS(binary_arithmetic) {
 
 namespace kiln {
 namespace {
-const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
+using ops::op_named;
 Tensor wrap(const Scalar& s, const Tensor& like) { return wrapped_scalar(s, like.device()); }
 std::optional<std::string> mode_arg(std::optional<std::string_view> m) {
   return m ? std::optional<std::string>(std::string(*m)) : std::nullopt;
@@ -377,7 +376,7 @@ std::optional<std::string> mode_arg(std::optional<std::string_view> m) {
 
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha,
            const kiln::SourceLocation& loc) {
-  static const auto& o = op("add");
+  static const auto& o = op_named("add");
   return ops::call1(o, {self, other, alpha}, &loc);
 }
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha,
@@ -386,7 +385,7 @@ Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha,
 }
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha,
            const kiln::SourceLocation& loc) {
-  static const auto& o = op("sub");
+  static const auto& o = op_named("sub");
   return ops::call1(o, {self, other, alpha}, &loc);
 }
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha,
@@ -395,13 +394,13 @@ Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha,
 }
 Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha,
             const kiln::SourceLocation& loc) {
-  static const auto& o = op("rsub");
+  static const auto& o = op_named("rsub");
   return ops::call1(o, {self, wrap(other, self), alpha}, &loc);
 }
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode,
            const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("div");
+  static const auto& o = op_named("div");
   return ops::call1(o, {self, other, mode_arg(rounding_mode)}, &loc);
 }
 Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode,
@@ -409,7 +408,7 @@ Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_vi
   return div(self, wrap(other, self), rounding_mode, loc);
 }
 Tensor pow(const Scalar& self, const Tensor& exponent, const kiln::SourceLocation& loc) {
-  static const auto& o = op("pow.Scalar");
+  static const auto& o = op_named("pow.Scalar");
   return ops::call1(o, {self, exponent}, &loc);
 }
 
@@ -417,7 +416,7 @@ Tensor pow(const Scalar& self, const Tensor& exponent, const kiln::SourceLocatio
 // wrapped numbers.
 #define KILN_DEFINE_BINARY(name)                                                          \
   Tensor name(const Tensor& self, const Tensor& other, const kiln::SourceLocation& loc) { \
-    static const auto& o = op(#name);                                                     \
+    static const auto& o = op_named(#name);                                                     \
     return ops::call1(o, {self, other}, &loc);                                            \
   }                                                                                       \
   Tensor name(const Tensor& self, const Scalar& other, const kiln::SourceLocation& loc) { \

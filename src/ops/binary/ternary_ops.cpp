@@ -272,14 +272,13 @@ Tensor addc_decomposition(const Stack& /*args*/, const TernaryPlan& p) {
 
 // ---- derivatives ----
 
-const Tensor& in(const BackwardArgs& a, size_t i) { return a.inputs[i].to_tensor(); }
 
 std::vector<Tensor> where_derivative(const BackwardArgs& a) {
-  const Tensor& cond = in(a, 0);
+  const Tensor& cond = a.input(0);
   const Tensor& g = a.grad_outputs[0];
   // A Python-number branch (where(c, x, 0.0)) needs no gradient.
   auto branch = [&](size_t i, bool taken) {
-    if (in(a, i).impl()->is_wrapped_number()) return Tensor();
+    if (a.input(i).impl()->is_wrapped_number()) return Tensor();
     return taken ? where(cond, g, 0.0) : where(cond, 0.0, g);
   };
   return {Tensor(), branch(1, true), branch(2, false)};
@@ -288,7 +287,7 @@ std::vector<Tensor> where_derivative(const BackwardArgs& a) {
 // PyTorch's clamp_backward_min_max: self gets the gradient where min <= self <= max, min where
 // self < min (and min < max), max where self > max or max < min (max wins a crossed pair).
 std::vector<Tensor> clamp_tensor_derivative(const BackwardArgs& a) {
-  const Tensor& self = in(a, 0);
+  const Tensor& self = a.input(0);
   const Tensor lo = a.inputs[1].to_optional_tensor();
   const Tensor hi = a.inputs[2].to_optional_tensor();
   const Tensor& g = a.grad_outputs[0];
@@ -301,26 +300,26 @@ std::vector<Tensor> clamp_tensor_derivative(const BackwardArgs& a) {
 }
 
 std::vector<Tensor> clamp_min_tensor_derivative(const BackwardArgs& a) {
-  const Tensor& self = in(a, 0);
-  const Tensor& lo = in(a, 1);
+  const Tensor& self = a.input(0);
+  const Tensor& lo = a.input(1);
   const Tensor& g = a.grad_outputs[0];
   return {where(self >= lo, g, 0.0), where(self < lo, g, 0.0)};
 }
 
 std::vector<Tensor> clamp_max_tensor_derivative(const BackwardArgs& a) {
-  const Tensor& self = in(a, 0);
-  const Tensor& hi = in(a, 1);
+  const Tensor& self = a.input(0);
+  const Tensor& hi = a.input(1);
   const Tensor& g = a.grad_outputs[0];
   return {where(self <= hi, g, 0.0), where(self > hi, g, 0.0)};
 }
 
 std::vector<Tensor> lerp_tensor_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
-  const Tensor& weight = in(a, 2);
+  const Tensor& weight = a.input(2);
   const Tensor g_end = g * weight;
   // A Python-number weight needs no gradient.
   if (weight.impl()->is_wrapped_number()) return {g - g_end, g_end, Tensor()};
-  return {g - g_end, g_end, g * (in(a, 1) - in(a, 0))};
+  return {g - g_end, g_end, g * (a.input(1) - a.input(0))};
 }
 
 std::vector<Tensor> lerp_scalar_derivative(const BackwardArgs& a) {
@@ -333,14 +332,14 @@ std::vector<Tensor> addcmul_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
   const double value = a.inputs[3].to_scalar().to<double>();
   const Tensor gv = value == 1.0 ? g : g * value;
-  return {g, gv * in(a, 2), gv * in(a, 1)};
+  return {g, gv * a.input(2), gv * a.input(1)};
 }
 
 std::vector<Tensor> addcdiv_derivative(const BackwardArgs& a) {
   const Tensor& g = a.grad_outputs[0];
   const double value = a.inputs[3].to_scalar().to<double>();
-  const Tensor g_t1 = (value == 1.0 ? g : g * value) / in(a, 2);
-  return {g, g_t1, -g_t1 * in(a, 1) / in(a, 2)};
+  const Tensor g_t1 = (value == 1.0 ? g : g * value) / a.input(2);
+  return {g, g_t1, -g_t1 * a.input(1) / a.input(2)};
 }
 
 // ---- samples ----
@@ -487,12 +486,12 @@ KILN_REGISTER_OPS(binary_ternary) {
 
 namespace kiln {
 namespace {
-const ops::OpDef& op(const char* name) { return ops::OpRegistry::instance().get(name); }
+using ops::op_named;
 }  // namespace
 
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other,
              const kiln::SourceLocation& loc) {
-  static const auto& o = op("where");
+  static const auto& o = op_named("where");
   return ops::call1(o, {condition, self, other}, &loc);
 }
 Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other,
@@ -510,44 +509,44 @@ Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other,
 }
 Tensor clamp(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max,
              const kiln::SourceLocation& loc) {
-  static const auto& o = op("clamp");
+  static const auto& o = op_named("clamp");
   return ops::call1(o, {self, min, max}, &loc);
 }
 Tensor clamp(const Tensor& self, const Tensor& min, const Tensor& max,
              const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("clamp.Tensor");
+  static const auto& o = op_named("clamp.Tensor");
   return ops::call1(o,
                     {self, min.defined() ? ops::IValue(min) : ops::IValue(),
                      max.defined() ? ops::IValue(max) : ops::IValue()},
                     &loc);
 }
 Tensor clamp_min(const Tensor& self, const Scalar& min, const kiln::SourceLocation& loc) {
-  static const auto& o = op("clamp_min");
+  static const auto& o = op_named("clamp_min");
   return ops::call1(o, {self, min}, &loc);
 }
 Tensor clamp_max(const Tensor& self, const Scalar& max, const kiln::SourceLocation& loc) {
-  static const auto& o = op("clamp_max");
+  static const auto& o = op_named("clamp_max");
   return ops::call1(o, {self, max}, &loc);
 }
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight,
             const kiln::SourceLocation& loc) {
-  static const auto& o = op("lerp.Scalar");
+  static const auto& o = op_named("lerp.Scalar");
   return ops::call1(o, {self, end, weight}, &loc);
 }
 Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight,
             const kiln::SourceLocation& loc) {
-  static const auto& o = op("lerp");
+  static const auto& o = op_named("lerp");
   return ops::call1(o, {self, end, weight}, &loc);
 }
 Tensor addcmul(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
                const Scalar& value, const kiln::SourceLocation& loc) {
-  static const auto& o = op("addcmul");
+  static const auto& o = op_named("addcmul");
   return ops::call1(o, {self, tensor1, tensor2, value}, &loc);
 }
 Tensor addcdiv(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
                const Scalar& value, const kiln::SourceLocation& loc) {
-  static const auto& o = op("addcdiv");
+  static const auto& o = op_named("addcdiv");
   return ops::call1(o, {self, tensor1, tensor2, value}, &loc);
 }
 

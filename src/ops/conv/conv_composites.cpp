@@ -140,7 +140,6 @@ KILN_REGISTER_OPS(conv_composites) {
 
 IValue optional(const Tensor& t) { return t.defined() ? IValue(t) : IValue(); }
 
-const OpDef& op_named(const std::string& name) { return OpRegistry::instance().get(name); }
 
 }  // namespace
 }  // namespace kiln::ops

@@ -35,8 +35,6 @@ bool any_of(const std::vector<int64_t>& v, bool (*pred)(int64_t)) {
 
 }  // namespace
 
-std::string sizes_str(SymIntList sizes) { return "[" + join(sizes, ", ") + "]"; }
-
 ConvParams read_params(const Stack& args, int64_t spatial) {
   ConvParams p;
   p.stride = expand(args[3].to_int_list(), "stride", spatial);

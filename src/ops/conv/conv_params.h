@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <vector>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops::conv {
 
@@ -31,7 +32,6 @@ SymDimVector output_sizes(const Tensor& input, const Tensor& weight, const Tenso
 // CPU convolutions decide; Contiguous otherwise.
 MemoryFormat output_format(const Tensor& input, const Tensor& weight);
 
-// "[2, 3, 4]" and "(2 x 3)" for error messages.
-std::string sizes_str(SymIntList sizes);
+using ops::sizes_str;
 
 }  // namespace kiln::ops::conv

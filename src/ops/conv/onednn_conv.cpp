@@ -29,7 +29,7 @@ struct ConvPlan {
   std::optional<dnnl::reorder> src_reorder, weights_reorder, dst_reorder;
 };
 
-PlanCache<ConvPlan>& cache() {
+PlanCache<ConvPlan>& conv_plan_cache() {
   static PlanCache<ConvPlan> c(kOnednnCacheCapacity);
   return c;
 }
@@ -107,10 +107,10 @@ std::shared_ptr<const ConvPlan> plan_for(const Tensor& out, const Tensor& input,
                                          ConvActivation activation = ConvActivation::None) {
   const std::string key = plan_key(activation == ConvActivation::Relu ? 'r' : 'f', out, input,
                                    weight, has_bias, p, fmt);
-  std::shared_ptr<const ConvPlan> plan = cache().find(key);
+  std::shared_ptr<const ConvPlan> plan = conv_plan_cache().find(key);
   if (!plan) {
     plan = make_plan(out, input, weight, has_bias, p, fmt, activation);
-    if (plan) cache().insert(key, plan);
+    if (plan) conv_plan_cache().insert(key, plan);
   }
   return plan;
 }
@@ -132,7 +132,7 @@ bool packed_for(const Tensor& packed, const ConvPlan& plan) {
 
 }  // namespace
 
-size_t onednn_cache_size() { return cache().size(); }
+size_t onednn_cache_size() { return conv_plan_cache().size(); }
 
 int64_t onednn_packed_weight_bytes(const Tensor& out, const Tensor& input, const Tensor& weight,
                                    bool has_bias, const ConvParams& p, MemoryFormat fmt) {

@@ -39,7 +39,7 @@ struct BackwardPlan {
   memory::desc scratchpad_md;
 };
 
-PlanCache<BackwardPlan>& cache() {
+PlanCache<BackwardPlan>& backward_plan_cache() {
   static PlanCache<BackwardPlan> c(kOnednnCacheCapacity);
   return c;
 }
@@ -158,14 +158,14 @@ void execute(const BackwardPlan& plan, const std::array<const void*, 2>& inputs,
 // Finds or builds the plan under `key`; null when oneDNN refuses the geometry.
 template <typename Build>
 std::shared_ptr<const BackwardPlan> cached(const std::string& key, Build&& build) {
-  std::shared_ptr<const BackwardPlan> plan = cache().find(key);
+  std::shared_ptr<const BackwardPlan> plan = backward_plan_cache().find(key);
   if (plan) return plan;
   try {
     plan = build();
   } catch (const dnnl::error&) {
     return nullptr;
   }
-  cache().insert(key, plan);
+  backward_plan_cache().insert(key, plan);
   return plan;
 }
 

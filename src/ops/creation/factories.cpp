@@ -9,7 +9,6 @@
 namespace kiln::ops {
 namespace {
 
-Device device_arg(const IValue& v) { return v.is_none() ? Device::cpu() : v.to_device(); }
 
 void check_sizes(SymIntList sizes, const char* op) {
   for (const SymInt& s : sizes) {
@@ -26,7 +25,7 @@ KILN_OP("empty(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) ->
       auto sizes = args[0].to_sym_int_list();
       check_sizes(sizes, "empty");
       return std::vector<TensorMeta>{TensorMeta::contiguous(
-          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), device_arg(args[2]))};
+          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), args[2].to_device_or_cpu())};
     })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
     .decomposition([](const Stack& args) {
@@ -34,7 +33,7 @@ KILN_OP("empty(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) ->
       auto sizes = args[0].to_sym_int_list();
       check_sizes(sizes, "empty");
       const TensorMeta m = TensorMeta::contiguous(
-          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), device_arg(args[2]));
+          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), args[2].to_device_or_cpu());
       static const OpDef& empty_strided = OpRegistry::instance().get("empty_strided");
       return call(empty_strided, {m.sizes, m.strides, m.dtype, m.device});
     })
@@ -55,7 +54,7 @@ KILN_OP(
       KILN_CHECK(m.sizes.size() == m.strides.size(), "empty_strided: got {} sizes but {} strides",
                  m.sizes.size(), m.strides.size());
       m.dtype = args[2].to_optional_dtype().value_or(default_float_dtype());
-      m.device = device_arg(args[3]);
+      m.device = args[3].to_device_or_cpu();
       return std::vector<TensorMeta>{m};
     })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
@@ -75,7 +74,7 @@ KILN_OP(
       Scalar v = args[1].to_scalar();
       DType inferred = v.is_floating_point() ? default_float_dtype() : v.dtype();
       return std::vector<TensorMeta>{TensorMeta::contiguous(
-          sizes, args[2].to_optional_dtype().value_or(inferred), device_arg(args[3]))};
+          sizes, args[2].to_optional_dtype().value_or(inferred), args[3].to_device_or_cpu())};
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       if (out[0].numel() == 0) return;

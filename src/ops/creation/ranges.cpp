@@ -17,7 +17,6 @@ cpu::KernelDispatch<EyeKernel> eye_kernels;
 
 namespace {
 
-Device device_arg(const IValue& v) { return v.is_none() ? Device::cpu() : v.to_device(); }
 
 // arange's dtype: int64 when every bound is integral (or bool), else the default float dtype.
 DType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step) {
@@ -62,7 +61,7 @@ TensorMeta arange_meta(const Scalar& start, const Scalar& end, const Scalar& ste
                        const IValue& dtype_arg, const IValue& device) {
   DType dtype = dtype_arg.to_optional_dtype().value_or(arange_dtype(start, end, step));
   int64_t n = arange_length(start, end, step, dtype);
-  return TensorMeta::contiguous({SymInt(n)}, dtype, device_arg(device));
+  return TensorMeta::contiguous({SymInt(n)}, dtype, device.to_device_or_cpu());
 }
 
 void arange_impl(const Scalar& start, const Scalar& step, const Tensor& out) {
@@ -75,7 +74,7 @@ TensorMeta eye_meta(int64_t n, int64_t m, const IValue& dtype, const IValue& dev
   KILN_CHECK(m >= 0, "eye: m must be greater or equal to 0, got {}", m);
   return TensorMeta::contiguous({SymInt(n), SymInt(m)},
                                 dtype.to_optional_dtype().value_or(default_float_dtype()),
-                                device_arg(device));
+                                device.to_device_or_cpu());
 }
 
 void eye_impl(const Tensor& out) {
@@ -85,7 +84,6 @@ void eye_impl(const Tensor& out) {
 
 // ---- decompositions: arange.start_step, and elementwise math on aranges ----
 
-const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
 
 // eye.m: ones where the row index equals the column index.
 std::vector<Tensor> eye_decomposition(int64_t n, int64_t m, const IValue& dtype,
@@ -104,7 +102,7 @@ std::vector<Tensor> linspace_decomposition(const Stack& args) {
   KILN_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
   const DType dtype = args[3].to_optional_dtype().value_or(default_float_dtype());
   KILN_CHECK_T(TypeError, dtype != DType::Bool, "linspace: bool is not supported");
-  const TensorOptions options = TensorOptions(dtype).device(device_arg(args[4]));
+  const TensorOptions options = TensorOptions(dtype).device(args[4].to_device_or_cpu());
   const bool in_double = dtype == kFloat64 || is_integral(dtype);
   // The endpoints and step as the kernel holds them (exact as doubles).
   auto endpoint = [&](const Scalar& v) {
@@ -188,7 +186,7 @@ KILN_OP(
       DType dtype = args[3].to_optional_dtype().value_or(default_float_dtype());
       KILN_CHECK_T(TypeError, dtype != DType::Bool, "linspace: bool is not supported");
       return std::vector<TensorMeta>{
-          TensorMeta::contiguous({SymInt(steps)}, dtype, device_arg(args[4]))};
+          TensorMeta::contiguous({SymInt(steps)}, dtype, args[4].to_device_or_cpu())};
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       if (out[0].numel() == 0) return;

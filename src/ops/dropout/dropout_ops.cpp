@@ -23,10 +23,9 @@ void check_p(double p, const char* op) {
              op, p);
 }
 
-const OpDef& op(const char* name) { return OpRegistry::instance().get(name); }
 
 Tensor native_dropout_output(const Tensor& input, double p) {
-  static const OpDef& native = op("native_dropout");
+  static const OpDef& native = op_named("native_dropout");
   return call(native, {input, p, true})[0];
 }
 
@@ -54,7 +53,7 @@ Tensor feature_noise(const Tensor& input, double p, const char* op) {
 // mask = rand(float32) < 1 - p (the kernel's draw), output = input * mask / (1 - p) computed in
 // float32 (float64 for float64 inputs), as the kernel.
 std::vector<Tensor> native_dropout_decomposition(const Stack& a) {
-  static const OpDef& rand = op("rand");
+  static const OpDef& rand = op_named("rand");
   const Tensor& input = a[0].to_tensor();
   KILN_CHECK_T(TypeError, is_floating_point(input.dtype()),
                "native_dropout: expected a floating point input, got {}",

@@ -147,7 +147,6 @@ std::vector<TensorMeta> scatter_meta(const Stack& args, const char* op) {
 
 // ---- decompositions: scatter.src and scatter_reduce.two (a value is a src of index's shape) ----
 
-const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
 
 Tensor value_src(const Stack& args) {
   return full(args[2].to_tensor().sizes(), args[3].to_scalar(), args[0].to_tensor().options());
@@ -388,7 +387,7 @@ KILN_OP("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor")
 namespace kiln {
 
 namespace {
-const ops::OpDef& op_named(const char* name) { return ops::OpRegistry::instance().get(name); }
+using ops::op_named;
 }  // namespace
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool sparse_grad,

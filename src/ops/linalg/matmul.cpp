@@ -127,7 +127,7 @@ Tensor linear_impl(const Tensor& input, const Tensor& weight, const Tensor& bias
 // ---- samples ----
 
 using Samples = std::vector<Sample>;
-Tensor s(IntList sizes, uint64_t seed, DType dt = kFloat32) {
+Tensor matmul_sample(IntList sizes, uint64_t seed, DType dt = kFloat32) {
   return make_sample(sizes, dt, -3.0, 3.0, seed);
 }
 
@@ -153,16 +153,16 @@ Samples matmul_samples() {
   Samples out;
   uint64_t seed = 1;
   for (const auto& [x, y] : shapes) {
-    out.push_back({{s(x, seed), s(y, seed + 1)}, "broadcast"});
+    out.push_back({{matmul_sample(x, seed), matmul_sample(y, seed + 1)}, "broadcast"});
     seed += 2;
   }
-  out.push_back({{s({2, 3, 4}, 40, kFloat64), s({4, 5}, 41, kFloat64).t().contiguous().t()},
+  out.push_back({{matmul_sample({2, 3, 4}, 40, kFloat64), matmul_sample({4, 5}, 41, kFloat64).t().contiguous().t()},
                  "float64 column-major rhs"});
-  out.push_back({{s({3, 2, 4}, 42).transpose(0, 1), s({4, 5}, 43)}, "non-foldable batch"});
-  out.push_back({{s({2, 3, 4}, 44, kInt64), s({4, 2}, 45, kInt64)}, "int64"});
-  out.push_back({{s({3, 4}, 46), s({5, 2}, 47)}, "size mismatch"});
-  out.push_back({{s({2, 3, 4}, 48), s({3, 4, 5}, 49)}, "batch mismatch"});
-  out.push_back({{s({}, 50), s({3}, 51)}, "0-dim"});
+  out.push_back({{matmul_sample({3, 2, 4}, 42).transpose(0, 1), matmul_sample({4, 5}, 43)}, "non-foldable batch"});
+  out.push_back({{matmul_sample({2, 3, 4}, 44, kInt64), matmul_sample({4, 2}, 45, kInt64)}, "int64"});
+  out.push_back({{matmul_sample({3, 4}, 46), matmul_sample({5, 2}, 47)}, "size mismatch"});
+  out.push_back({{matmul_sample({2, 3, 4}, 48), matmul_sample({3, 4, 5}, 49)}, "batch mismatch"});
+  out.push_back({{matmul_sample({}, 50), matmul_sample({3}, 51)}, "0-dim"});
   return out;
 }
 
@@ -183,13 +183,13 @@ KILN_OP("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
     .tolerance(1e-4, 1e-4)
     .samples([] {
       return Samples{
-          {{s({3, 4}, 1), s({5, 4}, 2), s({5}, 3)}, "2-D with bias"},
-          {{s({2, 3, 4}, 4), s({5, 4}, 5), s({5}, 6)}, "3-D with bias"},
-          {{s({2, 3, 4}, 7).transpose(0, 1), s({5, 4}, 8), s({5}, 9)}, "non-contiguous 3-D"},
-          {{s({4}, 10, kFloat64), s({5, 4}, 11, kFloat64), std::nullopt}, "1-D, no bias"},
-          {{s({2, 2, 3, 4}, 12), s({5, 4}, 13), std::nullopt}, "4-D, no bias"},
-          {{s({0, 4}, 14), s({5, 4}, 15), s({5}, 16)}, "empty batch"},
-          {{s({3, 4}, 17), s({5, 3}, 18), s({5}, 19)}, "size mismatch"},
+          {{matmul_sample({3, 4}, 1), matmul_sample({5, 4}, 2), matmul_sample({5}, 3)}, "2-D with bias"},
+          {{matmul_sample({2, 3, 4}, 4), matmul_sample({5, 4}, 5), matmul_sample({5}, 6)}, "3-D with bias"},
+          {{matmul_sample({2, 3, 4}, 7).transpose(0, 1), matmul_sample({5, 4}, 8), matmul_sample({5}, 9)}, "non-contiguous 3-D"},
+          {{matmul_sample({4}, 10, kFloat64), matmul_sample({5, 4}, 11, kFloat64), std::nullopt}, "1-D, no bias"},
+          {{matmul_sample({2, 2, 3, 4}, 12), matmul_sample({5, 4}, 13), std::nullopt}, "4-D, no bias"},
+          {{matmul_sample({0, 4}, 14), matmul_sample({5, 4}, 15), matmul_sample({5}, 16)}, "empty batch"},
+          {{matmul_sample({3, 4}, 17), matmul_sample({5, 3}, 18), matmul_sample({5}, 19)}, "size mismatch"},
       };
     });
 
@@ -203,10 +203,10 @@ KILN_OP("outer(Tensor self, Tensor vec2) -> Tensor")
     })
     .samples([] {
       return Samples{
-          {{s({3}, 1), s({4}, 2)}, "float32"},
-          {{s({3}, 3, kFloat64), s({2}, 4, kInt64)}, "type promotion"},
-          {{make_noncontiguous_sample({3}, kFloat32, -3, 3, 5), s({0}, 6)}, "strided and empty"},
-          {{s({2, 2}, 7), s({3}, 8)}, "2-D"},
+          {{matmul_sample({3}, 1), matmul_sample({4}, 2)}, "float32"},
+          {{matmul_sample({3}, 3, kFloat64), matmul_sample({2}, 4, kInt64)}, "type promotion"},
+          {{make_noncontiguous_sample({3}, kFloat32, -3, 3, 5), matmul_sample({0}, 6)}, "strided and empty"},
+          {{matmul_sample({2, 2}, 7), matmul_sample({3}, 8)}, "2-D"},
       };
     });
 

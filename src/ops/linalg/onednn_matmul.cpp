@@ -32,7 +32,7 @@ struct MatmulPlan {
   memory::desc scratchpad_md;
 };
 
-onednn::PlanCache<MatmulPlan>& cache() {
+onednn::PlanCache<MatmulPlan>& matmul_plan_cache() {
   static onednn::PlanCache<MatmulPlan> c(512);
   return c;
 }
@@ -127,10 +127,10 @@ std::shared_ptr<const MatmulPlan> plan_for(const Operand& a, const Operand& b, c
   if (weights != nullptr) {
     key.append(reinterpret_cast<const char*>(&weights->data), sizeof(weights->data));
   }
-  std::shared_ptr<const MatmulPlan> plan = cache().find(key);
+  std::shared_ptr<const MatmulPlan> plan = matmul_plan_cache().find(key);
   if (!plan) {
     plan = build(a, b, c, has_bias, alpha, beta, weights);
-    cache().insert(key, plan);
+    matmul_plan_cache().insert(key, plan);
   }
   return plan;
 }

@@ -19,9 +19,8 @@
 namespace kiln::ops {
 namespace {
 
-const char* kOp = "cross_entropy_loss";
+const char* kCrossEntropy = "cross_entropy_loss";
 
-const OpDef& op(const char* name) { return OpRegistry::instance().get(name); }
 
 // weight viewed as (1, C, 1, ...) to broadcast against input (or as is for 1-D input).
 Tensor class_weight_view(const Tensor& weight, const Tensor& input) {
@@ -51,22 +50,22 @@ Reduction check_fused_arguments(const Stack& a) {
   KILN_CHECK(self.dim() == 2 && is_floating_point(self.dtype()),
              "_fused_cross_entropy_loss: expected 2-D floating point logits, got {}-D {}",
              self.dim(), dtype_name(self.dtype()));
-  check_class_target_dtype(target, kOp);
+  check_class_target_dtype(target, kCrossEntropy);
   KILN_CHECK(target.dim() == 1 && target.size(0) == self.size(0),
-             "{}: expected input batch_size ({}) to match target batch_size ({})", kOp,
+             "{}: expected input batch_size ({}) to match target batch_size ({})", kCrossEntropy,
              self.size(0), target.dim() == 1 ? target.size(0) : int64_t{0});
-  check_class_weight(a[2].to_optional_tensor(), self.size(1), kOp);
-  return reduction_arg(a[3], kOp);
+  check_class_weight(a[2].to_optional_tensor(), self.size(1), kCrossEntropy);
+  return reduction_arg(a[3], kCrossEntropy);
 }
 
 Tensor fused_cross_entropy(const Tensor& self, const Tensor& target, const Tensor& weight,
                            Reduction reduction, int64_t ignore_index) {
   const int64_t n = self.size(0), c = self.size(1);
   KILN_CHECK(target.size(0) == n,
-             "{}: expected input batch_size ({}) to match target batch_size ({})", kOp, n,
+             "{}: expected input batch_size ({}) to match target batch_size ({})", kCrossEntropy, n,
              target.size(0));
-  check_class_weight(weight, c, kOp);
-  check_class_targets(target, c, ignore_index, kOp);
+  check_class_weight(weight, c, kCrossEntropy);
+  check_class_targets(target, c, ignore_index, kCrossEntropy);
   const Tensor x = self.contiguous();
   const Tensor t = target.to(DType::Int64).contiguous();
   const Tensor w = weight.defined() ? weight.contiguous() : Tensor();
@@ -90,12 +89,12 @@ Tensor probability_target_loss(const Tensor& self, const Tensor& target, const T
   KILN_CHECK_T(TypeError, is_floating_point(target.dtype()),
                "{}: expected floating point type for target with class probabilities (target "
                "of input's shape {}), got {}",
-               kOp, sizes_str(self.sizes()), dtype_name(target.dtype()));
+               kCrossEntropy, sizes_str(self.sizes()), dtype_name(target.dtype()));
   KILN_CHECK(ignore_index < 0, "{}: ignore_index ({}) is not supported for probability targets",
-             kOp, ignore_index);
+             kCrossEntropy, ignore_index);
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const int64_t classes = self.size(class_dim);
-  check_class_weight(weight, classes, kOp);
+  check_class_weight(weight, classes, kCrossEntropy);
   const Tensor input = log_softmax(self, class_dim, self.dtype());
   Tensor t = target;
   if (label_smoothing > 0.0) {
@@ -118,7 +117,7 @@ Tensor probability_target_loss(const Tensor& self, const Tensor& target, const T
 // (1 - eps) nll + eps / C * smooth, smooth = -sum_c w_c log p_c over non-ignored targets.
 Tensor label_smoothing_loss(const Tensor& self, const Tensor& target, const Tensor& weight,
                             Reduction reduction, int64_t ignore_index, double label_smoothing) {
-  static const OpDef& nll_nd = op("nll_loss_nd");
+  static const OpDef& nll_nd = op_named("nll_loss_nd");
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const Tensor input = log_softmax(self, class_dim, self.dtype());
   const Tensor nll = call1(
@@ -244,7 +243,7 @@ KILN_OP(
             })
     .decomposition([](const Stack& a) {
       check_fused_arguments(a);
-      static const OpDef& nll_nd = op("nll_loss_nd");
+      static const OpDef& nll_nd = op_named("nll_loss_nd");
       const Tensor& self = a[0].to_tensor();
       return call(nll_nd, {log_softmax(self, 1, self.dtype()), a[1], a[2], a[3], a[4]});
     })
@@ -256,21 +255,21 @@ KILN_OP(
     "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt "
     "ignore_index=-100, float label_smoothing=0.0) -> Tensor")
     .composite([](const Stack& a) {
-      static const OpDef& nll_nd = op("nll_loss_nd");
+      static const OpDef& nll_nd = op_named("nll_loss_nd");
       const Tensor& self = a[0].to_tensor();
       const Tensor& target = a[1].to_tensor();
       const Tensor weight = a[2].to_optional_tensor();
-      const Reduction reduction = reduction_arg(a[3], kOp);
+      const Reduction reduction = reduction_arg(a[3], kCrossEntropy);
       const int64_t ignore_index = a[4].to_int();
       const double label_smoothing = a[5].to_double();
       KILN_CHECK(label_smoothing <= 1.0, "{}: label_smoothing must be between 0.0 and 1.0. Got: {}",
-                 kOp, label_smoothing);
-      KILN_CHECK(self.dim() >= 1, "{}: expected input with 1 or more dimensions (got 0)", kOp);
+                 kCrossEntropy, label_smoothing);
+      KILN_CHECK(self.dim() >= 1, "{}: expected input with 1 or more dimensions (got 0)", kCrossEntropy);
       const bool same_shape = IntList(self.sizes()) == IntList(target.sizes());
       KILN_CHECK(same_shape || !is_floating_point(target.dtype()),
                  "{}: a floating point target holds class probabilities and must have the "
                  "input's shape {}, but got {} (class indices must be int64)",
-                 kOp, sizes_str(self.sizes()), sizes_str(target.sizes()));
+                 kCrossEntropy, sizes_str(self.sizes()), sizes_str(target.sizes()));
       Tensor out;
       if (same_shape) {
         out =
@@ -278,7 +277,7 @@ KILN_OP(
       } else if (label_smoothing > 0.0) {
         out = label_smoothing_loss(self, target, weight, reduction, ignore_index, label_smoothing);
       } else if (can_fuse(self, target, weight, label_smoothing)) {
-        static const OpDef& fused = op("_fused_cross_entropy_loss");
+        static const OpDef& fused = op_named("_fused_cross_entropy_loss");
         out = call1(fused, {a[0], a[1], a[2], a[3], a[4]});
       } else {
         const int64_t class_dim = self.dim() == 1 ? 0 : 1;

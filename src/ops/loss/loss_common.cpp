@@ -37,8 +37,6 @@ Tensor apply_loss_reduction(const Tensor& loss, Reduction reduction) {
   return loss;
 }
 
-std::string sizes_str(IntList sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
-
 void check_class_target_dtype(const Tensor& target, const char* op) {
   KILN_CHECK_T(TypeError, target.dtype() == DType::Int64 || target.dtype() == DType::UInt8,
                "{}: expected target dtype to be int64 (or uint8) class indices, but got {}", op,

@@ -250,7 +250,6 @@ std::vector<Sample> nll_loss_samples() {
   return s;
 }
 
-const OpDef& op(const char* name) { return OpRegistry::instance().get(name); }
 
 // The derivative of nll_loss_forward and nll_loss2d_forward. Input (N, C, ...) (or (C)), target
 // (N, ...), per-sample loss l_i = -w[t_i] x[i, t_i] (0 for ignored samples); total weight
@@ -342,7 +341,7 @@ KILN_OP(
     "nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt "
     "ignore_index=-100) -> Tensor")
     .composite([](const Stack& a) {
-      static const OpDef& forward = op("nll_loss_forward");
+      static const OpDef& forward = op_named("nll_loss_forward");
       return std::vector<Tensor>{call(forward, a)[0]};
     })
     .samples(nll_loss_samples);
@@ -351,7 +350,7 @@ KILN_OP(
     "nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt "
     "ignore_index=-100) -> Tensor")
     .composite([](const Stack& a) {
-      static const OpDef& forward = op("nll_loss2d_forward");
+      static const OpDef& forward = op_named("nll_loss2d_forward");
       return std::vector<Tensor>{call(forward, a)[0]};
     })
     .samples(nll_loss2d_forward_samples);
@@ -362,8 +361,8 @@ KILN_OP(
     "nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt "
     "ignore_index=-100) -> Tensor")
     .composite([](const Stack& a) {
-      static const OpDef& nll = op("nll_loss");
-      static const OpDef& nll2d = op("nll_loss2d");
+      static const OpDef& nll = op_named("nll_loss");
+      static const OpDef& nll2d = op_named("nll_loss2d");
       const char* name = "nll_loss_nd";
       const Tensor& self = a[0].to_tensor();
       const Tensor& target = a[1].to_tensor();

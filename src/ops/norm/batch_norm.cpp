@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <vector>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
@@ -21,10 +22,7 @@ namespace {
 using norm::Metas;
 using norm::Outs;
 
-// 4-D inputs laid out channels last are normalized (and returned) in that layout.
-bool channels_last(const Tensor& input) {
-  return input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
-}
+using norm::channels_last;
 
 struct BatchNormArgs {
   Tensor input, weight, bias, running_mean, running_var;
@@ -32,16 +30,10 @@ struct BatchNormArgs {
   double momentum, eps;
 };
 
-BatchNormArgs unpack(const Stack& a) {
+BatchNormArgs unpack_batch_norm(const Stack& a) {
   return {a[0].to_tensor(),          a[1].to_optional_tensor(), a[2].to_optional_tensor(),
           a[3].to_optional_tensor(), a[4].to_optional_tensor(), a[5].to_bool(),
           a[6].to_double(),          a[7].to_double()};
-}
-
-std::string sizes_str(const Tensor& t) {
-  std::string s;
-  for (const SymInt& d : t.sym_sizes()) s += (s.empty() ? "" : ", ") + d.str();
-  return s;
 }
 
 // Sizes are SymInts: a symbolic input is checked with guards (the channels are static in
@@ -51,25 +43,25 @@ void check_batch_norm(const BatchNormArgs& b) {
   norm::check_floating(b.input, op);
   KILN_CHECK(
       b.input.dim() >= 2,
-      "{}: expected an input of at least 2 dimensions (N, C, *), but got input of shape [{}]", op,
-      sizes_str(b.input));
+      "{}: expected an input of at least 2 dimensions (N, C, *), but got input of shape {}", op,
+      sizes_str(b.input.sym_sizes()));
   const SymInt C = b.input.sym_size(1);
   for (const auto& [param, what] :
        {std::pair{b.weight, "weight"}, std::pair{b.bias, "bias"},
         std::pair{b.running_mean, "running_mean"}, std::pair{b.running_var, "running_var"}}) {
     if (!param.defined()) continue;
     KILN_CHECK(param.dim() == 1 && param.sym_numel() == C,
-               "{}: expected {} to have {} elements (the input's channels), but got shape [{}]", op,
-               what, C.str(), sizes_str(param));
+               "{}: expected {} to have {} elements (the input's channels), but got shape {}", op,
+               what, C.str(), sizes_str(param.sym_sizes()));
   }
   if (b.training) {
     const SymInt numel = b.input.sym_numel();
     KILN_CHECK(numel > 0,
-               "{}: input tensor must have at least one element, but got input_sizes = [{}]", op,
-               sizes_str(b.input));
+               "{}: input tensor must have at least one element, but got input_sizes = {}", op,
+               sizes_str(b.input.sym_sizes()));
     KILN_CHECK(numel / C > 1,
-               "{}: Expected more than 1 value per channel when training, got input size [{}]", op,
-               sizes_str(b.input));
+               "{}: Expected more than 1 value per channel when training, got input size {}", op,
+               sizes_str(b.input.sym_sizes()));
   } else {
     KILN_CHECK(b.running_mean.defined() && b.running_var.defined(),
                "{}: running_mean and running_var must be defined in evaluation mode", op);
@@ -81,7 +73,7 @@ bool mixed(const BatchNormArgs& b) {
 }
 
 Metas native_batch_norm_meta(const Stack& a) {
-  const BatchNormArgs b = unpack(a);
+  const BatchNormArgs b = unpack_batch_norm(a);
   check_batch_norm(b);
   const Device dev = b.input.device();
   TensorMeta out = TensorMeta::contiguous(b.input.sym_sizes().vec(), b.input.dtype(), dev);
@@ -101,13 +93,10 @@ std::vector<double> as_doubles(const Tensor& t, int64_t n, double fallback) {
   return out;
 }
 
-// Writes values into a tensor of any floating dtype and layout.
-void assign(Tensor dst, const std::vector<double>& values) {
-  dst.copy_(from_vector(values, {static_cast<int64_t>(values.size())}, DType::Float64));
-}
+using norm::assign;
 
 void native_batch_norm_impl(const Stack& a, const Outs& out) {
-  const BatchNormArgs b = unpack(a);
+  const BatchNormArgs b = unpack_batch_norm(a);
   const int64_t N = b.input.size(0), C = b.input.size(1);
   if (b.input.numel() == 0) return;  // evaluation on an empty batch
   const bool cl = channels_last(b.input) || b.input.dim() == 2;
@@ -183,7 +172,7 @@ Tensor channel_values(const Tensor& param, int64_t C, double fallback, Device de
 // y = x * scale + shift per channel, scale = invstd * weight, shift = bias - mean * scale, in the
 // opmath dtype.
 std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
-  const BatchNormArgs b = unpack(a);
+  const BatchNormArgs b = unpack_batch_norm(a);
   check_batch_norm(b);
   const int64_t C = b.input.sym_sizes()[1].expect_int();
   const DType sd = norm::stats_dtype(b.input, mixed(b));
@@ -235,7 +224,7 @@ std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
   return {y.to(b.input.dtype()), save_mean, save_invstd};
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -3.0) {
+Tensor batch_norm_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -3.0) {
   return make_sample(sizes, dtype, low, 3.0, seed);
 }
 
@@ -246,27 +235,27 @@ std::vector<Sample> batch_norm_samples(bool native) {
     return a;
   };
   return {
-      {args({s({4, 3, 5}), s({3}, f, 1), s({3}, f, 2), s({3}, f, 3), s({3}, f, 4, 0.5), true, 0.1,
+      {args({batch_norm_sample({4, 3, 5}), batch_norm_sample({3}, f, 1), batch_norm_sample({3}, f, 2), batch_norm_sample({3}, f, 3), batch_norm_sample({3}, f, 4, 0.5), true, 0.1,
              1e-5}),
        "training, affine, running stats"},
-      {args({s({4, 3, 5}), s({3}, f, 1), s({3}, f, 2), s({3}, f, 3), s({3}, f, 4, 0.5), false, 0.1,
+      {args({batch_norm_sample({4, 3, 5}), batch_norm_sample({3}, f, 1), batch_norm_sample({3}, f, 2), batch_norm_sample({3}, f, 3), batch_norm_sample({3}, f, 4, 0.5), false, 0.1,
              1e-5}),
        "evaluation"},
-      {args({s({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), IValue(), IValue(), IValue(),
+      {args({batch_norm_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), IValue(), IValue(), IValue(),
              IValue(), true, 0.1, 1e-5}),
        "channels last, no affine"},
-      {args({s({6, 4}), s({4}, f, 1), IValue(), IValue(), IValue(), true, 0.3, 1e-3}),
+      {args({batch_norm_sample({6, 4}), batch_norm_sample({4}, f, 1), IValue(), IValue(), IValue(), true, 0.3, 1e-3}),
        "2-D, weight only"},
-      {args({make_noncontiguous_sample({3, 2, 4}, f), IValue(), s({2}, f, 2), s({2}, f, 3),
-             s({2}, f, 4, 0.5), true, 0.1, 1e-5}),
+      {args({make_noncontiguous_sample({3, 2, 4}, f), IValue(), batch_norm_sample({2}, f, 2), batch_norm_sample({2}, f, 3),
+             batch_norm_sample({2}, f, 4, 0.5), true, 0.1, 1e-5}),
        "non-contiguous"},
-      {args({s({3, 2, 4}, DType::Float64), s({2}, DType::Float64, 1), s({2}, DType::Float64, 2),
+      {args({batch_norm_sample({3, 2, 4}, DType::Float64), batch_norm_sample({2}, DType::Float64, 1), batch_norm_sample({2}, DType::Float64, 2),
              IValue(), IValue(), true, 0.1, 1e-5}),
        "float64"},
-      {args({s({3, 2, 4}, DType::BFloat16), IValue(), IValue(), IValue(), IValue(), true, 0.1,
+      {args({batch_norm_sample({3, 2, 4}, DType::BFloat16), IValue(), IValue(), IValue(), IValue(), true, 0.1,
              1e-5}),
        "bfloat16"},
-      {args({s({0, 3, 2}), IValue(), IValue(), s({3}, f, 3), s({3}, f, 4, 0.5), false, 0.1, 1e-5}),
+      {args({batch_norm_sample({0, 3, 2}), IValue(), IValue(), batch_norm_sample({3}, f, 3), batch_norm_sample({3}, f, 4, 0.5), false, 0.1, 1e-5}),
        "evaluation, empty batch"},
   };
 }
@@ -311,7 +300,7 @@ std::vector<Tensor> native_batch_norm_functional_derivative(const BackwardArgs& 
       BackwardArgs{a.inputs, outputs, grads, &flowed, a.needs_grad_mask});
   const bool mean_flowed = a.flowed(3), var_flowed = a.flowed(4);
   if (!mean_flowed && !var_flowed) return g;
-  const BatchNormArgs b = unpack(a.inputs);
+  const BatchNormArgs b = unpack_batch_norm(a.inputs);
   auto add = [](Tensor& into, const Tensor& term) { into = into.defined() ? into + term : term; };
   if (!b.training) {
     if (mean_flowed && b.running_mean.defined()) add(g[3], a.grad_outputs[3]);

@@ -22,7 +22,7 @@ namespace {
 using norm::MaybeMetas;
 using norm::Outs;
 
-constexpr const char* kOp = "native_batch_norm_backward";
+constexpr const char* kBatchNormBackward = "native_batch_norm_backward";
 
 struct BatchNormBackwardArgs {
   Tensor grad_out, input, weight, running_mean, running_var, save_mean, save_invstd;
@@ -31,7 +31,7 @@ struct BatchNormBackwardArgs {
   std::array<bool, 3> mask;
 };
 
-BatchNormBackwardArgs unpack(const Stack& a) {
+BatchNormBackwardArgs unpack_batch_norm_backward(const Stack& a) {
   return {a[0].to_tensor(),          a[1].to_tensor(),
           a[2].to_optional_tensor(), a[3].to_optional_tensor(),
           a[4].to_optional_tensor(), a[5].to_optional_tensor(),
@@ -39,24 +39,22 @@ BatchNormBackwardArgs unpack(const Stack& a) {
           a[8].to_double(),          norm::output_mask(a[9])};
 }
 
-bool channels_last(const Tensor& t) {
-  return t.dim() == 4 && t.suggest_memory_format() == MemoryFormat::ChannelsLast;
-}
+using norm::channels_last;
 
 MaybeMetas metas(const BatchNormBackwardArgs& b) {
-  norm::check_floating(b.input, kOp);
+  norm::check_floating(b.input, kBatchNormBackward);
   const SymIntList sizes = b.input.sym_sizes();
-  KILN_CHECK(b.input.dim() >= 2, "{}: expected an input of at least 2 dimensions, but got {}", kOp,
+  KILN_CHECK(b.input.dim() >= 2, "{}: expected an input of at least 2 dimensions, but got {}", kBatchNormBackward,
              view_detail::shape_str(sizes));
   KILN_CHECK(b.grad_out.sym_sizes() == sizes,
-             "{}: expected grad_out of the input's shape {}, but got {}", kOp,
+             "{}: expected grad_out of the input's shape {}, but got {}", kBatchNormBackward,
              view_detail::shape_str(sizes), view_detail::shape_str(b.grad_out.sym_sizes()));
   // Channels are a plain size (the batch and spatial sizes may be symbolic).
   const int64_t C = sizes[1].expect_int();
   const Tensor& mean = b.train ? b.save_mean : b.running_mean;
   const Tensor& var = b.train ? b.save_invstd : b.running_var;
   KILN_CHECK(mean.defined() && var.defined() && mean.numel() == C && var.numel() == C,
-             "{}: expected {} of {} elements (the input's channels)", kOp,
+             "{}: expected {} of {} elements (the input's channels)", kBatchNormBackward,
              b.train ? "save_mean and save_invstd" : "running_mean and running_var", C);
   const Device dev = b.input.device();
   MaybeMetas m;
@@ -81,12 +79,10 @@ std::vector<double> doubles(const Tensor& t, int64_t n, double fallback) {
   return out;
 }
 
-void assign(const Tensor& dst, const std::vector<double>& values) {
-  Tensor(dst).copy_(from_vector(values, {static_cast<int64_t>(values.size())}, DType::Float64));
-}
+using norm::assign;
 
 Outs batch_norm_backward_cpu(const Stack& a) {
-  const BatchNormBackwardArgs b = unpack(a);
+  const BatchNormBackwardArgs b = unpack_batch_norm_backward(a);
   Outs out = norm::allocate(metas(b));
   const int64_t N = b.input.size(0), C = b.input.size(1);
   const int64_t inner = N * C == 0 ? 0 : b.input.numel() / (N * C);
@@ -162,7 +158,7 @@ Outs batch_norm_backward_cpu(const Stack& a) {
 // whoever runs them (the kernel, the inductor's sums). Float64 element-wise math would make every
 // compiled batch-norm backward pass twice as wide as eager's.
 std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
-  const BatchNormBackwardArgs b = unpack(a);
+  const BatchNormBackwardArgs b = unpack_batch_norm_backward(a);
   const MaybeMetas m = metas(b);
   const int64_t C = b.input.sym_sizes()[1].expect_int();
   std::vector<int64_t> dims{0}, shape(static_cast<size_t>(b.input.dim()), 1);
@@ -203,17 +199,17 @@ std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   return out;
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -2.0) {
+Tensor batch_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -2.0) {
   return make_sample(sizes, dtype, low, 2.0, seed);
 }
 
 Stack sample_args(const Tensor& input, const Tensor& weight, bool train, IntList mask) {
   const int64_t C = input.size(1);
   const DType pd = weight.defined() ? weight.dtype() : input.dtype();
-  Tensor rm = s({C}, pd, 3), rv = s({C}, pd, 4, 0.5);
+  Tensor rm = batch_norm_backward_sample({C}, pd, 3), rv = batch_norm_backward_sample({C}, pd, 4, 0.5);
   auto [y, save_mean, save_invstd] =
       native_batch_norm(input, weight, Tensor(), rm.clone(), rv.clone(), train, 0.1, 1e-5);
-  return {s(input.sizes(), input.dtype(), 11).contiguous(input.suggest_memory_format()),
+  return {batch_norm_backward_sample(input.sizes(), input.dtype(), 11).contiguous(input.suggest_memory_format()),
           input,
           norm::optional_arg(weight),
           rm,
@@ -225,22 +221,22 @@ Stack sample_args(const Tensor& input, const Tensor& weight, bool train, IntList
           mask};
 }
 
-std::vector<Sample> samples() {
+std::vector<Sample> batch_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(s({4, 3, 5}), s({3}, f, 1), true, IntList{1, 1, 1}), "training, weight"},
-      {sample_args(s({4, 3, 5}), s({3}, f, 1), false, IntList{1, 1, 1}), "evaluation"},
-      {sample_args(s({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), Tensor(), true,
+      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1), true, IntList{1, 1, 1}), "training, weight"},
+      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1), false, IntList{1, 1, 1}), "evaluation"},
+      {sample_args(batch_norm_backward_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), Tensor(), true,
                    IntList{1, 1, 1}),
        "channels last, no weight"},
-      {sample_args(s({2, 19, 3, 3}).contiguous(MemoryFormat::ChannelsLast), s({19}, f, 1), false,
+      {sample_args(batch_norm_backward_sample({2, 19, 3, 3}).contiguous(MemoryFormat::ChannelsLast), batch_norm_backward_sample({19}, f, 1), false,
                    IntList{1, 0, 0}),
        "channels last, evaluation, grad_input only"},
-      {sample_args(s({6, 4}), s({4}, f, 1), true, IntList{1, 1, 0}), "2-D"},
-      {sample_args(s({3, 2, 70}), s({2}, f, 1), true, IntList{0, 1, 1}), "parameters only"},
-      {sample_args(s({3, 2, 4}, DType::Float64), s({2}, DType::Float64, 1), true, IntList{1, 1, 1}),
+      {sample_args(batch_norm_backward_sample({6, 4}), batch_norm_backward_sample({4}, f, 1), true, IntList{1, 1, 0}), "2-D"},
+      {sample_args(batch_norm_backward_sample({3, 2, 70}), batch_norm_backward_sample({2}, f, 1), true, IntList{0, 1, 1}), "parameters only"},
+      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::Float64), batch_norm_backward_sample({2}, DType::Float64, 1), true, IntList{1, 1, 1}),
        "float64"},
-      {sample_args(s({3, 2, 4}, DType::BFloat16), Tensor(), true, IntList{1, 1, 1}), "bfloat16"},
+      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::BFloat16), Tensor(), true, IntList{1, 1, 1}), "bfloat16"},
   };
 }
 
@@ -251,9 +247,9 @@ KILN_OP(
     "running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float "
     "eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
     .custom(DeviceType::CPU, batch_norm_backward_cpu)
-    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack(a))); })
+    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack_batch_norm_backward(a))); })
     .decomposition(batch_norm_backward_decomposition)
     .tolerance(1e-4, 1e-5)
-    .samples(samples);
+    .samples(batch_norm_backward_samples);
 
 }  // namespace kiln::ops

@@ -19,10 +19,7 @@ namespace {
 using norm::Metas;
 using norm::Outs;
 
-// A channels-last 4-D input gives a channels-last output, as in PyTorch.
-bool channels_last(const Tensor& input) {
-  return input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
-}
+using norm::channels_last;
 
 void check_groups(const Tensor& input, int64_t C, int64_t group, const Tensor& weight,
                   const Tensor& bias, const char* op) {
@@ -138,7 +135,7 @@ std::vector<Tensor> native_group_norm_decomposition(const Stack& a) {
           rstd.reshape({N, group}).to(sd)};
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
+Tensor group_norm_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
 
@@ -154,12 +151,12 @@ KILN_OP(
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{
-          {{s({2, 6, 5}), s({6}, DType::Float32, 1), s({6}, DType::Float32, 2), 2, 6, 5, 3, 1e-5},
+          {{group_norm_sample({2, 6, 5}), group_norm_sample({6}, DType::Float32, 1), group_norm_sample({6}, DType::Float32, 2), 2, 6, 5, 3, 1e-5},
            "3 groups, affine"},
-          {{s({2, 4, 3, 3}), IValue(), IValue(), 2, 4, 9, 2, 1e-3}, "4-D, no affine"},
-          {{s({3, 4}, DType::Float64), s({4}, DType::Float64, 1), IValue(), 3, 4, 1, 4, 1e-5},
+          {{group_norm_sample({2, 4, 3, 3}), IValue(), IValue(), 2, 4, 9, 2, 1e-3}, "4-D, no affine"},
+          {{group_norm_sample({3, 4}, DType::Float64), group_norm_sample({4}, DType::Float64, 1), IValue(), 3, 4, 1, 4, 1e-5},
            "float64, one channel per group"},
-          {{s({0, 4, 2}), IValue(), IValue(), 0, 4, 2, 2, 1e-5}, "empty batch"},
+          {{group_norm_sample({0, 4, 2}), IValue(), IValue(), 0, 4, 2, 2, 1e-5}, "empty batch"},
       };
     });
 
@@ -184,16 +181,16 @@ KILN_OP(
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{
-          {{s({2, 6, 5}), 3, s({6}, DType::Float32, 1), s({6}, DType::Float32, 2)},
+          {{group_norm_sample({2, 6, 5}), 3, group_norm_sample({6}, DType::Float32, 1), group_norm_sample({6}, DType::Float32, 2)},
            "3 groups, affine"},
           {{make_noncontiguous_sample({2, 4, 6}, DType::Float32), 2}, "non-contiguous"},
-          {{s({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast), 4, s({4}, DType::Float32, 1),
+          {{group_norm_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast), 4, group_norm_sample({4}, DType::Float32, 1),
             IValue(), 1e-3},
            "channels last, weight only"},
-          {{s({2, 6, 4}, DType::BFloat16), 3, s({6}, DType::BFloat16, 1),
-            s({6}, DType::BFloat16, 2)},
+          {{group_norm_sample({2, 6, 4}, DType::BFloat16), 3, group_norm_sample({6}, DType::BFloat16, 1),
+            group_norm_sample({6}, DType::BFloat16, 2)},
            "bfloat16"},
-          {{s({3, 4}), 1}, "2-D, one group"},
+          {{group_norm_sample({3, 4}), 1}, "2-D, one group"},
       };
     });
 

@@ -16,7 +16,7 @@ namespace {
 using norm::MaybeMetas;
 using norm::Outs;
 
-constexpr const char* kOp = "native_group_norm_backward";
+constexpr const char* kGroupNormBackward = "native_group_norm_backward";
 
 struct GroupNormBackwardArgs {
   Tensor grad_out, input, mean, rstd, weight;
@@ -24,7 +24,7 @@ struct GroupNormBackwardArgs {
   std::array<bool, 3> mask;
 };
 
-GroupNormBackwardArgs unpack(const Stack& a) {
+GroupNormBackwardArgs unpack_group_norm_backward(const Stack& a) {
   return {a[0].to_tensor(),
           a[1].to_tensor(),
           a[2].to_tensor(),
@@ -38,16 +38,16 @@ GroupNormBackwardArgs unpack(const Stack& a) {
 }
 
 MaybeMetas metas(const GroupNormBackwardArgs& b) {
-  norm::check_floating(b.input, kOp);
+  norm::check_floating(b.input, kGroupNormBackward);
   KILN_CHECK(b.input.numel() == b.N * b.C * b.HxW && b.grad_out.sizes() == b.input.sizes(),
              "{}: expected input and grad_out of {} elements (N={} * C={} * HxW={}) and one "
              "shape, but got [{}] and [{}]",
-             kOp, b.N * b.C * b.HxW, b.N, b.C, b.HxW, fmt::join(b.input.sizes(), ", "),
+             kGroupNormBackward, b.N * b.C * b.HxW, b.N, b.C, b.HxW, fmt::join(b.input.sizes(), ", "),
              fmt::join(b.grad_out.sizes(), ", "));
   KILN_CHECK(b.group > 0 && b.C % b.group == 0,
-             "{}: expected num_groups dividing the {} channels, but got {}", kOp, b.C, b.group);
+             "{}: expected num_groups dividing the {} channels, but got {}", kGroupNormBackward, b.C, b.group);
   KILN_CHECK(b.mean.numel() == b.N * b.group && b.rstd.numel() == b.N * b.group,
-             "{}: expected mean and rstd of N * group = {} elements, but got {} and {}", kOp,
+             "{}: expected mean and rstd of N * group = {} elements, but got {} and {}", kGroupNormBackward,
              b.N * b.group, b.mean.numel(), b.rstd.numel());
   const Device dev = b.input.device();
   MaybeMetas m;
@@ -73,7 +73,7 @@ std::vector<double> doubles(const Tensor& t, int64_t n, double fallback) {
 }
 
 Outs group_norm_backward_cpu(const Stack& a) {
-  const GroupNormBackwardArgs b = unpack(a);
+  const GroupNormBackwardArgs b = unpack_group_norm_backward(a);
   Outs out = norm::allocate(metas(b));
   const int64_t N = b.N, C = b.C, HxW = b.HxW, G = b.group, D = C / G;
   const Tensor x = b.input.contiguous();
@@ -130,9 +130,6 @@ Outs group_norm_backward_cpu(const Stack& a) {
     channel_grad_input_kernels(k);
     if (!direct) out[0].copy_(gi);
   }
-  auto assign = [](const Tensor& dst, const std::vector<double>& v) {
-    Tensor(dst).copy_(from_vector(v, {static_cast<int64_t>(v.size())}, DType::Float64));
-  };
   if (out[1].defined()) {
     std::vector<double> dw(static_cast<size_t>(C), 0.0);
     for (int64_t n = 0; n < N; ++n) {
@@ -141,21 +138,21 @@ Outs group_norm_backward_cpu(const Stack& a) {
         dw[c] += (s_dyx[n * C + c] - s_dy[n * C + c] * mean[ng]) * rstd[ng];
       }
     }
-    assign(out[1], dw);
+    norm::assign(out[1], dw);
   }
   if (out[2].defined()) {
     std::vector<double> db(static_cast<size_t>(C), 0.0);
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t c = 0; c < C; ++c) db[c] += s_dy[n * C + c];
     }
-    assign(out[2], db);
+    norm::assign(out[2], db);
   }
   return out;
 }
 
 // The same in kiln ops on the [N, G, C/G, HxW] view, in float64 as the kernel accumulates.
 std::vector<Tensor> group_norm_backward_decomposition(const Stack& a) {
-  const GroupNormBackwardArgs b = unpack(a);
+  const GroupNormBackwardArgs b = unpack_group_norm_backward(a);
   const MaybeMetas m = metas(b);
   const int64_t G = b.group, D = b.C / b.group;
   const std::vector<int64_t> v4{b.N, G, D, b.HxW};
@@ -181,7 +178,7 @@ std::vector<Tensor> group_norm_backward_decomposition(const Stack& a) {
   return out;
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
+Tensor group_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -2.0, 2.0, seed);
 }
 
@@ -189,7 +186,7 @@ Stack sample_args(const Tensor& input, const Tensor& weight, int64_t group, IntL
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t HxW = N * C == 0 ? 0 : input.numel() / (N * C);
   auto [y, mean, rstd] = native_group_norm(input, weight, Tensor(), N, C, HxW, group, 1e-5);
-  return {s(input.sizes(), input.dtype(), 11).contiguous(input.suggest_memory_format()),
+  return {group_norm_backward_sample(input.sizes(), input.dtype(), 11).contiguous(input.suggest_memory_format()),
           input,
           mean,
           rstd,
@@ -201,16 +198,16 @@ Stack sample_args(const Tensor& input, const Tensor& weight, int64_t group, IntL
           mask};
 }
 
-std::vector<Sample> samples() {
+std::vector<Sample> group_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(s({2, 6, 5}), s({6}, f, 1), 3, IntList{1, 1, 1}), "3 groups, weight"},
-      {sample_args(s({2, 4, 3, 3}), Tensor(), 2, IntList{1, 1, 1}), "4-D, no weight"},
-      {sample_args(s({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast), s({4}, f, 1), 4,
+      {sample_args(group_norm_backward_sample({2, 6, 5}), group_norm_backward_sample({6}, f, 1), 3, IntList{1, 1, 1}), "3 groups, weight"},
+      {sample_args(group_norm_backward_sample({2, 4, 3, 3}), Tensor(), 2, IntList{1, 1, 1}), "4-D, no weight"},
+      {sample_args(group_norm_backward_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast), group_norm_backward_sample({4}, f, 1), 4,
                    IntList{1, 0, 0}),
        "channels last, grad_input only"},
-      {sample_args(s({3, 4, 40}), s({4}, f, 1), 1, IntList{0, 1, 1}), "parameters only"},
-      {sample_args(s({3, 4}, DType::Float64), s({4}, DType::Float64, 1), 2, IntList{1, 1, 1}),
+      {sample_args(group_norm_backward_sample({3, 4, 40}), group_norm_backward_sample({4}, f, 1), 1, IntList{0, 1, 1}), "parameters only"},
+      {sample_args(group_norm_backward_sample({3, 4}, DType::Float64), group_norm_backward_sample({4}, DType::Float64, 1), 2, IntList{1, 1, 1}),
        "float64"},
   };
 }
@@ -222,9 +219,9 @@ KILN_OP(
     "weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, "
     "Tensor)")
     .custom(DeviceType::CPU, group_norm_backward_cpu)
-    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack(a))); })
+    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack_group_norm_backward(a))); })
     .decomposition(group_norm_backward_decomposition)
     .tolerance(1e-4, 1e-5)
-    .samples(samples);
+    .samples(group_norm_backward_samples);
 
 }  // namespace kiln::ops

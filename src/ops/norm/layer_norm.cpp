@@ -12,18 +12,13 @@
 #include <kiln/ops/unary.h>
 
 #include <limits>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
 
 using norm::Metas;
 using norm::Outs;
-
-std::string sizes_str(SymIntList sizes) {
-  std::string s;
-  for (const SymInt& d : sizes) s += (s.empty() ? "" : ", ") + d.str();
-  return s;
-}
 
 // Checks normalized_shape, weight and bias against input; returns the number of rows' dims.
 int64_t check_normalized_shape(const Tensor& input, IntList normalized_shape, const Tensor& weight,
@@ -42,7 +37,7 @@ int64_t check_normalized_shape(const Tensor& input, IntList normalized_shape, co
   }
   KILN_CHECK(trailing_match,
              "{}: given normalized_shape=[{}], expected input with shape [*, {}], but got input of "
-             "size [{}]",
+             "size {}",
              op, fmt::join(normalized_shape, ", "), fmt::join(normalized_shape, ", "),
              sizes_str(input.sym_sizes()));
   for (const auto& [param, what] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
@@ -144,7 +139,7 @@ std::vector<Tensor> native_layer_norm_decomposition(const Stack& a) {
   return {y.to(input.dtype()), mean.to(sd), rstd.to(sd)};
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
+Tensor layer_norm_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
 
@@ -153,29 +148,29 @@ std::vector<Sample> layer_norm_samples(bool native) {
     if (native) args.emplace_back(eps);
     return args;
   };
-  Tensor shifted = add(s({4, 37}, DType::Float32, 7), 100.0);
+  Tensor shifted = add(layer_norm_sample({4, 37}, DType::Float32, 7), 100.0);
   std::vector<Sample> out{
-      {with_eps({s({2, 3, 5}), IntList{5}, s({5}, DType::Float32, 1), s({5}, DType::Float32, 2)}),
+      {with_eps({layer_norm_sample({2, 3, 5}), IntList{5}, layer_norm_sample({5}, DType::Float32, 1), layer_norm_sample({5}, DType::Float32, 2)}),
        "last dim, weight and bias"},
-      {with_eps({s({2, 3, 5}), IntList{3, 5}, s({3, 5}, DType::Float32, 1), IValue()}),
+      {with_eps({layer_norm_sample({2, 3, 5}), IntList{3, 5}, layer_norm_sample({3, 5}, DType::Float32, 1), IValue()}),
        "two dims, weight only"},
-      {with_eps({s({3, 70}), IntList{70}, IValue(), s({70}, DType::Float32, 3)}, 1e-3),
+      {with_eps({layer_norm_sample({3, 70}), IntList{70}, IValue(), layer_norm_sample({70}, DType::Float32, 3)}, 1e-3),
        "bias only, SIMD tail, eps"},
       {with_eps(
            {make_noncontiguous_sample({4, 6}, DType::Float32), IntList{6}, IValue(), IValue()}),
        "non-contiguous, no affine"},
       {with_eps({shifted, IntList{37}, IValue(), IValue()}), "rows with a large mean"},
-      {with_eps({s({2, 4}, DType::Float64), IntList{4}, s({4}, DType::Float64, 1),
-                 s({4}, DType::Float64, 2)}),
+      {with_eps({layer_norm_sample({2, 4}, DType::Float64), IntList{4}, layer_norm_sample({4}, DType::Float64, 1),
+                 layer_norm_sample({4}, DType::Float64, 2)}),
        "float64"},
-      {with_eps({s({3, 8}, DType::BFloat16), IntList{8}, s({8}, DType::BFloat16, 1),
-                 s({8}, DType::BFloat16, 2)}),
+      {with_eps({layer_norm_sample({3, 8}, DType::BFloat16), IntList{8}, layer_norm_sample({8}, DType::BFloat16, 1),
+                 layer_norm_sample({8}, DType::BFloat16, 2)}),
        "bfloat16"},
-      {with_eps({s({0, 4}), IntList{4}, s({4}, DType::Float32, 1), IValue()}), "empty batch"},
-      {with_eps({s({7}), IntList{7}, IValue(), IValue()}), "1-D"},
+      {with_eps({layer_norm_sample({0, 4}), IntList{4}, layer_norm_sample({4}, DType::Float32, 1), IValue()}), "empty batch"},
+      {with_eps({layer_norm_sample({7}), IntList{7}, IValue(), IValue()}), "1-D"},
   };
   if (!native) {
-    out.push_back({{s({2, 6}), IntList{6}}, "defaults"});
+    out.push_back({{layer_norm_sample({2, 6}), IntList{6}}, "defaults"});
   }
   return out;
 }
@@ -247,13 +242,13 @@ KILN_OP(
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{
-          {{s({2, 3, 5}), IntList{5}, s({5}, DType::Float32, 1), 1e-6}, "weight, eps"},
-          {{s({2, 3, 5}), IntList{3, 5}}, "two dims, defaults"},
-          {{s({3, 70}), IntList{70}, s({70}, DType::Float32, 1)}, "SIMD tail, default eps"},
+          {{layer_norm_sample({2, 3, 5}), IntList{5}, layer_norm_sample({5}, DType::Float32, 1), 1e-6}, "weight, eps"},
+          {{layer_norm_sample({2, 3, 5}), IntList{3, 5}}, "two dims, defaults"},
+          {{layer_norm_sample({3, 70}), IntList{70}, layer_norm_sample({70}, DType::Float32, 1)}, "SIMD tail, default eps"},
           {{make_noncontiguous_sample({4, 6}, DType::Float32), IntList{6}}, "non-contiguous"},
-          {{s({2, 4}, DType::Float64), IntList{4}, s({4}, DType::Float64, 1)}, "float64"},
-          {{s({3, 8}, DType::BFloat16), IntList{8}, s({8}, DType::BFloat16, 1)}, "bfloat16"},
-          {{s({0, 4}), IntList{4}}, "empty batch"},
+          {{layer_norm_sample({2, 4}, DType::Float64), IntList{4}, layer_norm_sample({4}, DType::Float64, 1)}, "float64"},
+          {{layer_norm_sample({3, 8}, DType::BFloat16), IntList{8}, layer_norm_sample({8}, DType::BFloat16, 1)}, "bfloat16"},
+          {{layer_norm_sample({0, 4}), IntList{4}}, "empty batch"},
           {{full({2, 4}, 1e-4), IntList{4}}, "tiny values: eps matters"},
       };
     });

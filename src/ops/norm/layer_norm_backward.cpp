@@ -15,7 +15,7 @@ namespace {
 using norm::MaybeMetas;
 using norm::Outs;
 
-constexpr const char* kOp = "native_layer_norm_backward";
+constexpr const char* kLayerNormBackward = "native_layer_norm_backward";
 
 struct LayerNormBackwardArgs {
   Tensor grad_out, input;
@@ -24,7 +24,7 @@ struct LayerNormBackwardArgs {
   std::array<bool, 3> mask;
 };
 
-LayerNormBackwardArgs unpack(const Stack& a) {
+LayerNormBackwardArgs unpack_layer_norm_backward(const Stack& a) {
   return {a[0].to_tensor(),          a[1].to_tensor(),       a[2].to_int_list(),
           a[3].to_tensor(),          a[4].to_tensor(),       a[5].to_optional_tensor(),
           a[6].to_optional_tensor(), norm::output_mask(a[7])};
@@ -33,10 +33,10 @@ LayerNormBackwardArgs unpack(const Stack& a) {
 using view_detail::shape_str;
 
 MaybeMetas metas(const LayerNormBackwardArgs& b) {
-  norm::check_floating(b.input, kOp);
+  norm::check_floating(b.input, kLayerNormBackward);
   const SymIntList sizes = b.input.sym_sizes();
   KILN_CHECK(b.grad_out.sym_sizes() == sizes,
-             "{}: expected grad_out of the input's shape {}, but got {}", kOp, shape_str(sizes),
+             "{}: expected grad_out of the input's shape {}, but got {}", kLayerNormBackward, shape_str(sizes),
              shape_str(b.grad_out.sym_sizes()));
   const int64_t k = static_cast<int64_t>(b.shape.size());
   bool trailing = k >= 1 && k <= b.input.dim();
@@ -47,10 +47,10 @@ MaybeMetas metas(const LayerNormBackwardArgs& b) {
     cols = cols * d;
   }
   KILN_CHECK(trailing, "{}: normalized_shape [{}] does not match the trailing dims of input {}",
-             kOp, fmt::join(b.shape, ", "), shape_str(sizes));
+             kLayerNormBackward, fmt::join(b.shape, ", "), shape_str(sizes));
   const SymInt rows = cols == 0 ? SymInt(0) : b.input.sym_numel() / cols;
   KILN_CHECK(b.mean.sym_numel() == rows && b.rstd.sym_numel() == rows,
-             "{}: expected mean and rstd of {} elements (one per row), but got {} and {}", kOp,
+             "{}: expected mean and rstd of {} elements (one per row), but got {} and {}", kLayerNormBackward,
              rows.str(), b.mean.sym_numel().str(), b.rstd.sym_numel().str());
   const Device dev = b.input.device();
   MaybeMetas m;
@@ -65,7 +65,7 @@ MaybeMetas metas(const LayerNormBackwardArgs& b) {
 }
 
 Outs layer_norm_backward_cpu(const Stack& a) {
-  const LayerNormBackwardArgs b = unpack(a);
+  const LayerNormBackwardArgs b = unpack_layer_norm_backward(a);
   Outs out = norm::allocate(metas(b));
   int64_t cols = 1;
   for (int64_t s : b.shape) cols *= s;
@@ -111,7 +111,7 @@ Outs layer_norm_backward_cpu(const Stack& a) {
 // in the opmath dtype (float32 for float32, as PyTorch's CPU kernel) with the sums accumulated in
 // float64 by whoever runs them (float64 element-wise math made every compiled pass twice as wide).
 std::vector<Tensor> layer_norm_backward_decomposition(const Stack& a) {
-  const LayerNormBackwardArgs b = unpack(a);
+  const LayerNormBackwardArgs b = unpack_layer_norm_backward(a);
   const MaybeMetas m = metas(b);
   const int64_t axis = b.input.dim() - static_cast<int64_t>(b.shape.size());
   std::vector<int64_t> inner, outer;
@@ -133,7 +133,7 @@ std::vector<Tensor> layer_norm_backward_decomposition(const Stack& a) {
   return out;
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
+Tensor layer_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -2.0, 2.0, seed);
 }
 
@@ -141,7 +141,7 @@ Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
 Stack sample_args(const Tensor& input, IntList shape, const Tensor& weight, const Tensor& bias,
                   IntList mask) {
   auto [y, mean, rstd] = native_layer_norm(input, shape, weight, bias, 1e-5);
-  return {s(input.sizes(), input.dtype(), 11),
+  return {layer_norm_backward_sample(input.sizes(), input.dtype(), 11),
           input,
           shape,
           mean,
@@ -151,23 +151,23 @@ Stack sample_args(const Tensor& input, IntList shape, const Tensor& weight, cons
           mask};
 }
 
-std::vector<Sample> samples() {
+std::vector<Sample> layer_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(s({4, 37}), IntList{37}, s({37}, f, 1), s({37}, f, 2), IntList{1, 1, 1}),
+      {sample_args(layer_norm_backward_sample({4, 37}), IntList{37}, layer_norm_backward_sample({37}, f, 1), layer_norm_backward_sample({37}, f, 2), IntList{1, 1, 1}),
        "weight and bias, SIMD tail"},
-      {sample_args(s({2, 3, 5}), IntList{3, 5}, s({3, 5}, f, 1), Tensor(), IntList{1, 1, 0}),
+      {sample_args(layer_norm_backward_sample({2, 3, 5}), IntList{3, 5}, layer_norm_backward_sample({3, 5}, f, 1), Tensor(), IntList{1, 1, 0}),
        "two dims, weight only"},
-      {sample_args(s({3, 8}), IntList{8}, Tensor(), Tensor(), IntList{1, 0, 0}), "no affine"},
-      {sample_args(s({3, 8}), IntList{8}, s({8}, f, 1), s({8}, f, 2), IntList{0, 1, 1}),
+      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8}, Tensor(), Tensor(), IntList{1, 0, 0}), "no affine"},
+      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8}, layer_norm_backward_sample({8}, f, 1), layer_norm_backward_sample({8}, f, 2), IntList{0, 1, 1}),
        "parameters only"},
-      {sample_args(s({2, 3, 4}, DType::Float64), IntList{4}, s({4}, DType::Float64, 1),
-                   s({4}, DType::Float64, 2), IntList{1, 1, 1}),
+      {sample_args(layer_norm_backward_sample({2, 3, 4}, DType::Float64), IntList{4}, layer_norm_backward_sample({4}, DType::Float64, 1),
+                   layer_norm_backward_sample({4}, DType::Float64, 2), IntList{1, 1, 1}),
        "float64"},
-      {sample_args(s({3, 8}, DType::BFloat16), IntList{8}, s({8}, DType::BFloat16, 1),
-                   s({8}, DType::BFloat16, 2), IntList{1, 1, 1}),
+      {sample_args(layer_norm_backward_sample({3, 8}, DType::BFloat16), IntList{8}, layer_norm_backward_sample({8}, DType::BFloat16, 1),
+                   layer_norm_backward_sample({8}, DType::BFloat16, 2), IntList{1, 1, 1}),
        "bfloat16"},
-      {sample_args(s({0, 4}), IntList{4}, s({4}, f, 1), s({4}, f, 2), IntList{1, 1, 1}),
+      {sample_args(layer_norm_backward_sample({0, 4}), IntList{4}, layer_norm_backward_sample({4}, f, 1), layer_norm_backward_sample({4}, f, 2), IntList{1, 1, 1}),
        "empty batch"},
   };
 }
@@ -179,9 +179,9 @@ KILN_OP(
     "mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, "
     "Tensor)")
     .custom(DeviceType::CPU, layer_norm_backward_cpu)
-    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack(a))); })
+    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack_layer_norm_backward(a))); })
     .decomposition(layer_norm_backward_decomposition)
     .tolerance(1e-4, 1e-5)
-    .samples(samples);
+    .samples(layer_norm_backward_samples);
 
 }  // namespace kiln::ops

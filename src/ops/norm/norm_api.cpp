@@ -9,7 +9,7 @@ namespace {
 
 using ops::norm::optional_arg;
 
-const ops::OpDef& op(std::string_view name) { return ops::OpRegistry::instance().get(name); }
+using ops::op_named;
 
 std::tuple<Tensor, Tensor, Tensor> triple(const std::vector<Tensor>& r) {
   return {r[0], r[1], r[2]};
@@ -21,7 +21,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntLis
                                                      const Tensor& weight, const Tensor& bias,
                                                      double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("native_layer_norm");
+  static const auto& o = op_named("native_layer_norm");
   return triple(
       ops::call(o, {input, normalized_shape, optional_arg(weight), optional_arg(bias), eps}, &loc));
 }
@@ -29,7 +29,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntLis
 Tensor layer_norm(const Tensor& input, IntList normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("layer_norm");
+  static const auto& o = op_named("layer_norm");
   return ops::call1(o, {input, normalized_shape, optional_arg(weight), optional_arg(bias), eps},
                     &loc);
 }
@@ -37,7 +37,7 @@ Tensor layer_norm(const Tensor& input, IntList normalized_shape, const Tensor& w
 Tensor rms_norm(const Tensor& input, IntList normalized_shape, const Tensor& weight,
                 std::optional<double> eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("rms_norm");
+  static const auto& o = op_named("rms_norm");
   return ops::call1(o, {input, normalized_shape, optional_arg(weight), eps}, &loc);
 }
 
@@ -46,7 +46,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
                                                      int64_t HxW, int64_t group, double eps,
                                                      const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("native_group_norm");
+  static const auto& o = op_named("native_group_norm");
   return triple(
       ops::call(o, {input, optional_arg(weight), optional_arg(bias), N, C, HxW, group, eps}, &loc));
 }
@@ -54,7 +54,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias,
                   double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("group_norm");
+  static const auto& o = op_named("group_norm");
   return ops::call1(o, {input, num_groups, optional_arg(weight), optional_arg(bias), eps}, &loc);
 }
 
@@ -64,7 +64,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      double momentum, double eps,
                                                      const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("native_batch_norm");
+  static const auto& o = op_named("native_batch_norm");
   return triple(
       ops::call(o,
                 {input, optional_arg(weight), optional_arg(bias), optional_arg(running_mean),
@@ -76,7 +76,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                   const Tensor& running_mean, const Tensor& running_var, bool training,
                   double momentum, double eps, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("batch_norm");
+  static const auto& o = op_named("batch_norm");
   return ops::call1(o,
                     {input, optional_arg(weight), optional_arg(bias), optional_arg(running_mean),
                      optional_arg(running_var), training, momentum, eps, false},

@@ -2,6 +2,8 @@
 
 #include "ops/norm/norm_kernels.h"
 
+#include <kiln/ops/creation.h>
+
 namespace kiln::ops {
 
 cpu::KernelDispatch<RowNormKernel> row_norm_kernels;
@@ -32,6 +34,14 @@ SymDimVector sym(IntList sizes) {
   SymDimVector out;
   for (int64_t s : sizes) out.push_back(SymInt(s));
   return out;
+}
+
+bool channels_last(const Tensor& input) {
+  return input.dim() == 4 && input.suggest_memory_format() == MemoryFormat::ChannelsLast;
+}
+
+void assign(const Tensor& dst, const std::vector<double>& values) {
+  Tensor(dst).copy_(from_vector(values, {static_cast<int64_t>(values.size())}, DType::Float64));
 }
 
 }  // namespace norm

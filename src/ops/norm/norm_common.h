@@ -36,4 +36,11 @@ Tensor contiguous_as(const Tensor& param, DType dtype);
 // Concrete sizes as the symbolic sizes a TensorMeta holds.
 SymDimVector sym(IntList sizes);
 
+// Whether a 4-D input is laid out channels last: it is normalized, and returned, in that layout
+// (as in PyTorch).
+bool channels_last(const Tensor& input);
+
+// Writes float64 values into a 1-D tensor of any floating dtype and layout.
+void assign(const Tensor& dst, const std::vector<double>& values);
+
 }  // namespace kiln::ops::norm

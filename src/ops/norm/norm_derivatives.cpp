@@ -12,7 +12,6 @@
 namespace kiln::ops::norm {
 namespace {
 
-const OpDef& op(const char* name) { return OpRegistry::instance().get(name); }
 
 IValue mask3(bool a, bool b, bool c) {
   return IValue(std::vector<int64_t>{int64_t{a}, int64_t{b}, int64_t{c}});
@@ -41,7 +40,7 @@ Tensor plus(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 std::vector<Tensor> native_layer_norm_derivative(const BackwardArgs& a) {
-  static const OpDef& backward = op("native_layer_norm_backward");
+  static const OpDef& backward = op_named("native_layer_norm_backward");
   const Tensor& x = a.inputs[0].to_tensor();
   const Tensor weight = a.inputs[2].to_optional_tensor(), bias = a.inputs[3].to_optional_tensor();
   const Tensor &mean = a.outputs[1], &rstd = a.outputs[2];
@@ -81,7 +80,7 @@ std::vector<Tensor> rms_norm_derivative(const BackwardArgs& a) {
 }
 
 std::vector<Tensor> native_batch_norm_derivative(const BackwardArgs& a) {
-  static const OpDef& backward = op("native_batch_norm_backward");
+  static const OpDef& backward = op_named("native_batch_norm_backward");
   const Tensor& x = a.inputs[0].to_tensor();
   const Tensor weight = a.inputs[1].to_optional_tensor();
   const Tensor running_mean = a.inputs[3].to_optional_tensor();
@@ -118,7 +117,7 @@ std::vector<Tensor> native_batch_norm_derivative(const BackwardArgs& a) {
 }
 
 std::vector<Tensor> native_group_norm_derivative(const BackwardArgs& a) {
-  static const OpDef& backward = op("native_group_norm_backward");
+  static const OpDef& backward = op_named("native_group_norm_backward");
   const Tensor& x = a.inputs[0].to_tensor();
   const Tensor weight = a.inputs[1].to_optional_tensor(), bias = a.inputs[2].to_optional_tensor();
   const int64_t N = a.inputs[3].to_int(), C = a.inputs[4].to_int(), HxW = a.inputs[5].to_int();

@@ -21,21 +21,21 @@ Pool2dArgs adaptive_args(const Stack& a, const pool::PoolInput& in, PoolKind kin
   return p;
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
+Tensor adaptive_pool_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
 
 std::vector<Sample> adaptive_samples() {
   using L = std::vector<int64_t>;
   return {
-      {{s({2, 3, 7, 9}), L{3, 4}}, "uneven windows"},
-      {{s({3, 5, 5}), L{5, 5}}, "3-D, identity"},
-      {{s({1, 2, 4, 6}), L{6, 7}}, "output larger than input"},
-      {{s({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{4, 3}}, "channels last"},
+      {{adaptive_pool_sample({2, 3, 7, 9}), L{3, 4}}, "uneven windows"},
+      {{adaptive_pool_sample({3, 5, 5}), L{5, 5}}, "3-D, identity"},
+      {{adaptive_pool_sample({1, 2, 4, 6}), L{6, 7}}, "output larger than input"},
+      {{adaptive_pool_sample({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{4, 3}}, "channels last"},
       {{make_noncontiguous_sample({2, 5, 6}, DType::Float32), L{1, 1}}, "non-contiguous, global"},
-      {{s({1, 4, 5}, DType::Float64), L{2, 3}}, "float64"},
-      {{s({1, 4, 4}, DType::BFloat16), L{3, 3}}, "bfloat16"},
-      {{s({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
+      {{adaptive_pool_sample({1, 4, 5}, DType::Float64), L{2, 3}}, "float64"},
+      {{adaptive_pool_sample({1, 4, 4}, DType::BFloat16), L{3, 3}}, "bfloat16"},
+      {{adaptive_pool_sample({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
   };
 }
 
@@ -80,7 +80,7 @@ std::vector<Sample> adaptive_backward_samples(const char* forward_name, bool wit
   for (const Sample& f : adaptive_samples()) {
     const Tensor& self = f.args[0].to_tensor();
     const std::vector<Tensor> fw = call(forward, f.args);
-    Tensor go = s(fw[0].sizes(), self.dtype(), ++seed);
+    Tensor go = adaptive_pool_sample(fw[0].sizes(), self.dtype(), ++seed);
     if (fw[0].dim() == 4 && fw[0].is_contiguous(MemoryFormat::ChannelsLast)) {
       go = go.contiguous(MemoryFormat::ChannelsLast);
     }
@@ -89,7 +89,7 @@ std::vector<Sample> adaptive_backward_samples(const char* forward_name, bool wit
     out.push_back({std::move(args), f.description});
   }
   // The windows follow grad_output's sizes, so only a rank or batch mismatch is an error.
-  Stack bad{s({2, 2, 3}), s({1, 2, 4, 4})};
+  Stack bad{adaptive_pool_sample({2, 2, 3}), adaptive_pool_sample({1, 2, 4, 4})};
   if (with_indices) bad.push_back(zeros({2, 2, 3}, TensorOptions(DType::Int64)));
   out.push_back({std::move(bad), "grad_output of the wrong rank"});
   return out;

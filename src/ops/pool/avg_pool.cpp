@@ -26,26 +26,26 @@ Pool2dArgs avg_pool_args(const Stack& a, const pool::PoolInput& in, size_t first
   return p;
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
+Tensor avg_pool_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
 
 std::vector<Sample> avg_pool_samples() {
   using L = std::vector<int64_t>;
   return std::vector<Sample>{
-      {{s({2, 3, 6, 7}), L{2, 2}}, "2x2, default stride"},
-      {{s({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, padding counted"},
-      {{s({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}, false, false}, "padding not counted"},
-      {{s({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, true}, "ceil_mode"},
-      {{s({1, 2, 5, 5}), L{2, 2}, L{2, 2}, L{1, 1}, true, false}, "ceil_mode, no pad count"},
-      {{s({1, 2, 5, 5}), L{3, 2}, L{2, 1}, L{1, 1}, false, true, 5}, "divisor_override"},
-      {{s({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
+      {{avg_pool_sample({2, 3, 6, 7}), L{2, 2}}, "2x2, default stride"},
+      {{avg_pool_sample({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, padding counted"},
+      {{avg_pool_sample({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}, false, false}, "padding not counted"},
+      {{avg_pool_sample({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, true}, "ceil_mode"},
+      {{avg_pool_sample({1, 2, 5, 5}), L{2, 2}, L{2, 2}, L{1, 1}, true, false}, "ceil_mode, no pad count"},
+      {{avg_pool_sample({1, 2, 5, 5}), L{3, 2}, L{2, 1}, L{1, 1}, false, true, 5}, "divisor_override"},
+      {{avg_pool_sample({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
        "channels last"},
       {{make_noncontiguous_sample({2, 5, 6}, DType::Float32), L{2, 3}}, "non-contiguous"},
-      {{s({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
+      {{avg_pool_sample({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
       {{make_sample({1, 4, 4}, DType::Int64, 0, 20), L{2, 2}}, "int64"},
-      {{s({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
-      {{s({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
+      {{avg_pool_sample({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
+      {{avg_pool_sample({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
   };
 }
 
@@ -60,14 +60,14 @@ std::vector<Sample> avg_pool_backward_samples() {
     if (!self.is_floating_point()) continue;
     const Stack args = pool::normalized(forward, f.args);
     const Tensor y = call1(forward, args);
-    Tensor go = s(y.sizes(), self.dtype(), ++seed);
+    Tensor go = avg_pool_sample(y.sizes(), self.dtype(), ++seed);
     if (y.dim() == 4 && y.is_contiguous(MemoryFormat::ChannelsLast)) {
       go = go.contiguous(MemoryFormat::ChannelsLast);
     }
     out.push_back(
         {{go, self, args[1], args[2], args[3], args[4], args[5], args[6]}, f.description});
   }
-  out.push_back({{s({1, 2, 3, 3}), s({1, 2, 4, 4}), IntList{2, 2}, IntList{2, 2}, IntList{0, 0},
+  out.push_back({{avg_pool_sample({1, 2, 3, 3}), avg_pool_sample({1, 2, 4, 4}), IntList{2, 2}, IntList{2, 2}, IntList{0, 0},
                   false, true, IValue()},
                  "grad_output of the wrong shape"});
   return out;

@@ -24,25 +24,25 @@ Pool2dArgs max_pool_args(const Stack& a, const pool::PoolInput& in, size_t first
   return p;
 }
 
-Tensor s(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
+Tensor max_pool_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
 
 std::vector<Sample> max_pool_samples() {
   using L = std::vector<int64_t>;
   return {
-      {{s({2, 3, 6, 7}), L{2, 2}}, "2x2, default stride"},
-      {{s({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, k3 s2 p1"},
-      {{s({1, 2, 8, 9}), L{3, 2}, L{2, 1}, L{1, 0}, L{2, 1}}, "dilation"},
-      {{s({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, L{1, 1}, true}, "ceil_mode"},
-      {{s({2, 2, 5, 5}), L{2, 2}, L{2, 2}, L{0, 0}, L{1, 1}, true}, "ceil_mode, partial window"},
-      {{s({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
+      {{max_pool_sample({2, 3, 6, 7}), L{2, 2}}, "2x2, default stride"},
+      {{max_pool_sample({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, k3 s2 p1"},
+      {{max_pool_sample({1, 2, 8, 9}), L{3, 2}, L{2, 1}, L{1, 0}, L{2, 1}}, "dilation"},
+      {{max_pool_sample({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, L{1, 1}, true}, "ceil_mode"},
+      {{max_pool_sample({2, 2, 5, 5}), L{2, 2}, L{2, 2}, L{0, 0}, L{1, 1}, true}, "ceil_mode, partial window"},
+      {{max_pool_sample({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
        "channels last"},
       {{make_noncontiguous_sample({2, 5, 6}, DType::Float32), L{2, 3}}, "non-contiguous"},
-      {{s({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
-      {{s({1, 4, 4}, DType::Int64), L{2, 2}, L{1, 1}}, "int64, overlapping"},
-      {{s({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
-      {{s({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
+      {{max_pool_sample({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
+      {{max_pool_sample({1, 4, 4}, DType::Int64), L{2, 2}, L{1, 1}}, "int64, overlapping"},
+      {{max_pool_sample({1, 4, 4}, DType::BFloat16), L{2, 2}}, "bfloat16"},
+      {{max_pool_sample({0, 2, 4, 4}), L{2, 2}}, "empty batch"},
       {{full({1, 3, 3}, 1.0), L{2, 2}, L{1, 1}},
        "ties: first maximum",
        /*differentiable_point=*/false},
@@ -60,15 +60,15 @@ std::vector<Sample> max_pool_backward_samples() {
     if (!self.is_floating_point()) continue;
     const Stack args = pool::normalized(forward, f.args);
     const std::vector<Tensor> fw = call(forward, args);
-    Tensor go = s(fw[0].sizes(), self.dtype(), ++seed);
+    Tensor go = max_pool_sample(fw[0].sizes(), self.dtype(), ++seed);
     if (fw[0].dim() == 4 && fw[0].is_contiguous(MemoryFormat::ChannelsLast)) {
       go = go.contiguous(MemoryFormat::ChannelsLast);
     }
     out.push_back({{go, self, args[1], args[2], args[3], args[4], args[5], fw[1]}, f.description});
   }
-  const Tensor self = s({1, 2, 4, 4});
+  const Tensor self = max_pool_sample({1, 2, 4, 4});
   const Tensor indices = std::get<1>(max_pool2d_with_indices(self, {2, 2}));
-  out.push_back({{s({1, 2, 3, 3}), self, IntList{2, 2}, IntList{2, 2}, IntList{0, 0}, IntList{1, 1},
+  out.push_back({{max_pool_sample({1, 2, 3, 3}), self, IntList{2, 2}, IntList{2, 2}, IntList{0, 0}, IntList{1, 1},
                   false, indices},
                  "grad_output of the wrong shape"});
   return out;

@@ -4,6 +4,7 @@
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 
@@ -51,12 +52,6 @@ std::string dims_str(const PoolInput& in, int64_t h, int64_t w) {
   return fmt::format("{}x{}x{}", in.channels, h, w);
 }
 
-std::string sizes_str(const Tensor& t) {
-  std::string s;
-  for (const SymInt& d : t.sym_sizes()) s += (s.empty() ? "" : ", ") + d.str();
-  return s;
-}
-
 // The window's checks (PyTorch's), filling a's kernel, stride, padding and dilation.
 void window_params(Pool2dArgs& a, IntList kernel_size, IntList stride, IntList padding,
                    IntList dilation, const char* op) {
@@ -94,8 +89,8 @@ SymPoolInput sym_pool_input(const Tensor& input, const char* op) {
   for (int64_t i = d - 3; ok && i < d; ++i) ok = input.sym_size(i) > 0;
   KILN_CHECK(ok,
              "{}: expected a 3D (C, H, W) or 4D (N, C, H, W) input with non-zero C, H and W (the "
-             "batch may be 0), but got input of shape [{}]",
-             op, sizes_str(input));
+             "batch may be 0), but got input of shape {}",
+             op, sizes_str(input.sym_sizes()));
   SymPoolInput in;
   in.batched = d == 4;
   in.batch = d == 4 ? input.sym_size(0) : SymInt(1);

@@ -30,7 +30,6 @@ PhiloxStream reserve_stream(int64_t n, int words) {
   return {seed, offset};
 }
 
-Device device_arg(const IValue& v) { return v.is_none() ? Device::cpu() : v.to_device(); }
 
 void check_sizes(SymIntList sizes, const char* op) {
   for (const SymInt& s : sizes) {
@@ -51,7 +50,7 @@ TensorMeta factory_meta(const Stack& args, size_t size_i, DType fallback, const 
   check_sizes(sizes, op);
   return TensorMeta::contiguous(std::move(sizes),
                                 args[size_i + 1].to_optional_dtype().value_or(fallback),
-                                device_arg(args[size_i + 2]));
+                                args[size_i + 2].to_device_or_cpu());
 }
 
 // An output shaped and laid out like `self` (dense layouts kept, as PyTorch's preserve_format).
@@ -214,7 +213,6 @@ std::vector<Tensor> inplace_meta(const Stack& args) { return {args[0].to_tensor(
 // ---- decompositions: draws through the rand/randn/randint.low prims (the same Philox counters
 // and offset advance as the kernels above), then elementwise math in float64 as the kernels ----
 
-const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
 
 // A draw of `prim` shaped like self, with the dtype/device arguments at args[1], args[2].
 std::vector<Tensor> like_draw(const Stack& args, const char* prim, const char* op) {
@@ -540,7 +538,7 @@ KILN_OP("randperm(SymInt n, *, ScalarType? dtype=None, Device? device=None) -> T
       KILN_CHECK(n == 0 || static_cast<double>(n - 1) <= exact_integer_limit(dtype),
                  "randperm: n ({}) is too large for dtype {}", n, dtype_name(dtype));
       return std::vector<TensorMeta>{
-          TensorMeta::contiguous({SymInt(n)}, dtype, device_arg(args[2]))};
+          TensorMeta::contiguous({SymInt(n)}, dtype, args[2].to_device_or_cpu())};
     })
     .cpu([](const Stack&, const std::vector<Tensor>& out) {
       const int64_t n = out[0].numel();
@@ -595,7 +593,7 @@ namespace kiln {
 namespace {
 using random_detail::GeneratorScope;
 
-const ops::OpDef& op_named(const char* name) { return ops::OpRegistry::instance().get(name); }
+using ops::op_named;
 
 Device like_device(const Tensor& other, const TensorOptions& options) {
   return options.device().is_cpu() ? other.device() : options.device();

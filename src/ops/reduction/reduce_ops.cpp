@@ -229,7 +229,6 @@ void scan_impl(const Stack& a, const Outs& out) {
 // ---- decompositions (into the sum, prod.dim_int, amax/amin, argmax/argmin and var_mean prims)
 // ----
 
-const OpDef& op_named(const char* name) { return OpRegistry::instance().get(name); }
 
 // sum in the kernel's compute dtype divided by the count, as the kernel does.
 std::vector<Tensor> mean_decomposition(const Stack& a) {
@@ -699,7 +698,7 @@ KILN_OP("cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")
 namespace kiln {
 namespace {
 
-const ops::OpDef& op(std::string_view name) { return ops::OpRegistry::instance().get(name); }
+using ops::op_named;
 
 std::tuple<Tensor, Tensor> pair(std::vector<Tensor> r) {
   return {std::move(r[0]), std::move(r[1])};
@@ -709,13 +708,13 @@ std::tuple<Tensor, Tensor> pair(std::vector<Tensor> r) {
 
 Tensor sum(const Tensor& self, IntList dims, bool keepdim, std::optional<DType> dtype,
            const kiln::SourceLocation& loc) {
-  static const auto& o = op("sum");
+  static const auto& o = op_named("sum");
   return ops::call1(o, {self, dims, keepdim, dtype}, &loc);
 }
 
 Tensor mean(const Tensor& self, IntList dims, bool keepdim, std::optional<DType> dtype,
             const kiln::SourceLocation& loc) {
-  static const auto& o = op("mean");
+  static const auto& o = op_named("mean");
   return ops::call1(o, {self, dims, keepdim, dtype}, &loc);
 }
 
@@ -723,68 +722,68 @@ Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
             std::optional<DType> dtype, const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
   if (!dim) {
-    static const auto& o = op("prod");
+    static const auto& o = op_named("prod");
     return ops::call1(o, {self, dtype}, &loc);
   }
-  static const auto& o = op("prod.dim_int");
+  static const auto& o = op_named("prod.dim_int");
   return ops::call1(o, {self, *dim, keepdim, dtype}, &loc);
 }
 
 Tensor max(const Tensor& self, const kiln::SourceLocation& loc) {
-  static const auto& o = op("max");
+  static const auto& o = op_named("max");
   return ops::call1(o, {self}, &loc);
 }
 
 Tensor min(const Tensor& self, const kiln::SourceLocation& loc) {
-  static const auto& o = op("min");
+  static const auto& o = op_named("min");
   return ops::call1(o, {self}, &loc);
 }
 
 std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim,
                                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("max.dim");
+  static const auto& o = op_named("max.dim");
   return pair(ops::call(o, {self, dim, keepdim}, &loc));
 }
 
 std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim,
                                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("min.dim");
+  static const auto& o = op_named("min.dim");
   return pair(ops::call(o, {self, dim, keepdim}, &loc));
 }
 
 Tensor amax(const Tensor& self, IntList dims, bool keepdim, const kiln::SourceLocation& loc) {
-  static const auto& o = op("amax");
+  static const auto& o = op_named("amax");
   return ops::call1(o, {self, dims, keepdim}, &loc);
 }
 
 Tensor amin(const Tensor& self, IntList dims, bool keepdim, const kiln::SourceLocation& loc) {
-  static const auto& o = op("amin");
+  static const auto& o = op_named("amin");
   return ops::call1(o, {self, dims, keepdim}, &loc);
 }
 
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
               const kiln::SourceLocation& loc) {
-  static const auto& o = op("argmax");
+  static const auto& o = op_named("argmax");
   return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
               const kiln::SourceLocation& loc) {
-  static const auto& o = op("argmin");
+  static const auto& o = op_named("argmin");
   return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
 Tensor var(const Tensor& self, IntList dims, std::optional<Scalar> correction, bool keepdim,
            const kiln::SourceLocation& loc) {
-  static const auto& o = op("var.correction");
+  static const auto& o = op_named("var.correction");
   return ops::call1(o, {self, dims, correction, keepdim}, &loc);
 }
 
 Tensor std(const Tensor& self, IntList dims, std::optional<Scalar> correction, bool keepdim,
            const kiln::SourceLocation& loc) {
-  static const auto& o = op("std.correction");
+  static const auto& o = op_named("std.correction");
   return ops::call1(o, {self, dims, correction, keepdim}, &loc);
 }
 
@@ -792,50 +791,50 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& self, IntList dims,
                                     std::optional<Scalar> correction, bool keepdim,
                                     const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& o = op("var_mean.correction");
+  static const auto& o = op_named("var_mean.correction");
   return pair(ops::call(o, {self, dims, correction, keepdim}, &loc));
 }
 
 Tensor norm(const Tensor& self, const Scalar& p, IntList dims, bool keepdim,
             const kiln::SourceLocation& loc) {
-  static const auto& o = op("linalg_vector_norm");
+  static const auto& o = op_named("linalg_vector_norm");
   return ops::call1(o, {self, p, dims, keepdim}, &loc);
 }
 
 Tensor logsumexp(const Tensor& self, IntList dims, bool keepdim, const kiln::SourceLocation& loc) {
-  static const auto& o = op("logsumexp");
+  static const auto& o = op_named("logsumexp");
   return ops::call1(o, {self, dims, keepdim}, &loc);
 }
 
 Tensor any(const Tensor& self, const kiln::SourceLocation& loc) {
-  static const auto& o = op("any");
+  static const auto& o = op_named("any");
   return ops::call1(o, {self}, &loc);
 }
 
 Tensor any(const Tensor& self, int64_t dim, bool keepdim, const kiln::SourceLocation& loc) {
-  static const auto& o = op("any.dim");
+  static const auto& o = op_named("any.dim");
   return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
 Tensor all(const Tensor& self, const kiln::SourceLocation& loc) {
-  static const auto& o = op("all");
+  static const auto& o = op_named("all");
   return ops::call1(o, {self}, &loc);
 }
 
 Tensor all(const Tensor& self, int64_t dim, bool keepdim, const kiln::SourceLocation& loc) {
-  static const auto& o = op("all.dim");
+  static const auto& o = op_named("all.dim");
   return ops::call1(o, {self, dim, keepdim}, &loc);
 }
 
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype,
               const kiln::SourceLocation& loc) {
-  static const auto& o = op("cumsum");
+  static const auto& o = op_named("cumsum");
   return ops::call1(o, {self, dim, dtype}, &loc);
 }
 
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype,
                const kiln::SourceLocation& loc) {
-  static const auto& o = op("cumprod");
+  static const auto& o = op_named("cumprod");
   return ops::call1(o, {self, dim, dtype}, &loc);
 }
 

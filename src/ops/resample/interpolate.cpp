@@ -5,12 +5,13 @@
 #include <kiln/ops/resample.h>
 
 #include <cmath>
+#include "ops/sizes_str.h"
 
 namespace kiln {
 
 namespace {
 
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+using ops::sizes_str;
 
 bool is_linear_mode(const std::string& mode) {
   return mode == "linear" || mode == "bilinear" || mode == "bicubic" || mode == "trilinear";

@@ -13,6 +13,7 @@
 #include <kiln/ops/view.h>
 
 #include <algorithm>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 
@@ -97,8 +98,6 @@ namespace {
 using namespace padding;
 
 using IV = std::vector<int64_t>;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 // ---------------------------------------------------------------- constant_pad_nd
 

@@ -9,14 +9,13 @@
 #include <kiln/core/parallel.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
 
 using namespace padding;
 using IV = std::vector<int64_t>;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 std::vector<TensorMeta> pad_backward_meta(const Stack& args, PadMode mode, int64_t dims,
                                           const std::string& op) {

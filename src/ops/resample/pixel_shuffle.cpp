@@ -6,11 +6,10 @@
 #include <kiln/ops/registry.h>
 #include <kiln/ops/resample.h>
 #include <kiln/ops/view.h>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 void check_shuffle_input(const Tensor& self, int64_t factor, const char* op, const char* what) {
   KILN_CHECK(self.dim() >= 3,

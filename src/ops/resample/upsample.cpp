@@ -14,6 +14,7 @@
 #include <kiln/ops/resample.h>
 
 #include <cmath>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 
@@ -91,8 +92,6 @@ using namespace upsample;
 
 using IV = std::vector<int64_t>;
 using DV = std::vector<double>;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 // aten's upsample_{1,2}d_common_check: rank, sizes > 0 (an empty batch is allowed).
 void check_upsample(const Tensor& self, IntList output_size, const UpsampleKind& kind) {

@@ -10,14 +10,13 @@
 #include <kiln/core/parallel.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
 
 using namespace upsample;
 using IV = std::vector<int64_t>;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 // (grad_output, output_size, input_size, [align_corners], scales...).
 struct UpsampleBackwardArgs {

@@ -10,13 +10,12 @@
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/sorting.h>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
 
 using namespace sorting;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 // The dtype a Scalar value takes as a tensor (aten's scalar_to_tensor).
 DType scalar_dtype(const Scalar& s) {

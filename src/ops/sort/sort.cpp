@@ -18,8 +18,6 @@ namespace {
 
 using namespace sorting;
 
-int64_t dim_size(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
-int64_t dim_stride(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 0 : t.stride(dim); }
 
 // Sorts every row of self along dim into values (may be undefined: argsort) and indices.
 template <typename T>

@@ -11,6 +11,10 @@
 
 namespace kiln::ops::sorting {
 
+// The length and stride of `dim`; a 0-dim tensor is one row of one element.
+inline int64_t dim_size(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
+inline int64_t dim_stride(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 0 : t.stride(dim); }
+
 // 16-bit floats compare as float.
 template <typename T>
 using key_t = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;

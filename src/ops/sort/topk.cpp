@@ -18,8 +18,6 @@ namespace {
 
 using namespace sorting;
 
-int64_t dim_size(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
-int64_t dim_stride(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 0 : t.stride(dim); }
 
 template <typename T>
 void topk_rows(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,

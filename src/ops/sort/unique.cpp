@@ -12,13 +12,12 @@
 
 #include <algorithm>
 #include <numeric>
+#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
 
 using namespace sorting;
-
-std::string sizes_str(IntList s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 Tensor empty_int64(IntList sizes, Device device) {
   return empty(sizes, TensorOptions(kInt64).device(device));

@@ -307,7 +307,7 @@ template <typename... Args>
 Tensor call_op(const ops::OpDef& op, Args&&... args) {
   return ops::call1(op, {ops::IValue(std::forward<Args>(args))...});
 }
-const ops::OpDef& op_named(std::string_view name) { return ops::OpRegistry::instance().get(name); }
+using ops::op_named;
 }  // namespace
 
 Tensor round(const Tensor& self, int64_t decimals, const kiln::SourceLocation& loc) {

@@ -21,7 +21,7 @@ int64_t sliced_dim(const Tensor& self, int64_t dim, const char* op) {
   return wrap_dim(dim, self.dim(), op);
 }
 
-SymInt dim_size(const Tensor& self, int64_t dim) {
+SymInt sym_dim_size(const Tensor& self, int64_t dim) {
   return self.sym_sizes()[static_cast<size_t>(dim)];
 }
 
@@ -37,7 +37,7 @@ SliceBounds slice_bounds(const Stack& args) {
   b.dim = sliced_dim(self, args[1].to_int(), "slice");
   b.step = args[4].to_sym_int();
   KILN_CHECK(b.step > 0, "slice: step must be positive, got {}", b.step.str());
-  b.size = dim_size(self, b.dim);
+  b.size = sym_dim_size(self, b.dim);
   b.start = args[2].is_none() ? SymInt(int64_t{0}) : args[2].to_sym_int();
   b.end = args[3].is_none() ? SymInt(std::numeric_limits<int64_t>::max()) : args[3].to_sym_int();
   // Negative bounds count from the end, then both clamp into [0, size].
@@ -80,7 +80,7 @@ std::vector<Tensor> narrow_composite(const Stack& args) {
   const int64_t dim = sliced_dim(self, args[1].to_int(), "narrow");
   SymInt start = args[2].to_sym_int();
   const SymInt length = args[3].to_sym_int();
-  const SymInt size = dim_size(self, dim);
+  const SymInt size = sym_dim_size(self, dim);
   KILN_CHECK(length >= 0, "narrow: length must be non-negative, got {}", length.str());
   // start == size is allowed (an empty narrow at the end); otherwise it must index the dim.
   if (start != size) {
@@ -100,7 +100,7 @@ std::pair<int64_t, SymInt> select_dim_and_index(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const int64_t dim = sliced_dim(self, args[1].to_int(), "select");
   SymInt index = args[2].to_sym_int();
-  const SymInt size = dim_size(self, dim);
+  const SymInt size = sym_dim_size(self, dim);
   KILN_CHECK_T(IndexError, index >= -size && index < size,
                "select(): index {} out of range for tensor of size {} at dimension {}", index.str(),
                shape_str(self.sym_sizes()), dim);
@@ -116,7 +116,7 @@ std::vector<TensorMeta> select_op_meta(const Stack& args) {
 std::vector<TensorMeta> unbind_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const int64_t dim = sliced_dim(self, args[1].to_int(), "unbind");
-  const int64_t n = guarded_int(dim_size(self, dim), "unbind");
+  const int64_t n = guarded_int(sym_dim_size(self, dim), "unbind");
   std::vector<TensorMeta> out;
   out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) out.push_back(select_meta(self, dim, i));
@@ -127,7 +127,7 @@ std::vector<TensorMeta> split_with_sizes_meta(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   SymDimVector split_sizes = args[1].to_sym_int_list();
   const int64_t dim = sliced_dim(self, args[2].to_int(), "split_with_sizes");
-  const SymInt size = dim_size(self, dim);
+  const SymInt size = sym_dim_size(self, dim);
   std::vector<TensorMeta> out;
   out.reserve(split_sizes.size());
   SymInt start = 0;
@@ -167,7 +167,7 @@ std::vector<Tensor> split_composite(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const SymInt split_size = args[1].to_sym_int();
   const int64_t dim = sliced_dim(self, args[2].to_int(), "split");
-  const SymInt size = dim_size(self, dim);
+  const SymInt size = sym_dim_size(self, dim);
   KILN_CHECK(split_size >= 0, "split: expects split_size be non-negative, but got split_size={}",
              split_size.str());
   KILN_CHECK(split_size > 0 || size == 0,
@@ -181,7 +181,7 @@ std::vector<Tensor> chunk_composite(const Stack& args) {
   const int64_t chunks = args[1].to_int();
   const int64_t dim = sliced_dim(self, args[2].to_int(), "chunk");
   KILN_CHECK(chunks > 0, "chunk: expects `chunks` to be greater than 0, got: {}", chunks);
-  const SymInt size = dim_size(self, dim);
+  const SymInt size = sym_dim_size(self, dim);
   const SymInt split_size = (size + chunks - 1) / chunks;
   // An empty dim still gives `chunks` empty pieces (split would give one).
   if (split_size == 0 && size == 0) {
@@ -215,7 +215,7 @@ std::vector<Tensor> select_decomposition(const Stack& args) {
 std::vector<Tensor> unbind_decomposition(const Stack& args) {
   const Tensor& self = args[0].to_tensor();
   const int64_t dim = sliced_dim(self, args[1].to_int(), "unbind");
-  const int64_t n = guarded_int(dim_size(self, dim), "unbind");
+  const int64_t n = guarded_int(sym_dim_size(self, dim), "unbind");
   std::vector<Tensor> out;
   for (int64_t i = 0; i < n; ++i) out.push_back(select_as_slice(self, dim, SymInt(i)));
   return out;
@@ -274,7 +274,7 @@ KILN_OP("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)")
           static const OpDef& pad = OpRegistry::instance().get("constant_pad_nd");
           const Tensor& self = a.inputs[0].to_tensor();
           const int64_t dim = sliced_dim(self, a.inputs[1].to_int(), "select");
-          const SymInt size = dim_size(self, dim);
+          const SymInt size = sym_dim_size(self, dim);
           SymInt index = a.inputs[2].to_sym_int();
           if (index < 0) index = index + size;
           std::vector<SymInt> widths(2 * static_cast<size_t>(self.dim() - dim), SymInt(int64_t{0}));

@@ -1,0 +1,349 @@
+#include "cuda/cudnn_conv_pass.h"
+
+#include "cuda/cudnn_handle.h"
+
+#include <kiln/core/error.h>
+#include <kiln/cuda/cuda.h>
+#include <kiln/ops/creation.h>
+
+#include <atomic>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace kiln::cuda {
+namespace {
+
+using ops::conv::ConvParams;
+
+// PyTorch's defaults: torch.backends.cudnn.allow_tf32 = True, benchmark = False.
+std::atomic<bool> cudnn_tf32{true};
+std::atomic<bool> cudnn_timed{false};
+
+// cuDNN's legacy API convolves 2 or 3 spatial dims: a 1-d convolution runs as a 2-d one over
+// [N, C, 1, L].
+std::vector<int> cudnn_dims(const Tensor& t) {
+  std::vector<int> dims;
+  for (int64_t d = 0; d < t.dim(); ++d) dims.push_back(static_cast<int>(t.size(d)));
+  if (t.dim() == 3) dims.insert(dims.begin() + 2, 1);
+  return dims;
+}
+
+std::vector<int> dense_strides(const std::vector<int>& dims) {
+  std::vector<int> strides(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+struct Descriptors {
+  TensorDescriptor x, y;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+};
+
+// Float32 keeps to FMA kernels unless TF32 is allowed: CUDNN_DEFAULT_MATH lets cuDNN use TF32
+// tensor cores (a 10-bit mantissa) on A100 and later, as PyTorch's allow_tf32 does.
+cudnnMathType_t requested_math(DType dtype, bool tf32) {
+  if (dtype == DType::Float32) return tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  if (dtype == DType::Float64) return CUDNN_DEFAULT_MATH;
+  return CUDNN_TENSOR_OP_MATH;  // half types: tensor cores, accumulating in float32
+}
+
+void describe(Descriptors& d, const Tensor& x, const Tensor& w, const Tensor& y,
+              const ConvParams& p, cudnnMathType_t math, const char* op) {
+  const DType dtype = x.dtype();
+  const cudnnDataType_t type = cudnn_data_type(dtype, op);
+  // Half types accumulate in float32 (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16 configurations).
+  const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const std::vector<int> xd = cudnn_dims(x), yd = cudnn_dims(y), wd = cudnn_dims(w);
+  const std::vector<int> xs = dense_strides(xd), ys = dense_strides(yd);
+  KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.x.get(), type, static_cast<int>(xd.size()),
+                                              xd.data(), xs.data()));
+  KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.y.get(), type, static_cast<int>(yd.size()),
+                                              yd.data(), ys.data()));
+  KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d.w.get(), type, CUDNN_TENSOR_NCHW,
+                                              static_cast<int>(wd.size()), wd.data()));
+  std::vector<int> pad, stride, dilation;
+  if (p.spatial() == 1) {
+    pad.push_back(0);
+    stride.push_back(1);
+    dilation.push_back(1);
+  }
+  for (int64_t i = 0; i < p.spatial(); ++i) {
+    const size_t s = static_cast<size_t>(i);
+    pad.push_back(static_cast<int>(p.padding[s]));
+    stride.push_back(static_cast<int>(p.stride[s]));
+    dilation.push_back(static_cast<int>(p.dilation[s]));
+  }
+  KILN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(d.conv.get(), static_cast<int>(pad.size()),
+                                                   pad.data(), stride.data(), dilation.data(),
+                                                   CUDNN_CROSS_CORRELATION, compute));
+  KILN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv.get(), static_cast<int>(p.groups)));
+  KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(d.conv.get(), math));
+}
+
+// An algorithm cuDNN offers, with the math type it runs in.
+struct Candidate {
+  int algo;
+  cudnnMathType_t math;
+};
+
+// FFT and Winograd algorithms transform the data, and their rounding grows with the transform
+// and the values' range: resnet18's first convolution came out 3e-9 relative apart from the
+// CPU's in float64, and a 3x3 filter gradient 1e-4 apart in float32, where direct sums agree to
+// a few ulps. They are left out.
+bool transforms_data(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_data(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_data(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+// The answers that ran their checks (or timing runs) successfully and keep the precision asked
+// for: never a conversion of the data to a narrower type, no tensor cores for float32 unless
+// TF32 is allowed, no transform algorithms.
+template <typename Perf>
+std::vector<Candidate> usable(const std::vector<Perf>& perf, int count, DType dtype, bool tf32) {
+  std::vector<Candidate> out;
+  for (int i = 0; i < count; ++i) {
+    const Perf& r = perf[static_cast<size_t>(i)];
+    if (r.status != CUDNN_STATUS_SUCCESS || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
+        transforms_data(r.algo))
+      continue;
+    if (dtype == DType::Float32 && !tf32 && r.mathType == CUDNN_TENSOR_OP_MATH) continue;
+    out.push_back({static_cast<int>(r.algo), r.mathType});
+  }
+  return out;
+}
+
+// cuDNN's choices, best first: its heuristics (cudnnGet*_v7), or its timing runs of every
+// algorithm on scratch memory of its own (cudnnFind*, which waits for the device) when
+// benchmarking. Empty when cuDNN has no kernel for the problem.
+std::vector<Candidate> candidates(ConvPass pass, cudnnHandle_t h, const Descriptors& d,
+                                  DType dtype, bool tf32, bool timed) {
+  int max = 0, count = 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  switch (pass) {
+    case ConvPass::Forward: {
+      KILN_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max));
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max));
+      status = timed ? cudnnFindConvolutionForwardAlgorithm(h, d.x.get(), d.w.get(), d.conv.get(),
+                                                            d.y.get(), max, &count, perf.data())
+                     : cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(),
+                                                              d.conv.get(), d.y.get(), max,
+                                                              &count, perf.data());
+      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
+      break;
+    }
+    case ConvPass::BackwardData: {
+      KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max));
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max));
+      status = timed ? cudnnFindConvolutionBackwardDataAlgorithm(h, d.w.get(), d.y.get(),
+                                                                 d.conv.get(), d.x.get(), max,
+                                                                 &count, perf.data())
+                     : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(),
+                                                                   d.conv.get(), d.x.get(), max,
+                                                                   &count, perf.data());
+      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
+      break;
+    }
+    case ConvPass::BackwardFilter: {
+      KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max));
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max));
+      status = timed ? cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x.get(), d.y.get(),
+                                                                   d.conv.get(), d.w.get(), max,
+                                                                   &count, perf.data())
+                     : cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(),
+                                                                     d.conv.get(), d.w.get(), max,
+                                                                     &count, perf.data());
+      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
+      break;
+    }
+  }
+  if (is_unsupported_problem(status)) return {};
+  raise_cudnn_error(status, timed ? "cudnnFindConvolution*Algorithm"
+                                  : "cudnnGetConvolution*Algorithm_v7");
+}
+
+// The workspace an algorithm needs, or an unsupported-problem status.
+cudnnStatus_t workspace_size(ConvPass pass, cudnnHandle_t h, const Descriptors& d, int algo,
+                             size_t* bytes) {
+  switch (pass) {
+    case ConvPass::Forward:
+      return cudnnGetConvolutionForwardWorkspaceSize(
+          h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+          static_cast<cudnnConvolutionFwdAlgo_t>(algo), bytes);
+    case ConvPass::BackwardData:
+      return cudnnGetConvolutionBackwardDataWorkspaceSize(
+          h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
+          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), bytes);
+    case ConvPass::BackwardFilter:
+      return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+          h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
+          static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), bytes);
+  }
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+// The algorithm that ran for a problem, with its descriptors (math type set) and workspace size.
+struct Plan {
+  std::shared_ptr<const Descriptors> descriptors;
+  int algo;
+  size_t workspace_bytes;
+};
+
+// Runs one algorithm; the workspace comes from kiln's caching allocator, on the stream the
+// handle runs on (an allocation failure raises kiln::Error).
+cudnnStatus_t execute(ConvPass pass, cudnnHandle_t h, const Descriptors& d, int algo,
+                      size_t workspace_bytes, const Tensor& x, const Tensor& w, const Tensor& y,
+                      bool accumulate) {
+  Tensor workspace;
+  if (workspace_bytes > 0) {
+    workspace = empty({static_cast<int64_t>(workspace_bytes)},
+                      TensorOptions(DType::UInt8).device(x.device()));
+  }
+  void* ws = workspace_bytes > 0 ? workspace.data_ptr() : nullptr;
+  // alpha and beta are of the compute type: double for float64, float otherwise.
+  const double alpha_d = 1, beta_d = accumulate ? 1 : 0;
+  const float alpha_f = 1, beta_f = accumulate ? 1 : 0;
+  const bool dbl = x.dtype() == DType::Float64;
+  const void* alpha = dbl ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* beta = dbl ? static_cast<const void*>(&beta_d) : &beta_f;
+  switch (pass) {
+    case ConvPass::Forward:
+      return cudnnConvolutionForward(h, alpha, d.x.get(), x.data_ptr(), d.w.get(), w.data_ptr(),
+                                     d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+                                     ws, workspace_bytes, beta, d.y.get(), y.data_ptr());
+    case ConvPass::BackwardData:
+      return cudnnConvolutionBackwardData(h, alpha, d.w.get(), w.data_ptr(), d.y.get(),
+                                          y.data_ptr(), d.conv.get(),
+                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws,
+                                          workspace_bytes, beta, d.x.get(), x.data_ptr());
+    case ConvPass::BackwardFilter:
+      return cudnnConvolutionBackwardFilter(h, alpha, d.x.get(), x.data_ptr(), d.y.get(),
+                                            y.data_ptr(), d.conv.get(),
+                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws,
+                                            workspace_bytes, beta, d.w.get(), w.data_ptr());
+  }
+  return CUDNN_STATUS_BAD_PARAM;
+}
+
+const char* execute_call(ConvPass pass) {
+  return pass == ConvPass::Forward        ? "cudnnConvolutionForward"
+         : pass == ConvPass::BackwardData ? "cudnnConvolutionBackwardData"
+                                          : "cudnnConvolutionBackwardFilter";
+}
+
+// Everything the descriptors and the choice depend on.
+using ProblemKey = std::vector<int64_t>;
+
+ProblemKey problem_key(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                       const ConvParams& p, bool tf32, bool timed) {
+  ProblemKey k{static_cast<int64_t>(pass), static_cast<int64_t>(x.dtype()), x.device().index(),
+               tf32, timed, x.dim(), p.groups};
+  for (const Tensor* t : {&x, &w, &y}) k.insert(k.end(), t->sizes().begin(), t->sizes().end());
+  for (const std::vector<int64_t>* v : {&p.padding, &p.stride, &p.dilation}) {
+    k.insert(k.end(), v->begin(), v->end());
+  }
+  return k;
+}
+
+// The plans of the problems seen (a cache: each entry is what cuDNN chose for its key).
+class PlanCache {
+ public:
+  std::shared_ptr<const Plan> find(const ProblemKey& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = plans_.find(key);
+    return it == plans_.end() ? nullptr : it->second;
+  }
+  void store(ProblemKey key, std::shared_ptr<const Plan> plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_[std::move(key)] = std::move(plan);
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return plans_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<ProblemKey, std::shared_ptr<const Plan>> plans_;
+};
+
+PlanCache& plan_cache() {
+  static PlanCache cache;
+  return cache;
+}
+
+}  // namespace
+
+bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                    const ConvParams& p, bool accumulate, const char* op) {
+  const DType dtype = x.dtype();
+  const bool tf32 = dtype == DType::Float32 && cudnn_tf32.load();
+  const bool timed = cudnn_timed.load();
+  cudnnHandle_t h = cudnn_handle(x.device().index());
+  ProblemKey key = problem_key(pass, x, w, y, p, tf32, timed);
+  if (const std::shared_ptr<const Plan> plan = plan_cache().find(key)) {
+    std::optional<cudnnStatus_t> status;
+    try {
+      status = execute(pass, h, *plan->descriptors, plan->algo, plan->workspace_bytes, x, w, y,
+                       accumulate);
+    } catch (const Error&) {
+      // No memory for its workspace now: choose again below, one that needs less may fit.
+    }
+    if (status == CUDNN_STATUS_SUCCESS) return true;
+    if (status && !is_unsupported_problem(*status)) raise_cudnn_error(*status, execute_call(pass));
+  }
+  auto d = std::make_shared<Descriptors>();
+  describe(*d, x, w, y, p, requested_math(dtype, tf32), op);
+  std::exception_ptr allocation_failure;
+  for (const Candidate& c : candidates(pass, h, *d, dtype, tf32, timed)) {
+    // cuDNN picks kernels by algorithm and math type together; float32 without TF32 stays on FMA
+    // kernels whatever the heuristic reported (it may say DEFAULT, which allows TF32).
+    const cudnnMathType_t math = dtype == DType::Float32 && !tf32 ? CUDNN_FMA_MATH : c.math;
+    KILN_CUDNN_CHECK(cudnnSetConvolutionMathType(d->conv.get(), math));
+    size_t bytes = 0;
+    const cudnnStatus_t sized = workspace_size(pass, h, *d, c.algo, &bytes);
+    if (is_unsupported_problem(sized)) continue;
+    KILN_CUDNN_CHECK(sized);
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    try {
+      status = execute(pass, h, *d, c.algo, bytes, x, w, y, accumulate);
+    } catch (const Error&) {
+      allocation_failure = std::current_exception();  // the next algorithm may need less
+      continue;
+    }
+    if (status == CUDNN_STATUS_SUCCESS) {
+      plan_cache().store(std::move(key), std::make_shared<const Plan>(Plan{d, c.algo, bytes}));
+      return true;
+    }
+    if (is_unsupported_problem(status)) continue;
+    raise_cudnn_error(status, execute_call(pass));
+  }
+  // Out of memory for every algorithm cuDNN has: the slow path would not fit either.
+  if (allocation_failure) std::rethrow_exception(allocation_failure);
+  return false;
+}
+
+size_t cudnn_conv_plans_cached() { return plan_cache().size(); }
+
+void set_cudnn_allow_tf32(bool allow) { cudnn_tf32.store(allow); }
+bool cudnn_allow_tf32() { return cudnn_tf32.load(); }
+void set_cudnn_benchmark(bool on) { cudnn_timed.store(on); }
+bool cudnn_benchmark() { return cudnn_timed.load(); }
+
+}  // namespace kiln::cuda
