@@ -76,8 +76,9 @@ JointGraph trace_joint_with_examples(const graph::Graph& captured, bool training
     if (same_storage != primals.end() && (!same_storage->requires_grad() || is_an_input)) {
       const size_t index = static_cast<size_t>(same_storage - primals.begin());
       // After the graph's writes are applied, the input holds what the output must show.
-      source.kind = is_an_input || same_static_geometry(r, primals[index]) ? OutputSource::Kind::Input
-                                                                    : OutputSource::Kind::InputView;
+      source.kind = is_an_input || same_static_geometry(r, primals[index])
+                        ? OutputSource::Kind::Input
+                        : OutputSource::Kind::InputView;
       source.index = index;
     } else {
       source.kind = OutputSource::Kind::Computed;

@@ -1,6 +1,8 @@
 // KILN_COMPILE_DEBUG's folders (TORCH_COMPILE_DEBUG's role): <root>/run_<UTC time>-pid_<pid>/
 // <compilation>/<file>. Nothing here ever replaces a file: compilation folders are claimed under a
 // new name when taken, and files are published with link(2), which fails rather than overwrite.
+#include "core/errno_text.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -25,8 +27,6 @@ namespace fs = std::filesystem;
 
 // -1: read KILN_COMPILE_DEBUG; 0 / 1: set_compile_debug's override.
 std::atomic<int> debug_override{-1};
-
-std::string errno_text() { return std::strerror(errno); }
 
 bool truthy(const char* value) {
   if (value == nullptr) return false;

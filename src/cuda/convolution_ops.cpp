@@ -46,8 +46,8 @@ bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 // (Forward), x (BackwardData) or w (BackwardFilter). cuDNN's descriptors hold ints, so a batch
 // whose tensors exceed INT_MAX elements runs in slices of samples (the filter pass adding up
 // theirs). False when cuDNN has no kernel for the problem (nothing useful is written then).
-bool run_cudnn(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const ConvParams& p,
-               const char* op) {
+bool run_cudnn(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+               const ConvParams& p, const char* op) {
   const int64_t n = x.size(0);
   const int64_t per_sample = std::max(x.numel() / n, y.numel() / n);
   bool fits = fits_int(per_sample) && fits_int(w.numel()) && fits_int(p.groups);
@@ -61,7 +61,8 @@ bool run_cudnn(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
     const int64_t len = std::min(chunk, n - start);
     const Tensor xs = len == n ? x : x.narrow(0, start, len);
     const Tensor ys = len == n ? y : y.narrow(0, start, len);
-    if (!run_cudnn_pass(pass, xs, w, ys, p, pass == ConvPass::BackwardFilter && start > 0, op)) return false;
+    if (!run_cudnn_pass(pass, xs, w, ys, p, pass == ConvPass::BackwardFilter && start > 0, op))
+      return false;
   }
   return true;
 }
@@ -95,9 +96,9 @@ Tensor cudnn_convolution(const Tensor& input, const Tensor& weight, const ConvPa
                        ? out
                        : empty(out.sizes(), options_of(input.dtype(), out.device()));
   const Tensor x = input.contiguous(), w = weight.contiguous();
-  const bool ran = p.transposed
-                       ? run_cudnn(ConvPass::BackwardData, y, w, extend_for_output_padding(x, p), p, op)
-                       : run_cudnn(ConvPass::Forward, x, w, y, p, op);
+  const bool ran =
+      p.transposed ? run_cudnn(ConvPass::BackwardData, y, w, extend_for_output_padding(x, p), p, op)
+                   : run_cudnn(ConvPass::Forward, x, w, y, p, op);
   return ran ? y : Tensor();
 }
 

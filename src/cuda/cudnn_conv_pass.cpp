@@ -132,8 +132,8 @@ std::vector<Candidate> usable(const std::vector<Perf>& perf, int count, DType dt
 // cuDNN's choices, best first: its heuristics (cudnnGet*_v7), or its timing runs of every
 // algorithm on scratch memory of its own (cudnnFind*, which waits for the device) when
 // benchmarking. Empty when cuDNN has no kernel for the problem.
-std::vector<Candidate> candidates(ConvPass pass, cudnnHandle_t h, const Descriptors& d,
-                                  DType dtype, bool tf32, bool timed) {
+std::vector<Candidate> candidates(ConvPass pass, cudnnHandle_t h, const Descriptors& d, DType dtype,
+                                  bool tf32, bool timed) {
   int max = 0, count = 0;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   switch (pass) {
@@ -142,40 +142,37 @@ std::vector<Candidate> candidates(ConvPass pass, cudnnHandle_t h, const Descript
       std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max));
       status = timed ? cudnnFindConvolutionForwardAlgorithm(h, d.x.get(), d.w.get(), d.conv.get(),
                                                             d.y.get(), max, &count, perf.data())
-                     : cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(),
-                                                              d.conv.get(), d.y.get(), max,
-                                                              &count, perf.data());
+                     : cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(),
+                                                              d.y.get(), max, &count, perf.data());
       if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
       break;
     }
     case ConvPass::BackwardData: {
       KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max));
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(static_cast<size_t>(max));
-      status = timed ? cudnnFindConvolutionBackwardDataAlgorithm(h, d.w.get(), d.y.get(),
-                                                                 d.conv.get(), d.x.get(), max,
-                                                                 &count, perf.data())
-                     : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(),
-                                                                   d.conv.get(), d.x.get(), max,
-                                                                   &count, perf.data());
+      status =
+          timed ? cudnnFindConvolutionBackwardDataAlgorithm(h, d.w.get(), d.y.get(), d.conv.get(),
+                                                            d.x.get(), max, &count, perf.data())
+                : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(),
+                                                              d.x.get(), max, &count, perf.data());
       if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
       break;
     }
     case ConvPass::BackwardFilter: {
       KILN_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max));
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(static_cast<size_t>(max));
-      status = timed ? cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x.get(), d.y.get(),
-                                                                   d.conv.get(), d.w.get(), max,
-                                                                   &count, perf.data())
-                     : cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(),
-                                                                     d.conv.get(), d.w.get(), max,
-                                                                     &count, perf.data());
+      status =
+          timed ? cudnnFindConvolutionBackwardFilterAlgorithm(h, d.x.get(), d.y.get(), d.conv.get(),
+                                                              d.w.get(), max, &count, perf.data())
+                : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                      h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), max, &count, perf.data());
       if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
       break;
     }
   }
   if (is_unsupported_problem(status)) return {};
-  raise_cudnn_error(status, timed ? "cudnnFindConvolution*Algorithm"
-                                  : "cudnnGetConvolution*Algorithm_v7");
+  raise_cudnn_error(status,
+                    timed ? "cudnnFindConvolution*Algorithm" : "cudnnGetConvolution*Algorithm_v7");
 }
 
 // The workspace an algorithm needs, or an unsupported-problem status.
@@ -225,8 +222,8 @@ cudnnStatus_t execute(ConvPass pass, cudnnHandle_t h, const Descriptors& d, int 
   switch (pass) {
     case ConvPass::Forward:
       return cudnnConvolutionForward(h, alpha, d.x.get(), x.data_ptr(), d.w.get(), w.data_ptr(),
-                                     d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-                                     ws, workspace_bytes, beta, d.y.get(), y.data_ptr());
+                                     d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws,
+                                     workspace_bytes, beta, d.y.get(), y.data_ptr());
     case ConvPass::BackwardData:
       return cudnnConvolutionBackwardData(h, alpha, d.w.get(), w.data_ptr(), d.y.get(),
                                           y.data_ptr(), d.conv.get(),
@@ -252,8 +249,13 @@ using ProblemKey = std::vector<int64_t>;
 
 ProblemKey problem_key(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
                        const ConvParams& p, bool tf32, bool timed) {
-  ProblemKey k{static_cast<int64_t>(pass), static_cast<int64_t>(x.dtype()), x.device().index(),
-               tf32, timed, x.dim(), p.groups};
+  ProblemKey k{static_cast<int64_t>(pass),
+               static_cast<int64_t>(x.dtype()),
+               x.device().index(),
+               tf32,
+               timed,
+               x.dim(),
+               p.groups};
   for (const Tensor* t : {&x, &w, &y}) k.insert(k.end(), t->sizes().begin(), t->sizes().end());
   for (const std::vector<int64_t>* v : {&p.padding, &p.stride, &p.dilation}) {
     k.insert(k.end(), v->begin(), v->end());

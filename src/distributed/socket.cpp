@@ -1,4 +1,5 @@
 #include "distributed/socket.h"
+#include "core/errno_text.h"
 
 #include <kiln/core/error.h>
 
@@ -17,8 +18,6 @@
 namespace kiln::distributed::detail {
 
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
 
 int milliseconds_until(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());

@@ -43,7 +43,7 @@ bool alpha_is_one(const graph::Node& n) { return n.args.at(2).to_scalar().to<dou
 // `n` as a link after `v`: v * c, c * v, v + c, c + v, v - c with c constant and per channel,
 // keeping v's layout and dtype.
 std::optional<AffineStep> link_after(const graph::Node& n, graph::Value v,
-                               const std::unordered_set<const graph::Node*>& constant) {
+                                     const std::unordered_set<const graph::Node*>& constant) {
   if (n.uses.size() != 2 || n.outputs.size() != 1) return std::nullopt;
   const graph::ValueMeta& out = n.outputs[0];
   const graph::ValueMeta& in = v.meta();
@@ -58,7 +58,8 @@ std::optional<AffineStep> link_after(const graph::Node& n, graph::Value v,
   }
   if (is_op(&n, "mul")) return AffineStep{&n, Link::Scale, other};
   if (is_op(&n, "add") && alpha_is_one(n)) return AffineStep{&n, Link::Shift, other};
-  if (is_op(&n, "sub") && alpha_is_one(n) && k == 0) return AffineStep{&n, Link::NegativeShift, other};
+  if (is_op(&n, "sub") && alpha_is_one(n) && k == 0)
+    return AffineStep{&n, Link::NegativeShift, other};
   return std::nullopt;
 }
 

@@ -1,10 +1,10 @@
 #include <kiln/ops/registry.h>
 
 #include "ops/current_dispatch_mode.h"
+#include "ops/sizes_str.h"
 
 #include <map>
 #include <mutex>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/errno_text.h"
 #include "serialize/safetensors_format.h"
 
 namespace kiln::safetensors {
@@ -20,8 +21,6 @@ namespace {
 
 using detail::Conversion;
 using detail::TensorEntry;
-
-std::string errno_text() { return std::strerror(errno); }
 
 // An open file descriptor, closed on scope exit.
 class FileDescriptor {

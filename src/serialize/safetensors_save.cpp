@@ -14,14 +14,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/errno_text.h"
 #include "serialize/safetensors_format.h"
 
 namespace kiln::safetensors {
 namespace {
 
 using json = nlohmann::json;
-
-std::string errno_text() { return std::strerror(errno); }
 
 // A temporary file that is removed unless committed (renamed to its target).
 class TemporaryFile {

@@ -31,7 +31,7 @@ SymIntList leading(const Tensor& t, int64_t keep) {
   return SymIntList(t.sym_sizes().data(), static_cast<size_t>(t.dim() - keep));
 }
 
-SymDimVector concat(SymIntList a, SymIntList b) {
+SymDimVector concat_sizes(SymIntList a, SymIntList b) {
   SymDimVector r(a.begin(), a.end());
   r.insert(r.end(), b.begin(), b.end());
   return r;
@@ -145,7 +145,7 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
   Stack core{as_4d(q, q_heads, q_len, q.sym_size(-1)), as_4d(k, k_heads, kv_len, k.sym_size(-1)),
              as_4d(v, v_heads, kv_len, v_dim), dropout_p, is_causal};
   if (mask.defined()) {
-    attention::check_mask_shape(mask, concat(out_batch, {q_len, kv_len}), kSdpa);
+    attention::check_mask_shape(mask, concat_sizes(out_batch, {q_len, kv_len}), kSdpa);
     core.emplace_back(as_4d(mask, q_heads, q_len, kv_len));
   } else {
     core.emplace_back();
@@ -157,12 +157,12 @@ std::vector<Tensor> sdpa_composite(const Stack& args) {
       (dropout_p > 0 && (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
                          (mask.defined() && mask.requires_grad())))) {
     Tensor out = math_attention(core);
-    return {reshape_symint(out, concat(out_batch, {q_len, v_dim}))};
+    return {reshape_symint(out, concat_sizes(out_batch, {q_len, v_dim}))};
   }
   static const OpDef& flash =
       OpRegistry::instance().get("_scaled_dot_product_flash_attention_for_cpu");
   Tensor out = call(flash, std::move(core))[0];
-  return {reshape_symint(out, concat(out_batch, {q_len, v_dim}))};
+  return {reshape_symint(out, concat_sizes(out_batch, {q_len, v_dim}))};
 }
 
 }  // namespace

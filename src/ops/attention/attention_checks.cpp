@@ -1,9 +1,9 @@
 #include "ops/attention/attention_checks.h"
+#include "ops/sizes_str.h"
 
 #include "ops/iterator/tensor_iterator.h"
 
 #include <kiln/core/error.h>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops::attention {
 

@@ -119,8 +119,8 @@ std::vector<TensorMeta> flash_meta(const Stack& args) {
                kv_len = k.sym_size(2);
   const SymInt k_batch = k.sym_size(0), v_batch = v.sym_size(0);
   KILN_CHECK((k_batch == 1 || k_batch == batch) && (v_batch == 1 || v_batch == batch),
-             "{}: key's batch size ({}) and value's ({}) must be query's ({}) or 1", kFlashAttention,
-             k_batch.str(), v_batch.str(), batch.str());
+             "{}: key's batch size ({}) and value's ({}) must be query's ({}) or 1",
+             kFlashAttention, k_batch.str(), v_batch.str(), batch.str());
   attention::check_heads(heads, k.sym_size(1), v.sym_size(1), kFlashAttention);
   attention::check_dropout(in.dropout_p, kFlashAttention);
   if (in.mask.defined()) {

@@ -416,7 +416,7 @@ Tensor pow(const Scalar& self, const Tensor& exponent, const kiln::SourceLocatio
 // wrapped numbers.
 #define KILN_DEFINE_BINARY(name)                                                          \
   Tensor name(const Tensor& self, const Tensor& other, const kiln::SourceLocation& loc) { \
-    static const auto& o = op_named(#name);                                                     \
+    static const auto& o = op_named(#name);                                               \
     return ops::call1(o, {self, other}, &loc);                                            \
   }                                                                                       \
   Tensor name(const Tensor& self, const Scalar& other, const kiln::SourceLocation& loc) { \

@@ -272,7 +272,6 @@ Tensor addc_decomposition(const Stack& /*args*/, const TernaryPlan& p) {
 
 // ---- derivatives ----
 
-
 std::vector<Tensor> where_derivative(const BackwardArgs& a) {
   const Tensor& cond = a.input(0);
   const Tensor& g = a.grad_outputs[0];

@@ -140,7 +140,6 @@ KILN_REGISTER_OPS(conv_composites) {
 
 IValue optional(const Tensor& t) { return t.defined() ? IValue(t) : IValue(); }
 
-
 }  // namespace
 }  // namespace kiln::ops
 

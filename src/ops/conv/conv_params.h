@@ -2,11 +2,12 @@
 // The convolution op's geometry: its list arguments expanded to the spatial rank, the checks
 // PyTorch makes (with its wording), the output sizes of forward and transposed convolutions, and
 // the memory format the output takes.
+#include "ops/sizes_str.h"
+
 #include <kiln/ops/registry.h>
 
 #include <cstdint>
 #include <vector>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops::conv {
 

@@ -9,7 +9,6 @@
 namespace kiln::ops {
 namespace {
 
-
 void check_sizes(SymIntList sizes, const char* op) {
   for (const SymInt& s : sizes) {
     auto v = s.maybe_int();
@@ -24,16 +23,18 @@ KILN_OP("empty(SymInt[] size, *, ScalarType? dtype=None, Device? device=None) ->
     .meta([](const Stack& args) {
       auto sizes = args[0].to_sym_int_list();
       check_sizes(sizes, "empty");
-      return std::vector<TensorMeta>{TensorMeta::contiguous(
-          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), args[2].to_device_or_cpu())};
+      return std::vector<TensorMeta>{
+          TensorMeta::contiguous(sizes, args[1].to_optional_dtype().value_or(default_float_dtype()),
+                                 args[2].to_device_or_cpu())};
     })
     .cpu([](const Stack&, const std::vector<Tensor>&) {})
     .decomposition([](const Stack& args) {
       // empty_strided with row-major strides.
       auto sizes = args[0].to_sym_int_list();
       check_sizes(sizes, "empty");
-      const TensorMeta m = TensorMeta::contiguous(
-          sizes, args[1].to_optional_dtype().value_or(default_float_dtype()), args[2].to_device_or_cpu());
+      const TensorMeta m =
+          TensorMeta::contiguous(sizes, args[1].to_optional_dtype().value_or(default_float_dtype()),
+                                 args[2].to_device_or_cpu());
       static const OpDef& empty_strided = OpRegistry::instance().get("empty_strided");
       return call(empty_strided, {m.sizes, m.strides, m.dtype, m.device});
     })

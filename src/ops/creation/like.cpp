@@ -29,7 +29,6 @@ void fill_output(const Tensor& out, const Scalar& value) {
 
 // ---- decompositions: the full and empty_strided prims with the *_like geometry ----
 
-
 std::vector<Tensor> full_like_decomposition(const Stack& args, size_t first_option,
                                             const Scalar& value) {
   const TensorMeta m = like_meta(args, first_option);

@@ -17,7 +17,6 @@ cpu::KernelDispatch<EyeKernel> eye_kernels;
 
 namespace {
 
-
 // arange's dtype: int64 when every bound is integral (or bool), else the default float dtype.
 DType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step) {
   const bool integral =
@@ -83,7 +82,6 @@ void eye_impl(const Tensor& out) {
 }
 
 // ---- decompositions: arange.start_step, and elementwise math on aranges ----
-
 
 // eye.m: ones where the row index equals the column index.
 std::vector<Tensor> eye_decomposition(int64_t n, int64_t m, const IValue& dtype,

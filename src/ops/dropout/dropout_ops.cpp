@@ -23,7 +23,6 @@ void check_p(double p, const char* op) {
              op, p);
 }
 
-
 Tensor native_dropout_output(const Tensor& input, double p) {
   static const OpDef& native = op_named("native_dropout");
   return call(native, {input, p, true})[0];

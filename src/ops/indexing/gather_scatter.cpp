@@ -147,7 +147,6 @@ std::vector<TensorMeta> scatter_meta(const Stack& args, const char* op) {
 
 // ---- decompositions: scatter.src and scatter_reduce.two (a value is a src of index's shape) ----
 
-
 Tensor value_src(const Stack& args) {
   return full(args[2].to_tensor().sizes(), args[3].to_scalar(), args[0].to_tensor().options());
 }

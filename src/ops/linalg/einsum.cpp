@@ -250,20 +250,29 @@ KILN_OP("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor")
     .tolerance(1e-4, 1e-4)
     .samples([] {
       return Samples{
-          {{"bij,bjk->bik", TV{einsum_sample({2, 3, 4}, 1), einsum_sample({2, 4, 5}, 2)}}, "batched matmul"},
-          {{"bhqd,bhkd->bhqk", TV{einsum_sample({2, 2, 3, 4}, 3), einsum_sample({2, 2, 5, 4}, 4)}}, "attention scores"},
-          {{"ij,j->i", TV{einsum_sample({3, 4}, 5, kFloat64), einsum_sample({4}, 6, kFloat64)}}, "matrix-vector"},
+          {{"bij,bjk->bik", TV{einsum_sample({2, 3, 4}, 1), einsum_sample({2, 4, 5}, 2)}},
+           "batched matmul"},
+          {{"bhqd,bhkd->bhqk", TV{einsum_sample({2, 2, 3, 4}, 3), einsum_sample({2, 2, 5, 4}, 4)}},
+           "attention scores"},
+          {{"ij,j->i", TV{einsum_sample({3, 4}, 5, kFloat64), einsum_sample({4}, 6, kFloat64)}},
+           "matrix-vector"},
           {{"i,j->ij", TV{einsum_sample({3}, 7), einsum_sample({4}, 8)}}, "outer"},
           {{"bii->bi", TV{einsum_sample({2, 3, 3}, 9)}}, "diagonal"},
           {{"ij->ji", TV{einsum_sample({3, 4}, 10)}}, "transpose"},
           {{"ij->", TV{einsum_sample({3, 4}, 11)}}, "sum"},
           {{"ij,jk", TV{einsum_sample({3, 4}, 12), einsum_sample({4, 2}, 13)}}, "implicit output"},
-          {{"...ij,...jk->...ik", TV{einsum_sample({2, 3, 4}, 14), einsum_sample({4, 5}, 15)}}, "ellipsis broadcast"},
-          {{"ij,jk,kl->il", TV{einsum_sample({2, 3}, 16), einsum_sample({3, 4}, 17), einsum_sample({4, 2}, 18)}}, "three operands"},
-          {{"bi,bi->b", TV{make_noncontiguous_sample({3, 4}, kFloat32, -3, 3, 19), einsum_sample({3, 4}, 20)}},
+          {{"...ij,...jk->...ik", TV{einsum_sample({2, 3, 4}, 14), einsum_sample({4, 5}, 15)}},
+           "ellipsis broadcast"},
+          {{"ij,jk,kl->il",
+            TV{einsum_sample({2, 3}, 16), einsum_sample({3, 4}, 17), einsum_sample({4, 2}, 18)}},
+           "three operands"},
+          {{"bi,bi->b",
+            TV{make_noncontiguous_sample({3, 4}, kFloat32, -3, 3, 19), einsum_sample({3, 4}, 20)}},
            "row-wise dot"},
-          {{"ij,jk->ik", TV{einsum_sample({3, 0}, 21), einsum_sample({0, 2}, 22)}}, "empty contraction"},
-          {{"ij,jk->ik", TV{einsum_sample({3, 4}, 23), einsum_sample({5, 2}, 24)}}, "size mismatch"},
+          {{"ij,jk->ik", TV{einsum_sample({3, 0}, 21), einsum_sample({0, 2}, 22)}},
+           "empty contraction"},
+          {{"ij,jk->ik", TV{einsum_sample({3, 4}, 23), einsum_sample({5, 2}, 24)}},
+           "size mismatch"},
       };
     });
 

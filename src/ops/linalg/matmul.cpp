@@ -156,10 +156,13 @@ Samples matmul_samples() {
     out.push_back({{matmul_sample(x, seed), matmul_sample(y, seed + 1)}, "broadcast"});
     seed += 2;
   }
-  out.push_back({{matmul_sample({2, 3, 4}, 40, kFloat64), matmul_sample({4, 5}, 41, kFloat64).t().contiguous().t()},
+  out.push_back({{matmul_sample({2, 3, 4}, 40, kFloat64),
+                  matmul_sample({4, 5}, 41, kFloat64).t().contiguous().t()},
                  "float64 column-major rhs"});
-  out.push_back({{matmul_sample({3, 2, 4}, 42).transpose(0, 1), matmul_sample({4, 5}, 43)}, "non-foldable batch"});
-  out.push_back({{matmul_sample({2, 3, 4}, 44, kInt64), matmul_sample({4, 2}, 45, kInt64)}, "int64"});
+  out.push_back({{matmul_sample({3, 2, 4}, 42).transpose(0, 1), matmul_sample({4, 5}, 43)},
+                 "non-foldable batch"});
+  out.push_back(
+      {{matmul_sample({2, 3, 4}, 44, kInt64), matmul_sample({4, 2}, 45, kInt64)}, "int64"});
   out.push_back({{matmul_sample({3, 4}, 46), matmul_sample({5, 2}, 47)}, "size mismatch"});
   out.push_back({{matmul_sample({2, 3, 4}, 48), matmul_sample({3, 4, 5}, 49)}, "batch mismatch"});
   out.push_back({{matmul_sample({}, 50), matmul_sample({3}, 51)}, "0-dim"});
@@ -183,13 +186,21 @@ KILN_OP("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor")
     .tolerance(1e-4, 1e-4)
     .samples([] {
       return Samples{
-          {{matmul_sample({3, 4}, 1), matmul_sample({5, 4}, 2), matmul_sample({5}, 3)}, "2-D with bias"},
-          {{matmul_sample({2, 3, 4}, 4), matmul_sample({5, 4}, 5), matmul_sample({5}, 6)}, "3-D with bias"},
-          {{matmul_sample({2, 3, 4}, 7).transpose(0, 1), matmul_sample({5, 4}, 8), matmul_sample({5}, 9)}, "non-contiguous 3-D"},
-          {{matmul_sample({4}, 10, kFloat64), matmul_sample({5, 4}, 11, kFloat64), std::nullopt}, "1-D, no bias"},
-          {{matmul_sample({2, 2, 3, 4}, 12), matmul_sample({5, 4}, 13), std::nullopt}, "4-D, no bias"},
-          {{matmul_sample({0, 4}, 14), matmul_sample({5, 4}, 15), matmul_sample({5}, 16)}, "empty batch"},
-          {{matmul_sample({3, 4}, 17), matmul_sample({5, 3}, 18), matmul_sample({5}, 19)}, "size mismatch"},
+          {{matmul_sample({3, 4}, 1), matmul_sample({5, 4}, 2), matmul_sample({5}, 3)},
+           "2-D with bias"},
+          {{matmul_sample({2, 3, 4}, 4), matmul_sample({5, 4}, 5), matmul_sample({5}, 6)},
+           "3-D with bias"},
+          {{matmul_sample({2, 3, 4}, 7).transpose(0, 1), matmul_sample({5, 4}, 8),
+            matmul_sample({5}, 9)},
+           "non-contiguous 3-D"},
+          {{matmul_sample({4}, 10, kFloat64), matmul_sample({5, 4}, 11, kFloat64), std::nullopt},
+           "1-D, no bias"},
+          {{matmul_sample({2, 2, 3, 4}, 12), matmul_sample({5, 4}, 13), std::nullopt},
+           "4-D, no bias"},
+          {{matmul_sample({0, 4}, 14), matmul_sample({5, 4}, 15), matmul_sample({5}, 16)},
+           "empty batch"},
+          {{matmul_sample({3, 4}, 17), matmul_sample({5, 3}, 18), matmul_sample({5}, 19)},
+           "size mismatch"},
       };
     });
 
@@ -205,7 +216,8 @@ KILN_OP("outer(Tensor self, Tensor vec2) -> Tensor")
       return Samples{
           {{matmul_sample({3}, 1), matmul_sample({4}, 2)}, "float32"},
           {{matmul_sample({3}, 3, kFloat64), matmul_sample({2}, 4, kInt64)}, "type promotion"},
-          {{make_noncontiguous_sample({3}, kFloat32, -3, 3, 5), matmul_sample({0}, 6)}, "strided and empty"},
+          {{make_noncontiguous_sample({3}, kFloat32, -3, 3, 5), matmul_sample({0}, 6)},
+           "strided and empty"},
           {{matmul_sample({2, 2}, 7), matmul_sample({3}, 8)}, "2-D"},
       };
     });

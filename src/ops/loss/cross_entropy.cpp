@@ -21,7 +21,6 @@ namespace {
 
 const char* kCrossEntropy = "cross_entropy_loss";
 
-
 // weight viewed as (1, C, 1, ...) to broadcast against input (or as is for 1-D input).
 Tensor class_weight_view(const Tensor& weight, const Tensor& input) {
   if (input.dim() <= 1) return weight.view({-1});
@@ -264,7 +263,8 @@ KILN_OP(
       const double label_smoothing = a[5].to_double();
       KILN_CHECK(label_smoothing <= 1.0, "{}: label_smoothing must be between 0.0 and 1.0. Got: {}",
                  kCrossEntropy, label_smoothing);
-      KILN_CHECK(self.dim() >= 1, "{}: expected input with 1 or more dimensions (got 0)", kCrossEntropy);
+      KILN_CHECK(self.dim() >= 1, "{}: expected input with 1 or more dimensions (got 0)",
+                 kCrossEntropy);
       const bool same_shape = IntList(self.sizes()) == IntList(target.sizes());
       KILN_CHECK(same_shape || !is_floating_point(target.dtype()),
                  "{}: a floating point target holds class probabilities and must have the "

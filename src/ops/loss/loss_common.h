@@ -1,8 +1,9 @@
 #pragma once
 // Helpers the loss ops share: the reduction argument, applying it, optional tensor arguments.
+#include "ops/sizes_str.h"
+
 #include <kiln/ops/loss.h>
 #include <kiln/ops/registry.h>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 
@@ -17,7 +18,6 @@ inline IValue optional_tensor(const Tensor& t) { return t.defined() ? IValue(t) 
 
 // The stack value of a reduction.
 inline IValue reduction_value(Reduction r) { return IValue(static_cast<int64_t>(r)); }
-
 
 // Target class indices must be int64 or uint8 (kiln::TypeError otherwise), as in PyTorch.
 void check_class_target_dtype(const Tensor& target, const char* op);

@@ -250,7 +250,6 @@ std::vector<Sample> nll_loss_samples() {
   return s;
 }
 
-
 // The derivative of nll_loss_forward and nll_loss2d_forward. Input (N, C, ...) (or (C)), target
 // (N, ...), per-sample loss l_i = -w[t_i] x[i, t_i] (0 for ignored samples); total weight
 // W = sum of w[t_i] over the others (the second output; 0 for none on a batch); output L = sum l_i

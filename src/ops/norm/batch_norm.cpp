@@ -5,6 +5,7 @@
 #include "ops/norm/norm_backward_common.h"
 #include "ops/norm/norm_kernels.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
@@ -14,7 +15,6 @@
 
 #include <cmath>
 #include <vector>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
@@ -41,10 +41,9 @@ BatchNormArgs unpack_batch_norm(const Stack& a) {
 void check_batch_norm(const BatchNormArgs& b) {
   const char* op = "native_batch_norm";
   norm::check_floating(b.input, op);
-  KILN_CHECK(
-      b.input.dim() >= 2,
-      "{}: expected an input of at least 2 dimensions (N, C, *), but got input of shape {}", op,
-      sizes_str(b.input.sym_sizes()));
+  KILN_CHECK(b.input.dim() >= 2,
+             "{}: expected an input of at least 2 dimensions (N, C, *), but got input of shape {}",
+             op, sizes_str(b.input.sym_sizes()));
   const SymInt C = b.input.sym_size(1);
   for (const auto& [param, what] :
        {std::pair{b.weight, "weight"}, std::pair{b.bias, "bias"},
@@ -224,7 +223,8 @@ std::vector<Tensor> native_batch_norm_decomposition(const Stack& a) {
   return {y.to(b.input.dtype()), save_mean, save_invstd};
 }
 
-Tensor batch_norm_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -3.0) {
+Tensor batch_norm_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0,
+                         double low = -3.0) {
   return make_sample(sizes, dtype, low, 3.0, seed);
 }
 
@@ -235,27 +235,32 @@ std::vector<Sample> batch_norm_samples(bool native) {
     return a;
   };
   return {
-      {args({batch_norm_sample({4, 3, 5}), batch_norm_sample({3}, f, 1), batch_norm_sample({3}, f, 2), batch_norm_sample({3}, f, 3), batch_norm_sample({3}, f, 4, 0.5), true, 0.1,
-             1e-5}),
+      {args({batch_norm_sample({4, 3, 5}), batch_norm_sample({3}, f, 1),
+             batch_norm_sample({3}, f, 2), batch_norm_sample({3}, f, 3),
+             batch_norm_sample({3}, f, 4, 0.5), true, 0.1, 1e-5}),
        "training, affine, running stats"},
-      {args({batch_norm_sample({4, 3, 5}), batch_norm_sample({3}, f, 1), batch_norm_sample({3}, f, 2), batch_norm_sample({3}, f, 3), batch_norm_sample({3}, f, 4, 0.5), false, 0.1,
-             1e-5}),
+      {args({batch_norm_sample({4, 3, 5}), batch_norm_sample({3}, f, 1),
+             batch_norm_sample({3}, f, 2), batch_norm_sample({3}, f, 3),
+             batch_norm_sample({3}, f, 4, 0.5), false, 0.1, 1e-5}),
        "evaluation"},
-      {args({batch_norm_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), IValue(), IValue(), IValue(),
-             IValue(), true, 0.1, 1e-5}),
+      {args({batch_norm_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), IValue(),
+             IValue(), IValue(), IValue(), true, 0.1, 1e-5}),
        "channels last, no affine"},
-      {args({batch_norm_sample({6, 4}), batch_norm_sample({4}, f, 1), IValue(), IValue(), IValue(), true, 0.3, 1e-3}),
+      {args({batch_norm_sample({6, 4}), batch_norm_sample({4}, f, 1), IValue(), IValue(), IValue(),
+             true, 0.3, 1e-3}),
        "2-D, weight only"},
-      {args({make_noncontiguous_sample({3, 2, 4}, f), IValue(), batch_norm_sample({2}, f, 2), batch_norm_sample({2}, f, 3),
-             batch_norm_sample({2}, f, 4, 0.5), true, 0.1, 1e-5}),
+      {args({make_noncontiguous_sample({3, 2, 4}, f), IValue(), batch_norm_sample({2}, f, 2),
+             batch_norm_sample({2}, f, 3), batch_norm_sample({2}, f, 4, 0.5), true, 0.1, 1e-5}),
        "non-contiguous"},
-      {args({batch_norm_sample({3, 2, 4}, DType::Float64), batch_norm_sample({2}, DType::Float64, 1), batch_norm_sample({2}, DType::Float64, 2),
+      {args({batch_norm_sample({3, 2, 4}, DType::Float64),
+             batch_norm_sample({2}, DType::Float64, 1), batch_norm_sample({2}, DType::Float64, 2),
              IValue(), IValue(), true, 0.1, 1e-5}),
        "float64"},
-      {args({batch_norm_sample({3, 2, 4}, DType::BFloat16), IValue(), IValue(), IValue(), IValue(), true, 0.1,
-             1e-5}),
+      {args({batch_norm_sample({3, 2, 4}, DType::BFloat16), IValue(), IValue(), IValue(), IValue(),
+             true, 0.1, 1e-5}),
        "bfloat16"},
-      {args({batch_norm_sample({0, 3, 2}), IValue(), IValue(), batch_norm_sample({3}, f, 3), batch_norm_sample({3}, f, 4, 0.5), false, 0.1, 1e-5}),
+      {args({batch_norm_sample({0, 3, 2}), IValue(), IValue(), batch_norm_sample({3}, f, 3),
+             batch_norm_sample({3}, f, 4, 0.5), false, 0.1, 1e-5}),
        "evaluation, empty batch"},
   };
 }

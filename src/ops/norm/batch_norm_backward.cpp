@@ -44,8 +44,8 @@ using norm::channels_last;
 MaybeMetas metas(const BatchNormBackwardArgs& b) {
   norm::check_floating(b.input, kBatchNormBackward);
   const SymIntList sizes = b.input.sym_sizes();
-  KILN_CHECK(b.input.dim() >= 2, "{}: expected an input of at least 2 dimensions, but got {}", kBatchNormBackward,
-             view_detail::shape_str(sizes));
+  KILN_CHECK(b.input.dim() >= 2, "{}: expected an input of at least 2 dimensions, but got {}",
+             kBatchNormBackward, view_detail::shape_str(sizes));
   KILN_CHECK(b.grad_out.sym_sizes() == sizes,
              "{}: expected grad_out of the input's shape {}, but got {}", kBatchNormBackward,
              view_detail::shape_str(sizes), view_detail::shape_str(b.grad_out.sym_sizes()));
@@ -199,17 +199,20 @@ std::vector<Tensor> batch_norm_backward_decomposition(const Stack& a) {
   return out;
 }
 
-Tensor batch_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0, double low = -2.0) {
+Tensor batch_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0,
+                                  double low = -2.0) {
   return make_sample(sizes, dtype, low, 2.0, seed);
 }
 
 Stack sample_args(const Tensor& input, const Tensor& weight, bool train, IntList mask) {
   const int64_t C = input.size(1);
   const DType pd = weight.defined() ? weight.dtype() : input.dtype();
-  Tensor rm = batch_norm_backward_sample({C}, pd, 3), rv = batch_norm_backward_sample({C}, pd, 4, 0.5);
+  Tensor rm = batch_norm_backward_sample({C}, pd, 3),
+         rv = batch_norm_backward_sample({C}, pd, 4, 0.5);
   auto [y, save_mean, save_invstd] =
       native_batch_norm(input, weight, Tensor(), rm.clone(), rv.clone(), train, 0.1, 1e-5);
-  return {batch_norm_backward_sample(input.sizes(), input.dtype(), 11).contiguous(input.suggest_memory_format()),
+  return {batch_norm_backward_sample(input.sizes(), input.dtype(), 11)
+              .contiguous(input.suggest_memory_format()),
           input,
           norm::optional_arg(weight),
           rm,
@@ -224,19 +227,30 @@ Stack sample_args(const Tensor& input, const Tensor& weight, bool train, IntList
 std::vector<Sample> batch_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1), true, IntList{1, 1, 1}), "training, weight"},
-      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1), false, IntList{1, 1, 1}), "evaluation"},
-      {sample_args(batch_norm_backward_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast), Tensor(), true,
-                   IntList{1, 1, 1}),
+      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1),
+                   true, IntList{1, 1, 1}),
+       "training, weight"},
+      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1),
+                   false, IntList{1, 1, 1}),
+       "evaluation"},
+      {sample_args(batch_norm_backward_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast),
+                   Tensor(), true, IntList{1, 1, 1}),
        "channels last, no weight"},
-      {sample_args(batch_norm_backward_sample({2, 19, 3, 3}).contiguous(MemoryFormat::ChannelsLast), batch_norm_backward_sample({19}, f, 1), false,
-                   IntList{1, 0, 0}),
+      {sample_args(batch_norm_backward_sample({2, 19, 3, 3}).contiguous(MemoryFormat::ChannelsLast),
+                   batch_norm_backward_sample({19}, f, 1), false, IntList{1, 0, 0}),
        "channels last, evaluation, grad_input only"},
-      {sample_args(batch_norm_backward_sample({6, 4}), batch_norm_backward_sample({4}, f, 1), true, IntList{1, 1, 0}), "2-D"},
-      {sample_args(batch_norm_backward_sample({3, 2, 70}), batch_norm_backward_sample({2}, f, 1), true, IntList{0, 1, 1}), "parameters only"},
-      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::Float64), batch_norm_backward_sample({2}, DType::Float64, 1), true, IntList{1, 1, 1}),
+      {sample_args(batch_norm_backward_sample({6, 4}), batch_norm_backward_sample({4}, f, 1), true,
+                   IntList{1, 1, 0}),
+       "2-D"},
+      {sample_args(batch_norm_backward_sample({3, 2, 70}), batch_norm_backward_sample({2}, f, 1),
+                   true, IntList{0, 1, 1}),
+       "parameters only"},
+      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::Float64),
+                   batch_norm_backward_sample({2}, DType::Float64, 1), true, IntList{1, 1, 1}),
        "float64"},
-      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::BFloat16), Tensor(), true, IntList{1, 1, 1}), "bfloat16"},
+      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::BFloat16), Tensor(), true,
+                   IntList{1, 1, 1}),
+       "bfloat16"},
   };
 }
 
@@ -247,7 +261,8 @@ KILN_OP(
     "running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float "
     "eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)")
     .custom(DeviceType::CPU, batch_norm_backward_cpu)
-    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack_batch_norm_backward(a))); })
+    .custom(DeviceType::Meta,
+            [](const Stack& a) { return norm::meta_outputs(metas(unpack_batch_norm_backward(a))); })
     .decomposition(batch_norm_backward_decomposition)
     .tolerance(1e-4, 1e-5)
     .samples(batch_norm_backward_samples);

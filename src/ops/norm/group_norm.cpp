@@ -151,10 +151,13 @@ KILN_OP(
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{
-          {{group_norm_sample({2, 6, 5}), group_norm_sample({6}, DType::Float32, 1), group_norm_sample({6}, DType::Float32, 2), 2, 6, 5, 3, 1e-5},
+          {{group_norm_sample({2, 6, 5}), group_norm_sample({6}, DType::Float32, 1),
+            group_norm_sample({6}, DType::Float32, 2), 2, 6, 5, 3, 1e-5},
            "3 groups, affine"},
-          {{group_norm_sample({2, 4, 3, 3}), IValue(), IValue(), 2, 4, 9, 2, 1e-3}, "4-D, no affine"},
-          {{group_norm_sample({3, 4}, DType::Float64), group_norm_sample({4}, DType::Float64, 1), IValue(), 3, 4, 1, 4, 1e-5},
+          {{group_norm_sample({2, 4, 3, 3}), IValue(), IValue(), 2, 4, 9, 2, 1e-3},
+           "4-D, no affine"},
+          {{group_norm_sample({3, 4}, DType::Float64), group_norm_sample({4}, DType::Float64, 1),
+            IValue(), 3, 4, 1, 4, 1e-5},
            "float64, one channel per group"},
           {{group_norm_sample({0, 4, 2}), IValue(), IValue(), 0, 4, 2, 2, 1e-5}, "empty batch"},
       };
@@ -181,14 +184,15 @@ KILN_OP(
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{
-          {{group_norm_sample({2, 6, 5}), 3, group_norm_sample({6}, DType::Float32, 1), group_norm_sample({6}, DType::Float32, 2)},
+          {{group_norm_sample({2, 6, 5}), 3, group_norm_sample({6}, DType::Float32, 1),
+            group_norm_sample({6}, DType::Float32, 2)},
            "3 groups, affine"},
           {{make_noncontiguous_sample({2, 4, 6}, DType::Float32), 2}, "non-contiguous"},
-          {{group_norm_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast), 4, group_norm_sample({4}, DType::Float32, 1),
-            IValue(), 1e-3},
+          {{group_norm_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast), 4,
+            group_norm_sample({4}, DType::Float32, 1), IValue(), 1e-3},
            "channels last, weight only"},
-          {{group_norm_sample({2, 6, 4}, DType::BFloat16), 3, group_norm_sample({6}, DType::BFloat16, 1),
-            group_norm_sample({6}, DType::BFloat16, 2)},
+          {{group_norm_sample({2, 6, 4}, DType::BFloat16), 3,
+            group_norm_sample({6}, DType::BFloat16, 1), group_norm_sample({6}, DType::BFloat16, 2)},
            "bfloat16"},
           {{group_norm_sample({3, 4}), 1}, "2-D, one group"},
       };

@@ -42,13 +42,14 @@ MaybeMetas metas(const GroupNormBackwardArgs& b) {
   KILN_CHECK(b.input.numel() == b.N * b.C * b.HxW && b.grad_out.sizes() == b.input.sizes(),
              "{}: expected input and grad_out of {} elements (N={} * C={} * HxW={}) and one "
              "shape, but got [{}] and [{}]",
-             kGroupNormBackward, b.N * b.C * b.HxW, b.N, b.C, b.HxW, fmt::join(b.input.sizes(), ", "),
-             fmt::join(b.grad_out.sizes(), ", "));
+             kGroupNormBackward, b.N * b.C * b.HxW, b.N, b.C, b.HxW,
+             fmt::join(b.input.sizes(), ", "), fmt::join(b.grad_out.sizes(), ", "));
   KILN_CHECK(b.group > 0 && b.C % b.group == 0,
-             "{}: expected num_groups dividing the {} channels, but got {}", kGroupNormBackward, b.C, b.group);
+             "{}: expected num_groups dividing the {} channels, but got {}", kGroupNormBackward,
+             b.C, b.group);
   KILN_CHECK(b.mean.numel() == b.N * b.group && b.rstd.numel() == b.N * b.group,
-             "{}: expected mean and rstd of N * group = {} elements, but got {} and {}", kGroupNormBackward,
-             b.N * b.group, b.mean.numel(), b.rstd.numel());
+             "{}: expected mean and rstd of N * group = {} elements, but got {} and {}",
+             kGroupNormBackward, b.N * b.group, b.mean.numel(), b.rstd.numel());
   const Device dev = b.input.device();
   MaybeMetas m;
   if (b.mask[0]) {
@@ -186,7 +187,8 @@ Stack sample_args(const Tensor& input, const Tensor& weight, int64_t group, IntL
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t HxW = N * C == 0 ? 0 : input.numel() / (N * C);
   auto [y, mean, rstd] = native_group_norm(input, weight, Tensor(), N, C, HxW, group, 1e-5);
-  return {group_norm_backward_sample(input.sizes(), input.dtype(), 11).contiguous(input.suggest_memory_format()),
+  return {group_norm_backward_sample(input.sizes(), input.dtype(), 11)
+              .contiguous(input.suggest_memory_format()),
           input,
           mean,
           rstd,
@@ -201,13 +203,19 @@ Stack sample_args(const Tensor& input, const Tensor& weight, int64_t group, IntL
 std::vector<Sample> group_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(group_norm_backward_sample({2, 6, 5}), group_norm_backward_sample({6}, f, 1), 3, IntList{1, 1, 1}), "3 groups, weight"},
-      {sample_args(group_norm_backward_sample({2, 4, 3, 3}), Tensor(), 2, IntList{1, 1, 1}), "4-D, no weight"},
-      {sample_args(group_norm_backward_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast), group_norm_backward_sample({4}, f, 1), 4,
-                   IntList{1, 0, 0}),
+      {sample_args(group_norm_backward_sample({2, 6, 5}), group_norm_backward_sample({6}, f, 1), 3,
+                   IntList{1, 1, 1}),
+       "3 groups, weight"},
+      {sample_args(group_norm_backward_sample({2, 4, 3, 3}), Tensor(), 2, IntList{1, 1, 1}),
+       "4-D, no weight"},
+      {sample_args(group_norm_backward_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast),
+                   group_norm_backward_sample({4}, f, 1), 4, IntList{1, 0, 0}),
        "channels last, grad_input only"},
-      {sample_args(group_norm_backward_sample({3, 4, 40}), group_norm_backward_sample({4}, f, 1), 1, IntList{0, 1, 1}), "parameters only"},
-      {sample_args(group_norm_backward_sample({3, 4}, DType::Float64), group_norm_backward_sample({4}, DType::Float64, 1), 2, IntList{1, 1, 1}),
+      {sample_args(group_norm_backward_sample({3, 4, 40}), group_norm_backward_sample({4}, f, 1), 1,
+                   IntList{0, 1, 1}),
+       "parameters only"},
+      {sample_args(group_norm_backward_sample({3, 4}, DType::Float64),
+                   group_norm_backward_sample({4}, DType::Float64, 1), 2, IntList{1, 1, 1}),
        "float64"},
   };
 }
@@ -219,7 +227,8 @@ KILN_OP(
     "weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, "
     "Tensor)")
     .custom(DeviceType::CPU, group_norm_backward_cpu)
-    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack_group_norm_backward(a))); })
+    .custom(DeviceType::Meta,
+            [](const Stack& a) { return norm::meta_outputs(metas(unpack_group_norm_backward(a))); })
     .decomposition(group_norm_backward_decomposition)
     .tolerance(1e-4, 1e-5)
     .samples(group_norm_backward_samples);

@@ -4,6 +4,7 @@
 #include "ops/norm/norm_backward_common.h"
 #include "ops/norm/norm_kernels.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
@@ -12,7 +13,6 @@
 #include <kiln/ops/unary.h>
 
 #include <limits>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
@@ -150,23 +150,32 @@ std::vector<Sample> layer_norm_samples(bool native) {
   };
   Tensor shifted = add(layer_norm_sample({4, 37}, DType::Float32, 7), 100.0);
   std::vector<Sample> out{
-      {with_eps({layer_norm_sample({2, 3, 5}), IntList{5}, layer_norm_sample({5}, DType::Float32, 1), layer_norm_sample({5}, DType::Float32, 2)}),
+      {with_eps({layer_norm_sample({2, 3, 5}), IntList{5},
+                 layer_norm_sample({5}, DType::Float32, 1),
+                 layer_norm_sample({5}, DType::Float32, 2)}),
        "last dim, weight and bias"},
-      {with_eps({layer_norm_sample({2, 3, 5}), IntList{3, 5}, layer_norm_sample({3, 5}, DType::Float32, 1), IValue()}),
+      {with_eps({layer_norm_sample({2, 3, 5}), IntList{3, 5},
+                 layer_norm_sample({3, 5}, DType::Float32, 1), IValue()}),
        "two dims, weight only"},
-      {with_eps({layer_norm_sample({3, 70}), IntList{70}, IValue(), layer_norm_sample({70}, DType::Float32, 3)}, 1e-3),
+      {with_eps({layer_norm_sample({3, 70}), IntList{70}, IValue(),
+                 layer_norm_sample({70}, DType::Float32, 3)},
+                1e-3),
        "bias only, SIMD tail, eps"},
       {with_eps(
            {make_noncontiguous_sample({4, 6}, DType::Float32), IntList{6}, IValue(), IValue()}),
        "non-contiguous, no affine"},
       {with_eps({shifted, IntList{37}, IValue(), IValue()}), "rows with a large mean"},
-      {with_eps({layer_norm_sample({2, 4}, DType::Float64), IntList{4}, layer_norm_sample({4}, DType::Float64, 1),
+      {with_eps({layer_norm_sample({2, 4}, DType::Float64), IntList{4},
+                 layer_norm_sample({4}, DType::Float64, 1),
                  layer_norm_sample({4}, DType::Float64, 2)}),
        "float64"},
-      {with_eps({layer_norm_sample({3, 8}, DType::BFloat16), IntList{8}, layer_norm_sample({8}, DType::BFloat16, 1),
+      {with_eps({layer_norm_sample({3, 8}, DType::BFloat16), IntList{8},
+                 layer_norm_sample({8}, DType::BFloat16, 1),
                  layer_norm_sample({8}, DType::BFloat16, 2)}),
        "bfloat16"},
-      {with_eps({layer_norm_sample({0, 4}), IntList{4}, layer_norm_sample({4}, DType::Float32, 1), IValue()}), "empty batch"},
+      {with_eps({layer_norm_sample({0, 4}), IntList{4}, layer_norm_sample({4}, DType::Float32, 1),
+                 IValue()}),
+       "empty batch"},
       {with_eps({layer_norm_sample({7}), IntList{7}, IValue(), IValue()}), "1-D"},
   };
   if (!native) {
@@ -242,12 +251,19 @@ KILN_OP(
     .tolerance(1e-5, 1e-5)
     .samples([] {
       return std::vector<Sample>{
-          {{layer_norm_sample({2, 3, 5}), IntList{5}, layer_norm_sample({5}, DType::Float32, 1), 1e-6}, "weight, eps"},
+          {{layer_norm_sample({2, 3, 5}), IntList{5}, layer_norm_sample({5}, DType::Float32, 1),
+            1e-6},
+           "weight, eps"},
           {{layer_norm_sample({2, 3, 5}), IntList{3, 5}}, "two dims, defaults"},
-          {{layer_norm_sample({3, 70}), IntList{70}, layer_norm_sample({70}, DType::Float32, 1)}, "SIMD tail, default eps"},
+          {{layer_norm_sample({3, 70}), IntList{70}, layer_norm_sample({70}, DType::Float32, 1)},
+           "SIMD tail, default eps"},
           {{make_noncontiguous_sample({4, 6}, DType::Float32), IntList{6}}, "non-contiguous"},
-          {{layer_norm_sample({2, 4}, DType::Float64), IntList{4}, layer_norm_sample({4}, DType::Float64, 1)}, "float64"},
-          {{layer_norm_sample({3, 8}, DType::BFloat16), IntList{8}, layer_norm_sample({8}, DType::BFloat16, 1)}, "bfloat16"},
+          {{layer_norm_sample({2, 4}, DType::Float64), IntList{4},
+            layer_norm_sample({4}, DType::Float64, 1)},
+           "float64"},
+          {{layer_norm_sample({3, 8}, DType::BFloat16), IntList{8},
+            layer_norm_sample({8}, DType::BFloat16, 1)},
+           "bfloat16"},
           {{layer_norm_sample({0, 4}), IntList{4}}, "empty batch"},
           {{full({2, 4}, 1e-4), IntList{4}}, "tiny values: eps matters"},
       };

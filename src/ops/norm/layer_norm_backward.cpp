@@ -36,8 +36,8 @@ MaybeMetas metas(const LayerNormBackwardArgs& b) {
   norm::check_floating(b.input, kLayerNormBackward);
   const SymIntList sizes = b.input.sym_sizes();
   KILN_CHECK(b.grad_out.sym_sizes() == sizes,
-             "{}: expected grad_out of the input's shape {}, but got {}", kLayerNormBackward, shape_str(sizes),
-             shape_str(b.grad_out.sym_sizes()));
+             "{}: expected grad_out of the input's shape {}, but got {}", kLayerNormBackward,
+             shape_str(sizes), shape_str(b.grad_out.sym_sizes()));
   const int64_t k = static_cast<int64_t>(b.shape.size());
   bool trailing = k >= 1 && k <= b.input.dim();
   SymInt cols = 1;
@@ -50,8 +50,8 @@ MaybeMetas metas(const LayerNormBackwardArgs& b) {
              kLayerNormBackward, fmt::join(b.shape, ", "), shape_str(sizes));
   const SymInt rows = cols == 0 ? SymInt(0) : b.input.sym_numel() / cols;
   KILN_CHECK(b.mean.sym_numel() == rows && b.rstd.sym_numel() == rows,
-             "{}: expected mean and rstd of {} elements (one per row), but got {} and {}", kLayerNormBackward,
-             rows.str(), b.mean.sym_numel().str(), b.rstd.sym_numel().str());
+             "{}: expected mean and rstd of {} elements (one per row), but got {} and {}",
+             kLayerNormBackward, rows.str(), b.mean.sym_numel().str(), b.rstd.sym_numel().str());
   const Device dev = b.input.device();
   MaybeMetas m;
   if (b.mask[0]) m[0] = TensorMeta::contiguous(sizes.vec(), b.input.dtype(), dev);
@@ -154,20 +154,31 @@ Stack sample_args(const Tensor& input, IntList shape, const Tensor& weight, cons
 std::vector<Sample> layer_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(layer_norm_backward_sample({4, 37}), IntList{37}, layer_norm_backward_sample({37}, f, 1), layer_norm_backward_sample({37}, f, 2), IntList{1, 1, 1}),
+      {sample_args(layer_norm_backward_sample({4, 37}), IntList{37},
+                   layer_norm_backward_sample({37}, f, 1), layer_norm_backward_sample({37}, f, 2),
+                   IntList{1, 1, 1}),
        "weight and bias, SIMD tail"},
-      {sample_args(layer_norm_backward_sample({2, 3, 5}), IntList{3, 5}, layer_norm_backward_sample({3, 5}, f, 1), Tensor(), IntList{1, 1, 0}),
+      {sample_args(layer_norm_backward_sample({2, 3, 5}), IntList{3, 5},
+                   layer_norm_backward_sample({3, 5}, f, 1), Tensor(), IntList{1, 1, 0}),
        "two dims, weight only"},
-      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8}, Tensor(), Tensor(), IntList{1, 0, 0}), "no affine"},
-      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8}, layer_norm_backward_sample({8}, f, 1), layer_norm_backward_sample({8}, f, 2), IntList{0, 1, 1}),
+      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8}, Tensor(), Tensor(),
+                   IntList{1, 0, 0}),
+       "no affine"},
+      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8},
+                   layer_norm_backward_sample({8}, f, 1), layer_norm_backward_sample({8}, f, 2),
+                   IntList{0, 1, 1}),
        "parameters only"},
-      {sample_args(layer_norm_backward_sample({2, 3, 4}, DType::Float64), IntList{4}, layer_norm_backward_sample({4}, DType::Float64, 1),
+      {sample_args(layer_norm_backward_sample({2, 3, 4}, DType::Float64), IntList{4},
+                   layer_norm_backward_sample({4}, DType::Float64, 1),
                    layer_norm_backward_sample({4}, DType::Float64, 2), IntList{1, 1, 1}),
        "float64"},
-      {sample_args(layer_norm_backward_sample({3, 8}, DType::BFloat16), IntList{8}, layer_norm_backward_sample({8}, DType::BFloat16, 1),
+      {sample_args(layer_norm_backward_sample({3, 8}, DType::BFloat16), IntList{8},
+                   layer_norm_backward_sample({8}, DType::BFloat16, 1),
                    layer_norm_backward_sample({8}, DType::BFloat16, 2), IntList{1, 1, 1}),
        "bfloat16"},
-      {sample_args(layer_norm_backward_sample({0, 4}), IntList{4}, layer_norm_backward_sample({4}, f, 1), layer_norm_backward_sample({4}, f, 2), IntList{1, 1, 1}),
+      {sample_args(layer_norm_backward_sample({0, 4}), IntList{4},
+                   layer_norm_backward_sample({4}, f, 1), layer_norm_backward_sample({4}, f, 2),
+                   IntList{1, 1, 1}),
        "empty batch"},
   };
 }
@@ -179,7 +190,8 @@ KILN_OP(
     "mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, "
     "Tensor)")
     .custom(DeviceType::CPU, layer_norm_backward_cpu)
-    .custom(DeviceType::Meta, [](const Stack& a) { return norm::meta_outputs(metas(unpack_layer_norm_backward(a))); })
+    .custom(DeviceType::Meta,
+            [](const Stack& a) { return norm::meta_outputs(metas(unpack_layer_norm_backward(a))); })
     .decomposition(layer_norm_backward_decomposition)
     .tolerance(1e-4, 1e-5)
     .samples(layer_norm_backward_samples);

@@ -12,7 +12,6 @@
 namespace kiln::ops::norm {
 namespace {
 
-
 IValue mask3(bool a, bool b, bool c) {
   return IValue(std::vector<int64_t>{int64_t{a}, int64_t{b}, int64_t{c}});
 }

@@ -35,11 +35,15 @@ std::vector<Sample> avg_pool_samples() {
   return std::vector<Sample>{
       {{avg_pool_sample({2, 3, 6, 7}), L{2, 2}}, "2x2, default stride"},
       {{avg_pool_sample({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, padding counted"},
-      {{avg_pool_sample({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}, false, false}, "padding not counted"},
+      {{avg_pool_sample({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}, false, false},
+       "padding not counted"},
       {{avg_pool_sample({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, true}, "ceil_mode"},
-      {{avg_pool_sample({1, 2, 5, 5}), L{2, 2}, L{2, 2}, L{1, 1}, true, false}, "ceil_mode, no pad count"},
-      {{avg_pool_sample({1, 2, 5, 5}), L{3, 2}, L{2, 1}, L{1, 1}, false, true, 5}, "divisor_override"},
-      {{avg_pool_sample({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
+      {{avg_pool_sample({1, 2, 5, 5}), L{2, 2}, L{2, 2}, L{1, 1}, true, false},
+       "ceil_mode, no pad count"},
+      {{avg_pool_sample({1, 2, 5, 5}), L{3, 2}, L{2, 1}, L{1, 1}, false, true, 5},
+       "divisor_override"},
+      {{avg_pool_sample({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2},
+        L{1, 1}},
        "channels last"},
       {{make_noncontiguous_sample({2, 5, 6}, DType::Float32), L{2, 3}}, "non-contiguous"},
       {{avg_pool_sample({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
@@ -67,8 +71,8 @@ std::vector<Sample> avg_pool_backward_samples() {
     out.push_back(
         {{go, self, args[1], args[2], args[3], args[4], args[5], args[6]}, f.description});
   }
-  out.push_back({{avg_pool_sample({1, 2, 3, 3}), avg_pool_sample({1, 2, 4, 4}), IntList{2, 2}, IntList{2, 2}, IntList{0, 0},
-                  false, true, IValue()},
+  out.push_back({{avg_pool_sample({1, 2, 3, 3}), avg_pool_sample({1, 2, 4, 4}), IntList{2, 2},
+                  IntList{2, 2}, IntList{0, 0}, false, true, IValue()},
                  "grad_output of the wrong shape"});
   return out;
 }

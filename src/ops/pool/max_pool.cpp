@@ -35,8 +35,10 @@ std::vector<Sample> max_pool_samples() {
       {{max_pool_sample({3, 7, 7}), L{3, 3}, L{2, 2}, L{1, 1}}, "3-D, k3 s2 p1"},
       {{max_pool_sample({1, 2, 8, 9}), L{3, 2}, L{2, 1}, L{1, 0}, L{2, 1}}, "dilation"},
       {{max_pool_sample({1, 2, 6, 6}), L{3, 3}, L{2, 2}, L{1, 1}, L{1, 1}, true}, "ceil_mode"},
-      {{max_pool_sample({2, 2, 5, 5}), L{2, 2}, L{2, 2}, L{0, 0}, L{1, 1}, true}, "ceil_mode, partial window"},
-      {{max_pool_sample({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2}, L{1, 1}},
+      {{max_pool_sample({2, 2, 5, 5}), L{2, 2}, L{2, 2}, L{0, 0}, L{1, 1}, true},
+       "ceil_mode, partial window"},
+      {{max_pool_sample({2, 3, 6, 6}).contiguous(MemoryFormat::ChannelsLast), L{3, 3}, L{2, 2},
+        L{1, 1}},
        "channels last"},
       {{make_noncontiguous_sample({2, 5, 6}, DType::Float32), L{2, 3}}, "non-contiguous"},
       {{max_pool_sample({1, 4, 4}, DType::Float64), L{2, 2}}, "float64"},
@@ -68,8 +70,8 @@ std::vector<Sample> max_pool_backward_samples() {
   }
   const Tensor self = max_pool_sample({1, 2, 4, 4});
   const Tensor indices = std::get<1>(max_pool2d_with_indices(self, {2, 2}));
-  out.push_back({{max_pool_sample({1, 2, 3, 3}), self, IntList{2, 2}, IntList{2, 2}, IntList{0, 0}, IntList{1, 1},
-                  false, indices},
+  out.push_back({{max_pool_sample({1, 2, 3, 3}), self, IntList{2, 2}, IntList{2, 2}, IntList{0, 0},
+                  IntList{1, 1}, false, indices},
                  "grad_output of the wrong shape"});
   return out;
 }

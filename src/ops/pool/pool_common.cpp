@@ -1,10 +1,10 @@
 #include "ops/pool/pool_common.h"
+#include "ops/sizes_str.h"
 
 #include "ops/view/view_utils.h"
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 

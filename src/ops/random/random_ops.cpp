@@ -30,7 +30,6 @@ PhiloxStream reserve_stream(int64_t n, int words) {
   return {seed, offset};
 }
 
-
 void check_sizes(SymIntList sizes, const char* op) {
   for (const SymInt& s : sizes) {
     auto v = s.maybe_int();
@@ -212,7 +211,6 @@ std::vector<Tensor> inplace_meta(const Stack& args) { return {args[0].to_tensor(
 
 // ---- decompositions: draws through the rand/randn/randint.low prims (the same Philox counters
 // and offset advance as the kernels above), then elementwise math in float64 as the kernels ----
-
 
 // A draw of `prim` shaped like self, with the dtype/device arguments at args[1], args[2].
 std::vector<Tensor> like_draw(const Stack& args, const char* prim, const char* op) {

@@ -229,7 +229,6 @@ void scan_impl(const Stack& a, const Outs& out) {
 // ---- decompositions (into the sum, prod.dim_int, amax/amin, argmax/argmin and var_mean prims)
 // ----
 
-
 // sum in the kernel's compute dtype divided by the count, as the kernel does.
 std::vector<Tensor> mean_decomposition(const Stack& a) {
   const Tensor& self = a[0].to_tensor();

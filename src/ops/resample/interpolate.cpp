@@ -1,11 +1,12 @@
 // interpolate: torch.nn.functional.interpolate's argument handling (size vs scale_factor,
 // align_corners, recompute_scale_factor), then the .vec upsample op for the mode and rank, as
 // F.interpolate itself decomposes.
+#include "ops/sizes_str.h"
+
 #include <kiln/ops/registry.h>
 #include <kiln/ops/resample.h>
 
 #include <cmath>
-#include "ops/sizes_str.h"
 
 namespace kiln {
 

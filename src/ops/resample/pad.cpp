@@ -6,6 +6,7 @@
 #include "ops/indexing/strided_loop.h"
 #include "ops/resample/pad_common.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
@@ -13,7 +14,6 @@
 #include <kiln/ops/view.h>
 
 #include <algorithm>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 

@@ -5,11 +5,11 @@
 // differentiates and what the kernel is checked against.
 #include "ops/resample/pad_common.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 
 #include <kiln/core/parallel.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {

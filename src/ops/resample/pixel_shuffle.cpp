@@ -2,11 +2,11 @@
 // strided read of the input (remap_copy) into a view of the contiguous output.
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 
 #include <kiln/ops/registry.h>
 #include <kiln/ops/resample.h>
 #include <kiln/ops/view.h>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {

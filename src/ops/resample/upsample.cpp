@@ -7,6 +7,7 @@
 #include "ops/resample/upsample_common.h"
 #include "ops/resample/upsample_kernels.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 
 #include <kiln/core/memory_format.h>
 #include <kiln/ops/creation.h>
@@ -14,7 +15,6 @@
 #include <kiln/ops/resample.h>
 
 #include <cmath>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 

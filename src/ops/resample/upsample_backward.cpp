@@ -6,11 +6,11 @@
 #include "ops/indexing/index_grad.h"
 #include "ops/resample/upsample_common.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 
 #include <kiln/core/parallel.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {

@@ -4,13 +4,13 @@
 // comparisons (!(x >= v) / !(x > v)) so NaNs land where PyTorch puts them.
 #include "ops/indexing/strided_loop.h"
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 #include "ops/sort/sort_common.h"
 
 #include <kiln/core/parallel.h>
 #include <kiln/ops/creation.h>
 #include <kiln/ops/registry.h>
 #include <kiln/ops/sorting.h>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {

@@ -18,7 +18,6 @@ namespace {
 
 using namespace sorting;
 
-
 // Sorts every row of self along dim into values (may be undefined: argsort) and indices.
 template <typename T>
 void sort_rows(const Tensor& self, int64_t dim, bool desc, const Tensor& values,

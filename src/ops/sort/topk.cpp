@@ -18,7 +18,6 @@ namespace {
 
 using namespace sorting;
 
-
 template <typename T>
 void topk_rows(const Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted,
                const Tensor& values, const Tensor& indices) {

@@ -3,6 +3,7 @@
 // Custom ops that make their own outputs; on the meta device they refuse, as there is no data
 // to count.
 #include "ops/samples.h"
+#include "ops/sizes_str.h"
 #include "ops/sort/sort_common.h"
 
 #include <kiln/ops/creation.h>
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include "ops/sizes_str.h"
 
 namespace kiln::ops {
 namespace {
