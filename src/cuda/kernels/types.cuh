@@ -79,19 +79,6 @@ template <int K>
 __device__ __forceinline__ void offsets_of(int64_t i, const Geometry& g, const Offsets<K>& s,
                                            int64_t (&off)[K]) {
   for (int k = 0; k < K; ++k) off[k] = 0;
-  if (g.numel <= UINT32_MAX) {
-    // 32-bit division and remainder, several times cheaper than 64-bit ones (a software routine
-    // on the GPU): they made a strided copy of bert's attention tensors 30x slower than the
-    // memory allows. Every size and index fits when the element count does.
-    uint32_t j = static_cast<uint32_t>(i);
-    for (int d = g.ndim - 1; d >= 0; --d) {
-      const uint32_t size = static_cast<uint32_t>(g.sizes[d]);
-      const int64_t idx = j % size;
-      j /= size;
-      for (int k = 0; k < K; ++k) off[k] += idx * s.strides[k][d];
-    }
-    return;
-  }
   for (int d = g.ndim - 1; d >= 0; --d) {
     const int64_t idx = i % g.sizes[d];
     i /= g.sizes[d];
