@@ -92,7 +92,7 @@ KILN_OP("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None)
     .meta([](const Stack& args) {
       return std::vector<TensorMeta>{
           TensorMeta::contiguous({}, args[1].to_optional_dtype().value_or(default_float_dtype()),
-                                 args[2].is_none() ? Device::cpu() : args[2].to_device())};
+                                 args[2].to_device_or_cpu())};
     })
     .cpu([](const Stack& args, const std::vector<Tensor>& out) {
       fill_output(out[0], args[0].to_scalar());

@@ -199,14 +199,10 @@ KILN_OP("feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)")
 
 namespace kiln {
 
-namespace {
-const ops::OpDef& dropout_op(const char* name) { return ops::OpRegistry::instance().get(name); }
-}  // namespace
-
 std::pair<Tensor, Tensor> native_dropout(const Tensor& input, double p, bool train, Generator* gen,
                                          const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = dropout_op("native_dropout");
+  static const auto& op = ops::op_named("native_dropout");
   random_detail::GeneratorScope scope(gen);
   auto outs = ops::call(op, {input, p, train}, &loc);
   return {outs[0], outs[1]};
@@ -215,7 +211,7 @@ std::pair<Tensor, Tensor> native_dropout(const Tensor& input, double p, bool tra
 Tensor dropout(const Tensor& input, double p, bool train, Generator* gen,
                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = dropout_op("dropout");
+  static const auto& op = ops::op_named("dropout");
   random_detail::GeneratorScope scope(gen);
   return ops::call1(op, {input, p, train}, &loc);
 }
@@ -223,7 +219,7 @@ Tensor dropout(const Tensor& input, double p, bool train, Generator* gen,
 Tensor& dropout_(Tensor& input, double p, bool train, Generator* gen,
                  const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = dropout_op("dropout_");
+  static const auto& op = ops::op_named("dropout_");
   random_detail::GeneratorScope scope(gen);
   ops::call(op, {input, p, train}, &loc);
   return input;
@@ -232,7 +228,7 @@ Tensor& dropout_(Tensor& input, double p, bool train, Generator* gen,
 Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* gen,
                        const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = dropout_op("feature_dropout");
+  static const auto& op = ops::op_named("feature_dropout");
   random_detail::GeneratorScope scope(gen);
   return ops::call1(op, {input, p, train}, &loc);
 }
@@ -240,7 +236,7 @@ Tensor feature_dropout(const Tensor& input, double p, bool train, Generator* gen
 Tensor& feature_dropout_(Tensor& input, double p, bool train, Generator* gen,
                          const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = dropout_op("feature_dropout_");
+  static const auto& op = ops::op_named("feature_dropout_");
   random_detail::GeneratorScope scope(gen);
   ops::call(op, {input, p, train}, &loc);
   return input;

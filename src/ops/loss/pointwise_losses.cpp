@@ -454,28 +454,24 @@ KILN_OP("kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=
 
 namespace kiln {
 
-namespace {
-const ops::OpDef& loss_op(const char* name) { return ops::OpRegistry::instance().get(name); }
-}  // namespace
-
 Tensor mse_loss(const Tensor& input, const Tensor& target, ReductionArg reduction,
                 const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = loss_op("mse_loss");
+  static const auto& op = ops::op_named("mse_loss");
   return ops::call1(op, {input, target, ops::reduction_value(reduction)}, &loc);
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, ReductionArg reduction,
                const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = loss_op("l1_loss");
+  static const auto& op = ops::op_named("l1_loss");
   return ops::call1(op, {input, target, ops::reduction_value(reduction)}, &loc);
 }
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossOptions& options,
                       const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = loss_op("smooth_l1_loss");
+  static const auto& op = ops::op_named("smooth_l1_loss");
   return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.beta},
                     &loc);
 }
@@ -483,7 +479,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1L
 Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossOptions& options,
                   const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = loss_op("huber_loss");
+  static const auto& op = ops::op_named("huber_loss");
   return ops::call1(op, {input, target, ops::reduction_value(options.reduction), options.delta},
                     &loc);
 }
@@ -492,7 +488,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
                             const BinaryCrossEntropyOptions& options,
                             const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = loss_op("binary_cross_entropy");
+  static const auto& op = ops::op_named("binary_cross_entropy");
   return ops::call1(op,
                     {input, target, ops::optional_tensor(options.weight),
                      ops::reduction_value(options.reduction)},
@@ -503,7 +499,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const BinaryCrossEntropyWithLogitsOptions& options,
                                         const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = loss_op("binary_cross_entropy_with_logits");
+  static const auto& op = ops::op_named("binary_cross_entropy_with_logits");
   return ops::call1(
       op,
       {input, target, ops::optional_tensor(options.weight),
@@ -514,7 +510,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 Tensor kl_div(const Tensor& input, const Tensor& target, const KlDivOptions& options,
               const kiln::SourceLocation& loc) {
   ops::CallSiteScope call_site(&loc);
-  static const auto& op = loss_op("kl_div");
+  static const auto& op = ops::op_named("kl_div");
   return ops::call1(
       op, {input, target, ops::reduction_value(options.reduction), options.log_target}, &loc);
 }
