@@ -292,6 +292,14 @@ class Scheduler {
            facts_.known_eq(current_->outer[shared], k.ranges[shared])) {
       ++shared;
     }
+    // A pointwise kernel over the nest's leading loops alone (layer norm's rstd per row, beside
+    // the row's reductions) is computed once per iteration of them, with no loop of its own:
+    // its innermost loop need not stay a vector loop, which would cut the nest's shared loops.
+    if (k.kind == Kernel::Kind::Pointwise && shared == parallel &&
+        k.ranges.size() == parallel + 1 && shared < current_->outer.size() &&
+        facts_.known_eq(current_->outer[shared], k.ranges[shared])) {
+      ++shared;
+    }
     const Size iterations = product(Sizes(
         current_->outer.begin(), current_->outer.begin() + static_cast<std::ptrdiff_t>(shared)));
     // A heuristic: the example sizes decide.

@@ -152,6 +152,33 @@ TEST(CudaCodegen, OpInfoGraphsCompileWithNvrtc) {
   EXPECT_GT(batches.count(), 200u);
 }
 
+// Layer norm as training saves it (output, mean and rstd per row) over (batch, seq, hidden): one
+// kernel with a block per row (batch x seq), not per batch element (a block looping over a
+// hundred rows left most of the GPU idle: 16 blocks in BERT's eager layer norm).
+TEST(CudaCodegen, LayerNormWithStatisticsHasABlockPerRow) {
+  std::vector<inductor::CudaSource> sources;
+  auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
+                     const BackendContext&) -> CompiledGraph {
+    inductor::Program program = inductor::lower(graph, {.half_floats = true});
+    program.device = Device::cuda();
+    program = inductor::schedule(std::move(program), "ln");
+    sources.push_back(inductor::generate_cuda(program));
+    auto owned = std::make_shared<const graph::Graph>(graph.clone());
+    return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
+  };
+  CompileOptions options;
+  options.backend = aot::aot_autograd({.forward_compiler = capture, .decompose = true});
+  autograd::NoGradGuard no_grad;
+  auto f = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return native_layer_norm(x, {x.size(-1)}, w, b, 1e-5);
+  };
+  compile(f, options)(randn({4, 24, 96}), randn({96}), randn({96}));
+  ASSERT_EQ(sources.size(), 1u);
+  ASSERT_EQ(sources[0].launches.size(), 1u) << sources[0].text;
+  const inductor::CudaLaunch& launch = sources[0].launches.begin()->second;
+  EXPECT_EQ(launch.blocks.constant_value(), std::optional<int64_t>(4 * 24)) << sources[0].text;
+}
+
 // The disk cache of cubins: a second request is served from the file without compiling; a
 // truncated or corrupted file (its trailing content hash does not match) is reported on
 // perf_hints and rebuilt, and the rebuilt entry is whole again.

@@ -134,6 +134,31 @@ TEST(Inductor, SoftmaxAndLayerNormAreOneVectorizedLoopNestEach) {
   }
 }
 
+// Layer norm as training saves it (native_layer_norm: the output, and each row's mean and rstd)
+// over (batch, seq, hidden): the rows' statistics are computed in the same nest as the output,
+// whose parallel loop covers batch and sequence (both leading loops), not the batch alone: rstd
+// per row is a pointwise kernel with no loop of its own there.
+TEST(Inductor, LayerNormStatisticsShareTheRowsLoop) {
+  LogCapture logs("output_code");
+  auto body = [](const Tensor& x, const Tensor& w, const Tensor& b) {
+    return native_layer_norm(x, {x.size(-1)}, w, b, 1e-5);
+  };
+  auto f = compile(body, inductor());
+  manual_seed(12);
+  const Tensor x = randn({4, 24, 96}) * 2.0 + 1.0;
+  const Tensor w = randn({96});
+  const Tensor b = randn({96});
+  autograd::NoGradGuard no_grad;
+  const auto got = f(x, w, b);
+  const auto want = body(x, w, b);
+  EXPECT_TRUE(all_close(std::get<0>(got), std::get<0>(want), 1e-5, 1e-5));
+  EXPECT_TRUE(all_close(std::get<1>(got), std::get<1>(want), 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(std::get<2>(got), std::get<2>(want), 1e-5, 1e-6));
+  const std::string kernels = kernel_text(logs);
+  EXPECT_EQ(kernels_in(logs), 1u) << kernels;
+  EXPECT_EQ(occurrences(kernels, "#pragma omp parallel for collapse(2)"), 1u) << kernels;
+}
+
 // BENCHMARKS.md's pointwise workload: the compiled module calls the vector variants (GNU vector
 // ABI names, _ZGV...) of sincos, sin, cos, exp and tanh, so its loop vectorized (when the compiler
 // is g++; clang keeps scalar calls).
