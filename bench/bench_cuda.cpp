@@ -5,6 +5,8 @@
 // read of each input and one write of the output. bench/compare_torch_cuda.py measures PyTorch
 // eager and torch.compile on the same shapes. Without a GPU every benchmark is skipped.
 //   BM_copy/<bytes of the pointwise input>
+//   BM_permute_copy                 BERT's head split: (16, 128, 12, 64) made (16, 12, 128, 64)
+//                                   contiguous (a strided copy of 2^24 bytes)
 //   BM_pointwise_{eager,compiled}   y = sin(x)*cos(x) + exp(-x*x)*0.5 + tanh(x), 2^24 elements
 //   BM_softmax_{eager,compiled}     softmax over the last dim of (8192, 4096)
 //   BM_layernorm_{eager,compiled}   layer_norm over the last dim of (8192, 4096), weight and bias
@@ -51,6 +53,13 @@ void copy(benchmark::State& state) {
   const Tensor x = on_gpu({kPointwise}, 1);
   run(
       state, [&] { return x.clone(); }, 2 * x.nbytes());
+}
+
+void permute_copy(benchmark::State& state) {
+  if (!kiln::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  const Tensor x = on_gpu({16, 128, 12, 64}, 1);
+  run(
+      state, [&] { return x.transpose(1, 2).contiguous(); }, 2 * x.nbytes());
 }
 
 void pointwise_eager(benchmark::State& state) {
@@ -105,6 +114,7 @@ void layernorm_compiled(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(copy)->Name("BM_copy")->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(permute_copy)->Name("BM_permute_copy")->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(pointwise_eager)
     ->Name("BM_pointwise_eager")
     ->UseManualTime()
