@@ -1,6 +1,7 @@
 // Adam(W)'s single-pass update (adam_kernel.h) behind adam_update.h's step.
 #include "optim/adam_kernel.h"
 #include "optim/adam_update.h"
+#include "optim/device_updates.h"
 #include "optim/one_pass_update.h"
 
 #include <cmath>
@@ -11,8 +12,12 @@ cpu::KernelDispatch<AdamUpdateKernel> adam_update_kernels;
 
 bool fused_adam_step(Tensor& param, const Tensor& grad, AdamParamState& state, double lr,
                      const std::vector<double>& betas, double eps, double weight_decay,
-                     bool amsgrad, bool maximize, bool decoupled_weight_decay) {
-  if (amsgrad || !one_pass_applies({param, grad, state.exp_avg, state.exp_avg_sq})) return false;
+                     bool amsgrad, bool maximize, bool decoupled_weight_decay,
+                     PendingUpdates& pending) {
+  if (amsgrad) return false;
+  const std::optional<Device> device =
+      one_pass_device({param, grad, state.exp_avg, state.exp_avg_sq});
+  if (!device) return false;
   const double beta1 = betas[0], beta2 = betas[1];
   AdamUpdateArgs a;
   a.param = param.data_ptr<float>();
@@ -44,7 +49,13 @@ bool fused_adam_step(Tensor& param, const Tensor& grad, AdamParamState& state, d
   a.bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
   a.eps = static_cast<float>(eps);
   a.neg_step_size = static_cast<float>(-(lr / bias_correction1));
-  if (a.n > 0) adam_update_kernels(a);
+  if (a.n > 0) {
+    if (device->is_cpu()) {
+      adam_update_kernels(a);
+    } else {
+      pending.add(*device, a);
+    }
+  }
   param.impl()->bump_version();
   state.exp_avg.impl()->bump_version();
   state.exp_avg_sq.impl()->bump_version();

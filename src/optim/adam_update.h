@@ -8,6 +8,8 @@
 //   p -= lr / (1 - beta1^step) * m / (sqrt(v) / sqrt(1 - beta2^step) + eps)
 // with g negated when maximizing. The only temporary is the denominator (and the decayed
 // gradient for Adam with weight decay), as in PyTorch.
+#include "optim/device_updates.h"
+
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 #include <kiln/ops/binary.h>
@@ -51,23 +53,26 @@ void adam_options_validate(const Options& o, const char* who) {
   KILN_CHECK(o.weight_decay >= 0, "{}: Invalid weight_decay value: {}", who, o.weight_decay);
 }
 
-// The whole update in one pass (adam_kernel.h) where every tensor is dense float32 and no
-// running maximum is kept; false (nothing done) otherwise.
+// The whole update in one pass (adam_kernel.h on the CPU, done here; on another device added to
+// `pending`) where every tensor is dense float32 and no running maximum is kept; false (nothing
+// done) otherwise.
 bool fused_adam_step(Tensor& param, const Tensor& grad, AdamParamState& state, double lr,
                      const std::vector<double>& betas, double eps, double weight_decay,
-                     bool amsgrad, bool maximize, bool decoupled_weight_decay);
+                     bool amsgrad, bool maximize, bool decoupled_weight_decay,
+                     PendingUpdates& pending);
 
 template <class Options>
 bool fused_adam_step(Tensor& p, const Tensor& grad, AdamParamState& s, const Options& o,
-                     bool decoupled_weight_decay) {
+                     bool decoupled_weight_decay, PendingUpdates& pending) {
   return fused_adam_step(p, grad, s, o.lr, o.betas, o.eps, o.weight_decay, o.amsgrad, o.maximize,
-                         decoupled_weight_decay);
+                         decoupled_weight_decay, pending);
 }
 
 template <class Options>
 void adam_step(std::vector<std::vector<Tensor>>& params, const std::vector<Options>& options,
                std::vector<std::vector<AdamParamState>>& state, bool decoupled_weight_decay) {
   autograd::NoGradGuard no_grad;
+  PendingUpdates pending;  // parameters on GPUs: one launch per device, after the loop
   for (size_t g = 0; g < params.size(); ++g) {
     const Options& o = options[g];
     const double beta1 = o.betas[0], beta2 = o.betas[1];
@@ -83,7 +88,7 @@ void adam_step(std::vector<std::vector<Tensor>>& params, const std::vector<Optio
       }
       if (o.amsgrad && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = zeros_like(p);
       s.step += 1;
-      if (fused_adam_step(p, grad, s, o, decoupled_weight_decay)) continue;
+      if (fused_adam_step(p, grad, s, o, decoupled_weight_decay, pending)) continue;
 
       // d_sign * d is the gradient the moments see.
       Tensor d = grad;
@@ -117,6 +122,7 @@ void adam_step(std::vector<std::vector<Tensor>>& params, const std::vector<Optio
       p.addcdiv_(s.exp_avg, denom, -step_size);
     }
   }
+  pending.run();
 }
 
 }  // namespace kiln::optim::detail

@@ -4,6 +4,7 @@
 //   p -= lr * (nesterov ? d + momentum * buf : buf)      (p -= lr * d without momentum)
 // The sign of maximize is folded into the scalar factors where no weight decay forces a
 // temporary, so the common paths run in place without allocating.
+#include "optim/device_updates.h"
 #include "optim/one_pass_update.h"
 #include "optim/sgd_kernel.h"
 
@@ -19,10 +20,12 @@ cpu::KernelDispatch<SGDUpdateKernel> sgd_update_kernels;
 
 namespace {
 
-// The momentum update (an existing buffer) in one pass where one_pass_applies; false (nothing
-// done) otherwise.
-bool fused_momentum_step(Tensor& p, const Tensor& grad, Tensor& buf, const SGDOptions& o) {
-  if (!detail::one_pass_applies({p, grad, buf})) return false;
+// The momentum update (an existing buffer) in one pass where one_pass_device allows (done here
+// on the CPU, added to `pending` on another device); false (nothing done) otherwise.
+bool fused_momentum_step(Tensor& p, const Tensor& grad, Tensor& buf, const SGDOptions& o,
+                         detail::PendingUpdates& pending) {
+  const std::optional<Device> device = detail::one_pass_device({p, grad, buf});
+  if (!device) return false;
   detail::SGDUpdateArgs a;
   a.param = p.data_ptr<float>();
   a.grad = grad.data_ptr<float>();
@@ -41,7 +44,13 @@ bool fused_momentum_step(Tensor& p, const Tensor& grad, Tensor& buf, const SGDOp
   a.nesterov = o.nesterov;
   a.grad_step = static_cast<float>(-o.lr * d_sign);
   a.buf_step = static_cast<float>(o.nesterov ? -o.lr * o.momentum : -o.lr);
-  if (a.n > 0) detail::sgd_update_kernels(a);
+  if (a.n > 0) {
+    if (device->is_cpu()) {
+      detail::sgd_update_kernels(a);
+    } else {
+      pending.add(*device, a);
+    }
+  }
   p.impl()->bump_version();
   buf.impl()->bump_version();
   return true;
@@ -89,12 +98,18 @@ SGDParamState SGDParamState::from_map(const std::map<std::string, Tensor>& map, 
 
 void SGD::step() {
   autograd::NoGradGuard no_grad;
+  detail::PendingUpdates pending;  // parameters on GPUs: one launch per device, after the loop
   for (size_t g = 0; g < params_.size(); ++g) {
     const SGDOptions& o = options_[g];
     for (size_t i = 0; i < params_[g].size(); ++i) {
       Tensor& p = params_[g][i];
       const Tensor& grad = p.grad();
       if (!grad.defined()) continue;
+      Tensor& buf = state_[g][i].momentum_buffer;
+      // Before any temporary: the one-pass update decays the gradient itself.
+      if (o.momentum != 0 && buf.defined() && fused_momentum_step(p, grad, buf, o, pending)) {
+        continue;
+      }
       // d_sign * d is the (weight-decayed, maximize-negated) gradient.
       Tensor d = grad;
       double d_sign = o.maximize ? -1.0 : 1.0;
@@ -106,8 +121,6 @@ void SGD::step() {
         p.add_(d, -o.lr * d_sign);
         continue;
       }
-      Tensor& buf = state_[g][i].momentum_buffer;
-      if (buf.defined() && fused_momentum_step(p, grad, buf, o)) continue;
       if (!buf.defined()) {
         buf = d_sign > 0 ? d.clone() : d.neg();
       } else {
@@ -121,6 +134,7 @@ void SGD::step() {
       }
     }
   }
+  pending.run();
 }
 
 }  // namespace kiln::optim

@@ -1,0 +1,40 @@
+#include "optim/device_updates.h"
+
+#include <kiln/core/error.h>
+
+#include <array>
+
+namespace kiln::optim::detail {
+namespace {
+
+std::array<DeviceUpdates, kNumDeviceTypes>& registry() {
+  static std::array<DeviceUpdates, kNumDeviceTypes> updates{};
+  return updates;
+}
+
+const DeviceUpdates& updates_of(DeviceType type) {
+  return registry().at(static_cast<size_t>(type));
+}
+
+}  // namespace
+
+void set_device_updates(DeviceType type, DeviceUpdates updates) {
+  registry().at(static_cast<size_t>(type)) = updates;
+}
+
+bool has_device_updates(DeviceType type) {
+  const DeviceUpdates& u = updates_of(type);
+  return type == DeviceType::CPU || (u.adam != nullptr && u.sgd != nullptr);
+}
+
+void PendingUpdates::run() {
+  // Taken out first: a failing launch leaves nothing to run twice.
+  auto adam = std::move(adam_);
+  auto sgd = std::move(sgd_);
+  adam_.clear();
+  sgd_.clear();
+  for (const auto& [device, list] : adam) updates_of(device.type()).adam(device, list);
+  for (const auto& [device, list] : sgd) updates_of(device.type()).sgd(device, list);
+}
+
+}  // namespace kiln::optim::detail
