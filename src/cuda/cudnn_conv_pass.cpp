@@ -94,7 +94,8 @@ struct Candidate {
 // FFT and Winograd algorithms transform the data, and their rounding grows with the transform
 // and the values' range: resnet18's first convolution came out 3e-9 relative apart from the
 // CPU's in float64, and a 3x3 filter gradient 1e-4 apart in float32, where direct sums agree to
-// a few ulps. They are left out.
+// a few ulps. They are left out of the heuristic choice (the default); benchmark mode, which
+// asks for the fastest algorithm as PyTorch's does, times them with the others.
 bool transforms_data(cudnnConvolutionFwdAlgo_t a) {
   return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
@@ -114,14 +115,15 @@ bool transforms_data(cudnnConvolutionBwdFilterAlgo_t a) {
 
 // The answers that ran their checks (or timing runs) successfully and keep the precision asked
 // for: never a conversion of the data to a narrower type, no tensor cores for float32 unless
-// TF32 is allowed, no transform algorithms.
+// TF32 is allowed, transform algorithms only when timed.
 template <typename Perf>
-std::vector<Candidate> usable(const std::vector<Perf>& perf, int count, DType dtype, bool tf32) {
+std::vector<Candidate> usable(const std::vector<Perf>& perf, int count, DType dtype, bool tf32,
+                              bool timed) {
   std::vector<Candidate> out;
   for (int i = 0; i < count; ++i) {
     const Perf& r = perf[static_cast<size_t>(i)];
     if (r.status != CUDNN_STATUS_SUCCESS || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ||
-        transforms_data(r.algo))
+        (!timed && transforms_data(r.algo)))
       continue;
     if (dtype == DType::Float32 && !tf32 && r.mathType == CUDNN_TENSOR_OP_MATH) continue;
     out.push_back({static_cast<int>(r.algo), r.mathType});
@@ -144,7 +146,7 @@ std::vector<Candidate> candidates(ConvPass pass, cudnnHandle_t h, const Descript
                                                             d.y.get(), max, &count, perf.data())
                      : cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(),
                                                               d.y.get(), max, &count, perf.data());
-      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
+      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32, timed);
       break;
     }
     case ConvPass::BackwardData: {
@@ -155,7 +157,7 @@ std::vector<Candidate> candidates(ConvPass pass, cudnnHandle_t h, const Descript
                                                             d.x.get(), max, &count, perf.data())
                 : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(),
                                                               d.x.get(), max, &count, perf.data());
-      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
+      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32, timed);
       break;
     }
     case ConvPass::BackwardFilter: {
@@ -166,7 +168,7 @@ std::vector<Candidate> candidates(ConvPass pass, cudnnHandle_t h, const Descript
                                                               d.w.get(), max, &count, perf.data())
                 : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
                       h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), max, &count, perf.data());
-      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32);
+      if (status == CUDNN_STATUS_SUCCESS) return usable(perf, count, dtype, tf32, timed);
       break;
     }
   }

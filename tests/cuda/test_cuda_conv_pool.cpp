@@ -176,9 +176,21 @@ TEST(CudaConv, BenchmarkModeMatchesCpu) {
   REQUIRE_GPU();
   const SwitchGuard guard{kiln::cuda::set_cudnn_benchmark, kiln::cuda::cudnn_benchmark()};
   kiln::cuda::set_cudnn_benchmark(true);
+  // Timed choices may be FFT or Winograd algorithms (as with PyTorch's benchmark mode), whose
+  // rounding grows with the transform: within 1e-4 (float32) or 1e-12 (float64) of the sum of
+  // the products' magnitudes, where direct sums agree to a few ulps.
   uint64_t seed = 400;
-  for (const Conv& c : resnet_layers()) expect_forward_matches(c, DType::Float32, ++seed);
-  for (const Conv& c : conv_cases()) expect_forward_matches(c, DType::Float64, ++seed);
+  auto expect_close = [&](const Conv& c, DType dtype, double bound) {
+    SCOPED_TRACE(c.str() + " " + std::string(dtype_name(dtype)));
+    const ConvInputs in = inputs_of(c, dtype, ++seed);
+    const Tensor want = run_conv(c, in.x, in.w, in.b);
+    const Tensor got = run_conv(c, gpu(in.x), gpu(in.w), in.b.defined() ? gpu(in.b) : Tensor());
+    const Tensor bias = in.b.defined() ? in.b.abs() : Tensor();
+    const double scale = run_conv(c, in.x.abs(), in.w.abs(), bias).max().item<double>();
+    EXPECT_LE((cpu(got) - want).abs().max().item<double>(), bound * scale);
+  };
+  for (const Conv& c : resnet_layers()) expect_close(c, DType::Float32, 1e-4);
+  for (const Conv& c : conv_cases()) expect_close(c, DType::Float64, 1e-12);
 }
 
 // TF32 (PyTorch's default for convolutions) rounds the operands to 10-bit mantissas: the results
