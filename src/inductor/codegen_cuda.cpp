@@ -417,16 +417,29 @@ class KernelWriter {
       parts.push_back(std::move(l));
     }
     const size_t p = nest_.outer.size();
+    // Pointwise parts all over the same loops, with no local buffer, read only the element they
+    // compute (the scheduler's condition for fusing them): one thread per element, instead of a
+    // block per row whose last pass leaves threads idle (a row of 768 over 512 threads).
+    const bool same_loops =
+        nest_.locals.empty() && std::all_of(parts.begin(), parts.end(), [&](const Kernel& k) {
+          return program_.facts.known_eq(k.ranges, parts.front().ranges);
+        });
     const bool flat = std::all_of(parts.begin(), parts.end(), [&](const Kernel& k) {
-      return k.kind == Kernel::Kind::Pointwise && (p == 0 || k.ranges.size() == p);
+      return k.kind == Kernel::Kind::Pointwise && (p == 0 || k.ranges.size() == p || same_loops);
     });
     std::string text;
     if (flat) {
-      const Sizes& loops = p == 0 ? parts.front().ranges : nest_.outer;
+      const Sizes& loops = p == 0 || same_loops ? parts.front().ranges : nest_.outer;
       launch.threads = kFlatThreads;
       launch.blocks =
           symbolic::floordiv(product(loops) + Size(kFlatThreads - 1), Size(kFlatThreads));
       text = flat_kernel(parts, loops);
+    } else if (const std::optional<int> rows = column_rows(parts, p)) {
+      launch.threads = 32 * *rows;
+      threads_ = launch.threads;
+      launch.blocks = symbolic::floordiv(product(nest_.outer) + Size(31), Size(32));
+      text = column_kernel(parts, *rows, shared);
+      shared += int64_t{32} * *rows * 8;
     } else {
       // A lone reduction to one value has no shared loops: one block.
       launch.threads = block_threads(parts, p);
@@ -458,6 +471,89 @@ class KernelWriter {
     int threads = 32;
     while (threads < 512 && threads < most) threads *= 2;
     return threads;
+  }
+
+  // Rows of threads for the column form (a reduction whose shared loop walks the memory
+  // contiguously and whose reduction loop strides: a bias gradient, [rows, features].sum(0)), or
+  // nullopt for the block form. One block per iteration of the shared loops would have a warp
+  // read 32 rows of one column, each load a cache line of its own; the column form gives 32
+  // consecutive iterations to a warp's lanes (coalesced loads), and splits the reduction loop
+  // over up to 16 rows of threads. Every part has only the shared loops (a reduction to one
+  // value per iteration, or a pointwise value per iteration), and no local buffers.
+  std::optional<int> column_rows(const std::vector<Kernel>& parts, size_t p) const {
+    if (p == 0 || !nest_.locals.empty()) return std::nullopt;
+    int along = 0, across = 0;
+    int64_t longest = 1;
+    for (const Kernel& k : parts) {
+      if (k.ranges.size() != p) return std::nullopt;
+      if (k.kind != Kernel::Kind::Reduction) continue;
+      if (k.reduction_ranges.empty()) return std::nullopt;
+      longest = std::max(longest, program_.facts.hint(product(k.reduction_ranges)));
+      const auto outer_var = static_cast<int64_t>(p - 1);
+      const auto reduction_var = static_cast<int64_t>(p + k.reduction_ranges.size() - 1);
+      for_each_load(k.body, [&](const ExprNode& load) {
+        const std::optional<int64_t> o = linear_coefficient(load.index, outer_var);
+        const std::optional<int64_t> r = linear_coefficient(load.index, reduction_var);
+        if (r == std::optional<int64_t>(1)) {
+          ++along;
+        } else if (o == std::optional<int64_t>(1) && r != std::optional<int64_t>(0)) {
+          ++across;
+        }
+      });
+    }
+    if (across == 0 || across <= along) return std::nullopt;
+    int rows = 1;
+    while (rows < 16 && rows * 2 <= longest) rows *= 2;
+    return rows;
+  }
+
+  // The column form: a block takes tiles of 32 consecutive iterations of the shared loops (lane
+  // = iteration), its `rows` rows of threads splitting each reduction loop; the rows' partial
+  // results are combined in shared memory (`scratch_at`), in row order.
+  std::string column_kernel(const std::vector<Kernel>& parts, int rows, int64_t scratch_at) {
+    std::string indent = "  ";
+    const std::string total = size_cpp(product(nest_.outer));
+    std::string s = fmt::format(
+        "{0}const int64_t lane = threadIdx.x & 31, row = threadIdx.x >> 5;\n"
+        "{0}[[maybe_unused]] void* scratch = kiln_shared + {1};\n",
+        indent, scratch_at);
+    s += open_loop("tile", "blockIdx.x", fmt::format("({} + 31) / 32", total), "gridDim.x", indent);
+    s += fmt::format("{0}const int64_t o = tile * 32 + lane;\n{0}const bool active = o < {1};\n",
+                     indent, total);
+    s += unravel("o", 0, nest_.outer, indent);
+    for (const Kernel& k : parts) {
+      s += indent + "{\n";
+      std::string inner = indent + "  ";
+      if (k.kind == Kernel::Kind::Pointwise) {
+        s += inner + "if (active && row == 0) {\n" + computed_and_stored(k, inner + "  ") + inner +
+             "}\n";
+      } else {
+        const DeviceAccumulator acc(k.reduction, output_dtype_.at(k.output));
+        s += fmt::format("{}{} acc = {}({});\n", inner, acc.type, acc.type, acc.init);
+        s += inner + "if (active) {\n";
+        std::string loop = inner + "  ";
+        s += open_loop("r", "row", size_cpp(product(k.reduction_ranges)), std::to_string(rows),
+                       loop);
+        s += unravel("r", k.ranges.size(), k.reduction_ranges, loop);
+        ExprWriter w(names_, loop, counter_);
+        const std::string v = w.emit(k.body);
+        s += w.lines() + fmt::format("{}acc = {}()(acc, {});\n", loop, acc.combine,
+                                     converted(v, k.body->dtype, acc.dtype));
+        s += close_loop(loop);
+        s += inner + "}\n";
+        s += fmt::format("{0}{1}* partial = static_cast<{1}*>(scratch);\n", inner, acc.type);
+        s += inner + "partial[threadIdx.x] = acc;\n" + inner + "__syncthreads();\n";
+        s += inner + "if (row == 0) {\n";
+        s += fmt::format(
+            "{}  for (int k = 1; k < {}; ++k) acc = {}()(acc, partial[k * 32 + lane]);\n", inner,
+            rows, acc.combine);
+        s += inner + "  if (active) {\n" + store(k, "acc", acc.dtype, inner + "    ") + inner +
+             "  }\n";
+        s += inner + "}\n";
+      }
+      s += indent + "}\n" + indent + "__syncthreads();\n";
+    }
+    return s + close_loop(indent);
   }
 
   // `linear` unravelled into the variables first .. first + ranges.size() - 1 (row-major).

@@ -179,6 +179,36 @@ TEST(CudaCodegen, LayerNormWithStatisticsHasABlockPerRow) {
   EXPECT_EQ(launch.blocks.constant_value(), std::optional<int64_t>(4 * 24)) << sources[0].text;
 }
 
+// A bias gradient's sum over rows ([2048, 768].sum(0)) is a column-form kernel: a block per 32
+// features (24 blocks), a warp's lanes on consecutive features; a sum along the rows
+// ([768, 2048].sum(1)) keeps a block per row.
+TEST(CudaCodegen, SumsOverRowsTakeTheColumnForm) {
+  for (const bool over_rows : {true, false}) {
+    std::vector<inductor::CudaSource> sources;
+    auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
+                       const BackendContext&) -> CompiledGraph {
+      inductor::Program program = inductor::lower(graph, {.half_floats = true});
+      program.device = Device::cuda();
+      program = inductor::schedule(std::move(program), "sum");
+      sources.push_back(inductor::generate_cuda(program));
+      auto owned = std::make_shared<const graph::Graph>(graph.clone());
+      return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
+    };
+    CompileOptions options;
+    options.backend = aot::aot_autograd({.forward_compiler = capture, .decompose = true});
+    autograd::NoGradGuard no_grad;
+    auto f = [over_rows](const Tensor& x) { return over_rows ? x.sum(0) : x.sum(1); };
+    compile(f, options)(over_rows ? randn({2048, 768}) : randn({768, 2048}));
+    ASSERT_EQ(sources.size(), 1u);
+    ASSERT_EQ(sources[0].launches.size(), 1u) << sources[0].text;
+    const inductor::CudaLaunch& launch = sources[0].launches.begin()->second;
+    const bool column = sources[0].text.find("tile * 32 + lane") != std::string::npos;
+    EXPECT_EQ(column, over_rows) << sources[0].text;
+    EXPECT_EQ(launch.blocks.constant_value(), std::optional<int64_t>(over_rows ? 24 : 768))
+        << sources[0].text;
+  }
+}
+
 // The disk cache of cubins: a second request is served from the file without compiling; a
 // truncated or corrupted file (its trailing content hash does not match) is reported on
 // perf_hints and rebuilt, and the rebuilt entry is whole again.

@@ -126,6 +126,43 @@ void expect_gradients_match(const std::function<Tensor(const std::vector<Tensor>
   }
 }
 
+// Sums over rows (bias and layer-norm weight gradients: [rows, features].sum(0)) run in the
+// column form, 32 features to a warp: feature counts that are no multiple of 32, a leading
+// loop kept outside ([5, 33, 40].sum(1)), a per-feature epilogue in the same kernel, float64,
+// integers, and a NaN in one column.
+TEST(CudaInductor, ColumnReductionsMatchTheCpu) {
+  REQUIRE_GPU();
+  const Tensor x = sample({300, 70}, DType::Float32, 40), y = sample({300, 70}, DType::Float32, 41);
+  expect_compiled_on_gpu_matches_cpu(
+      [](const std::vector<Tensor>& in) {
+        const Tensor& a = in[0];
+        const Tensor& b = in[1];
+        return std::vector<Tensor>{a.sum(0), (a * b).sum(0) * 2 + a.sum(0), a.amax(0),
+                                   a.mean(0, true), (a - b).abs().amin(0)};
+      },
+      {x, y});
+  const Tensor z = sample({5, 33, 40}, DType::Float32, 42);
+  expect_compiled_on_gpu_matches_cpu(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{in[0].sum(1), in[0].var(1), in[0].sum({0, 1})};
+      },
+      {z});
+  const Tensor d = sample({2049, 65}, DType::Float64, 43);
+  const Tensor n = sample({1000, 33}, DType::Int64, 44);
+  expect_compiled_on_gpu_matches_cpu(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{in[0].sum(0), in[1].sum(0), in[1].amax(0)};
+      },
+      {d, n}, {}, 1e-12, 1e-12);
+  Tensor with_nan = sample({100, 40}, DType::Float32, 45);
+  with_nan.select(0, 57).select(0, 3).fill_(std::nan(""));
+  const std::vector<Tensor> got = expect_compiled_on_gpu_matches_cpu(
+      [](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].amax(0)}; }, {with_nan});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(std::isnan(got[0][3].item<float>()));
+  EXPECT_FALSE(std::isnan(got[0][4].item<float>()));
+}
+
 TEST(CudaInductor, SoftmaxAndLayerNormForwardAndBackward) {
   REQUIRE_GPU();
   const Tensor x = sample({24, 300}, DType::Float32, 9);
