@@ -30,6 +30,7 @@ Here, a check of the script itself on the CPU at tiny shapes:
 """
 import argparse
 import atexit
+import contextlib
 import datetime
 import gc
 import json
@@ -194,9 +195,16 @@ def to_device(m, device):
     return m
 
 
-def train_step(torch, m, mode):
+def autocast_region(torch, device, dtype):
+    """torch.autocast(device, dtype) for the forward pass, or a no-op without a dtype."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=getattr(torch, dtype))
+
+
+def train_step(torch, m, mode, autocast=lambda: contextlib.nullcontext()):
     """One training step: zero_grad, forward and loss (torch.compile'd together unless mode is
-    None), backward, optimizer step."""
+    None) under `autocast`, backward, optimizer step."""
     opt = m.optimizer(m.model.parameters())
 
     def forward_and_loss(inputs, target):
@@ -206,16 +214,17 @@ def train_step(torch, m, mode):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = run(m.inputs, m.target)
+        with autocast():
+            loss = run(m.inputs, m.target)
         loss.backward()
         opt.step()
         return loss
     return step
 
 
-def inference(torch, fn, grad_context):
+def inference(torch, fn, grad_context, autocast=lambda: contextlib.nullcontext()):
     def run():
-        with grad_context():
+        with grad_context(), autocast():
             return fn()
     return run
 
@@ -225,7 +234,7 @@ class GpuCase:
     callable running one iteration; the first call of each compiled variant is timed (it
     compiles there) and a variant that fails is recorded, not fatal."""
 
-    def __init__(self, torch, device, workload, phase, tiny, torch_modes):
+    def __init__(self, torch, device, workload, phase, tiny, torch_modes, autocast=None):
         self.torch, self.device = torch, device
         self.variants, self.errors, self.compile_s = {}, {}, {}
         torch.manual_seed(0)
@@ -245,17 +254,21 @@ class GpuCase:
         m = model_workload(torch, workload, tiny) if workload in BUILDERS else op_workload(
             torch, workload, tiny)
         to_device(m, device)
+        # The model workloads' forward passes under autocast, as kiln_bench --autocast.
+        region = (lambda: autocast_region(torch, device, autocast)) if workload in BUILDERS \
+            else (lambda: contextlib.nullcontext())
         if phase == "train":
             m.model.train()
-            self.variants["eager"] = train_step(torch, m, None)
+            self.variants["eager"] = train_step(torch, m, None, region)
             for mode in torch_modes:
-                self.add_compiled(mode, lambda mode=mode: train_step(torch, m, mode))
+                self.add_compiled(mode, lambda mode=mode: train_step(torch, m, mode, region))
             return
         m.model.eval()
-        self.variants["eager"] = inference(torch, m.infer_fn(m.model), torch.inference_mode)
+        self.variants["eager"] = inference(torch, m.infer_fn(m.model), torch.inference_mode,
+                                           region)
         for mode in torch_modes:
             self.add_compiled(mode, lambda mode=mode: inference(
-                torch, m.infer_fn(torch.compile(m.model, mode=mode)), torch.no_grad))
+                torch, m.infer_fn(torch.compile(m.model, mode=mode)), torch.no_grad, region))
 
     def synchronize(self):
         if self.device.type == "cuda":
@@ -309,7 +322,8 @@ def measure_case(torch, device, workload, phase, args, torch_modes):
     mode, errors per variant). A case that fails as a whole (out of memory, say) is reported
     as the eager variant's error."""
     try:
-        case = GpuCase(torch, device, workload, phase, args.shapes == "tiny", torch_modes)
+        case = GpuCase(torch, device, workload, phase, args.shapes == "tiny", torch_modes,
+                       None if args.autocast == "none" else args.autocast)
         ms, peak_mb = case.measure(args.repeats, args.min_time, args.iters)
         result = ms, peak_mb, case.compile_s, case.errors
     except Exception as error:  # reported in the table; the other cases go on
@@ -329,13 +343,15 @@ def measure_case(torch, device, workload, phase, args, torch_modes):
 
 # ---- merging with kiln_bench's JSON ----
 
-def kiln_row(kiln_rows, workload, phase, mode):
+def kiln_row(kiln_rows, workload, phase, mode, autocast):
+    want = None if autocast == "none" else autocast
     return next((r for r in kiln_rows if r.get("workload") == workload
-                 and r.get("phase") == phase and r.get("mode") == mode), None)
+                 and r.get("phase") == phase and r.get("mode") == mode
+                 and r.get("autocast") == want), None)
 
 
 def print_table(results, torch_modes):
-    header = (f"{'workload':<13} {'phase':<9} {'kiln eager':>10} {'kiln comp':>10} "
+    header = (f"{'workload':<13} {'phase':<18} {'kiln eager':>10} {'kiln comp':>10} "
               f"{'torch eager':>11}" + "".join(f" {'tc ' + m[:12]:>15}" for m in torch_modes)
               + f" {'kc/te':>6} {'kc/tc':>6} {'kiln cold s':>11} {'tc cold s':>9}  note")
     print(header)
@@ -349,7 +365,8 @@ def print_table(results, torch_modes):
         notes += [f"{n} failed: {e[:60]}" for n, e in row["torch_errors"].items()]
         first_mode = torch_modes[0] if torch_modes else None
         tc_cold = row["torch_compile_s"].get(first_mode)
-        print(f"{row['workload']:<13} {row['phase']:<9} {fmt_ms(row['kiln_eager_ms']):>10} "
+        phase = row["phase"] + (" " + row["autocast"] if row.get("autocast") else "")
+        print(f"{row['workload']:<13} {phase:<18} {fmt_ms(row['kiln_eager_ms']):>10} "
               f"{fmt_ms(row['kiln_compiled_ms']):>10} {fmt_ms(row['torch_eager_ms']):>11}"
               + "".join(f" {fmt_ms(row['torch_compile_ms'].get(m)):>15}" for m in torch_modes)
               + f" {fmt_ratio(row['kiln_over_torch_eager']):>6}"
@@ -374,6 +391,9 @@ def main():
     parser.add_argument("--device", default="cuda",
                         help="cuda; cpu only to check this script where no GPU is")
     parser.add_argument("--no-bandwidth", action="store_true", help="skip the bandwidth part")
+    parser.add_argument("--autocast", choices=["none", "bfloat16", "float16"], default="none",
+                        help="the model workloads' forward passes under torch.autocast; the "
+                        "others are skipped (as kiln_bench --autocast)")
     parser.add_argument("--json", help="write the (merged) results to this file")
     args = parser.parse_args()
 
@@ -408,24 +428,26 @@ def main():
               f"(measured on {kiln_machine.get('gpu')}, {kiln_machine.get('date')})")
     print(flush=True)
 
-    if not args.no_bandwidth and device.type == "cuda":
+    if not args.no_bandwidth and args.autocast == "none" and device.type == "cuda":
         print("== bandwidth: <workload> <variant> <median us> <GB/s> ==")
         bandwidth(torch, workloads)
         print(flush=True)
 
     cases = [(w, p) for w in workloads for p in phases
-             if p == "inference" or (p == "train" and w in TRAINED)]
+             if (p == "inference" or (p == "train" and w in TRAINED))
+             and (args.autocast == "none" or w in BUILDERS)]
     results = []
     for workload, phase in cases:
         print(f"[compare_torch_cuda] {workload} {phase}: building and compiling",
               file=sys.stderr, flush=True)
         ms, peak_mb, compile_s, errors = measure_case(torch, device, workload, phase, args,
                                                       torch_modes)
-        k = kiln_row(kiln_rows, workload, phase, args.kiln_mode) or {}
+        k = kiln_row(kiln_rows, workload, phase, args.kiln_mode, args.autocast) or {}
         tc = {n.split(":", 1)[1]: v for n, v in ms.items() if n.startswith("compile:")}
         best_tc, te, kc = min(tc.values(), default=None), ms.get("eager"), k.get("compiled_ms")
         results.append({
             "workload": workload, "phase": phase, "device": device.type,
+            "autocast": None if args.autocast == "none" else args.autocast,
             "kiln_mode": args.kiln_mode, "kiln_eager_ms": k.get("eager_ms"),
             "kiln_compiled_ms": kc, "kiln_compile_s_cold": k.get("compile_s_cold"),
             "kiln_max_rel_err": k.get("max_rel_err"), "kiln_matches": k.get("matches"),

@@ -41,7 +41,7 @@ const std::vector<std::string> kPhases = {"inference", "train"};
 
 struct Arguments {
   std::vector<std::string> workloads, modes = {"default"}, phases = kPhases;
-  std::string device = "cpu", backend = "inductor", shapes = "full";
+  std::string device = "cpu", backend = "inductor", shapes = "full", autocast = "none";
   int threads = 2, repeats = 5;
   std::optional<int> iters;
   double min_time = 0.5;
@@ -77,6 +77,9 @@ kiln::Device device(const Arguments& args) {
 RunOptions run_options(const Arguments& args) {
   RunOptions o;
   o.setup = {.shapes = args.shapes == "tiny" ? Shapes::tiny : Shapes::full, .device = device(args)};
+  if (args.autocast != "none") {
+    o.setup.autocast = args.autocast == "float16" ? kiln::DType::Float16 : kiln::DType::BFloat16;
+  }
   o.backend = args.backend;
   o.threads = args.threads;
   o.timing = {.iters = args.iters, .min_time_s = args.min_time, .repeats = args.repeats};
@@ -124,6 +127,12 @@ int run_suite(const Arguments& args, const std::vector<Case>& cases) {
         if (!args.quiet) {
           fmt::print(stderr, "kiln_bench: {} has no GPU shape in BENCHMARKS.md: skipped on cuda\n",
                      workload);
+        }
+        continue;
+      }
+      if (options.setup.autocast && !c->autocasts) {
+        if (!args.quiet) {
+          fmt::print(stderr, "kiln_bench: {} runs no model under autocast: skipped\n", workload);
         }
         continue;
       }
@@ -205,6 +214,10 @@ int main(int argc, char** argv) {
   app.add_option("--plot", args.plot, "draw a PNG bar chart of speedups to this file");
   app.add_option("--shapes", args.shapes, "full (BENCHMARKS.md) or tiny (smoke runs)")
       ->check(CLI::IsMember({"full", "tiny"}));
+  app.add_option("--autocast", args.autocast,
+                 "none (default), bfloat16 or float16: the model workloads' forward passes under "
+                 "kiln::autocast (as torch.autocast), the others skipped")
+      ->check(CLI::IsMember({"none", "bfloat16", "float16"}));
   app.add_flag("--quiet", args.quiet, "no progress on stderr");
   app.add_option("--internal-warm-compile", args.internal_warm_compile,
                  "(internal) time the first compiled call of WORKLOAD PHASE and exit")

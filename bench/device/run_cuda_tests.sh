@@ -167,21 +167,25 @@ bench() {
   echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
   # KILN_COMMIT: kiln_bench's JSON names the packed commit (there is no source tree here).
   export KILN_CACHE_DIR="$root/cache" KILN_COMMIT="$(cat "$root/KILN_COMMIT")"
-  if [[ -x "$root/bench_cuda" ]]; then
+  # KILN_BENCH_AUTOCAST=bfloat16 (or float16): the model workloads under autocast on both sides,
+  # without the float32 op micro-benchmarks.
+  local autocast="${KILN_BENCH_AUTOCAST:-none}"
+  if [[ -x "$root/bench_cuda" && "$autocast" == none ]]; then
     echo "== kiln (bench_cuda) =="
     LD_LIBRARY_PATH="$libs" "$root/bench_cuda" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
       --benchmark_min_time=0.2 "$@" 2>&1 | tee "$out/bench_cuda.log" || status=1
   fi
   # Every workload with a GPU shape (numpy has none), briefly: 3 batches of 0.1 s per side.
   local workloads="${KILN_BENCH_WORKLOADS:-pointwise,softmax,layernorm,matmul,mlp,resnet18,bert,gpt2,bert-dynamic,overhead}"
+  [[ "$autocast" == none ]] || workloads="${KILN_BENCH_WORKLOADS:-mlp,resnet18,bert,gpt2}"
   local timing=(--repeats 3 --min-time 0.1)
   echo "== kiln_bench --device cuda ($workloads) =="
   LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --device cuda --workload "$workloads" --threads "$(nproc)" \
-    "${timing[@]}" --json "$out/kiln_bench_cuda.json" 2>&1 | tee "$out/kiln_bench_cuda.log" || status=1
+    --autocast "$autocast" "${timing[@]}" --json "$out/kiln_bench_cuda.json" 2>&1 | tee "$out/kiln_bench_cuda.log" || status=1
   local merge=()
   [[ -f "$out/kiln_bench_cuda.json" ]] && merge=(--kiln-json "$out/kiln_bench_cuda.json")
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)') (compare_torch_cuda.py) =="
-  python3 "$root/compare_torch_cuda.py" --workloads "$workloads" "${timing[@]}" "${merge[@]}" \
+  python3 "$root/compare_torch_cuda.py" --workloads "$workloads" --autocast "$autocast" "${timing[@]}" "${merge[@]}" \
     --json "$out/compare_torch_cuda.json" 2>&1 | tee "$out/compare_torch_cuda.log" || status=1
   rm -rf "$root"
   return "$status"

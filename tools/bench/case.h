@@ -4,9 +4,11 @@
 // outputs can be compared and their times set side by side.
 #include <kiln/capture/compile.h>
 #include <kiln/core/device.h>
+#include <kiln/core/dtype.h>
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,9 @@ enum class Shapes { full, tiny };
 struct Setup {
   Shapes shapes = Shapes::full;
   kiln::Device device = kiln::kCPU;
+  // Forward passes (and losses) under kiln::autocast(device, dtype), as PyTorch's
+  // `with torch.autocast(...)`; the backward pass and the optimizer outside it.
+  std::optional<kiln::DType> autocast = std::nullopt;
 
   bool tiny() const { return shapes == Shapes::tiny; }
   bool on_gpu() const { return device.is_cuda(); }
@@ -56,6 +61,8 @@ struct Case {
   // False where BENCHMARKS.md gives the workload no GPU shape (numpy: it is measured against
   // numpy itself, on the CPU).
   bool runs_on_gpu = true;
+  // Whether Setup::autocast applies (the model workloads).
+  bool autocasts = false;
 };
 
 // The cases of BENCHMARKS.md in its order (op_cases.cpp, model_cases.cpp, bert_dynamic_case.cpp).

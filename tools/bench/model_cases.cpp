@@ -5,6 +5,7 @@
 #include <kiln/models/models.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -70,6 +71,12 @@ std::pair<Tensor, Tensor> placed_data(const ModelRecipe& recipe, const Setup& se
   return {place(data.first), place(data.second)};
 }
 
+// The setup's autocast region (none when it has no autocast dtype).
+std::optional<kiln::autocast> autocast_region(const Setup& setup) {
+  if (!setup.autocast) return std::nullopt;
+  return std::optional<kiln::autocast>(std::in_place, setup.device, *setup.autocast);
+}
+
 Step inference_step(const ModelRecipe& recipe, const kiln::CompileOptions& options,
                     const Setup& setup) {
   // Plain variables, not structured bindings: lambdas capture them (clang 14 cannot capture
@@ -80,12 +87,14 @@ Step inference_step(const ModelRecipe& recipe, const kiln::CompileOptions& optio
   plain->eval();
   Tensor input = placed_data(recipe, setup).first;
   auto compiled = kiln::compile(plain, options);
-  return {[eager, input] {
+  return {[eager, input, setup] {
             kiln::autograd::NoGradGuard no_grad;
+            const auto region = autocast_region(setup);
             return std::vector<Tensor>{eager->forward(input)};
           },
-          [compiled, input] {
+          [compiled, input, setup] {
             kiln::autograd::NoGradGuard no_grad;
+            const auto region = autocast_region(setup);
             return std::vector<Tensor>{(*compiled)(input)};
           }};
 }
@@ -94,10 +103,14 @@ Step inference_step(const ModelRecipe& recipe, const kiln::CompileOptions& optio
 // the first parameter after the step. Seeded, so that dropout draws the same masks on both sides.
 template <typename Run>
 std::vector<Tensor> train_step(const OptimizerPtr& optimizer, const Tensor& first_parameter,
-                               Run&& forward_and_loss) {
+                               const Setup& setup, Run&& forward_and_loss) {
   kiln::manual_seed(2);
   optimizer->zero_grad();
-  Tensor loss = forward_and_loss();
+  Tensor loss;
+  {
+    const auto region = autocast_region(setup);
+    loss = forward_and_loss();
+  }
   loss.backward();
   optimizer->step();
   return {loss.detach(), first_parameter.detach().clone()};
@@ -117,23 +130,29 @@ Step train_step_pair(const ModelRecipe& recipe, const kiln::CompileOptions& opti
   OptimizerPtr compiled_opt = recipe.optimizer(plain_model);
   Tensor eager_param = eager_model->parameters().front();
   Tensor compiled_param = plain_model->parameters().front();
-  return {
-      [=] {
-        return train_step(eager_opt, eager_param, [&] { return eager->forward(input, target); });
-      },
-      [=] {
-        return train_step(compiled_opt, compiled_param, [&] { return (*compiled)(input, target); });
-      }};
+  return {[=] {
+            return train_step(eager_opt, eager_param, setup,
+                              [&] { return eager->forward(input, target); });
+          },
+          [=] {
+            return train_step(compiled_opt, compiled_param, setup,
+                              [&] { return (*compiled)(input, target); });
+          }};
 }
 
 Case model_case(std::string workload, std::string phase, double tolerance, ModelRecipe recipe) {
   const bool train = phase == "train";
   return {
-      std::move(workload), std::move(phase), tolerance, false,
+      std::move(workload),
+      std::move(phase),
+      tolerance,
+      false,
       [recipe = std::move(recipe), train](const kiln::CompileOptions& options, const Setup& setup) {
         return train ? train_step_pair(recipe, options, setup)
                      : inference_step(recipe, options, setup);
-      }};
+      },
+      /*runs_on_gpu=*/true,
+      /*autocasts=*/true};
 }
 
 // ---- the models; inputs at BENCHMARKS.md's CPU or GPU shapes, or tiny ----

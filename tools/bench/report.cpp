@@ -29,6 +29,13 @@ std::string cell(const std::optional<size_t>& value) {
 }
 
 // What the table's last column says beside the figures.
+// The table's short name of an autocast dtype: "bf16", "fp16".
+std::string short_dtype(const std::string& dtype) {
+  if (dtype == "bfloat16") return "bf16";
+  if (dtype == "float16") return "fp16";
+  return dtype;
+}
+
 std::string note(const Result& r) {
   if (r.error) return "error: " + r.error->substr(0, r.error->find('\n'));
   std::string text = r.note.value_or("");
@@ -63,16 +70,17 @@ void print_table(const std::vector<Result>& results, const Machine& machine, std
   const auto row = [out](auto&&... cells) {
     fmt::print(
         out,
-        "{:<13} {:<9} {:<15} {:>9} {:>9} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} {:>9}  {}\n",
+        "{:<13} {:<14} {:<15} {:>9} {:>9} {:>7} {:>7} {:>7} {:>6} {:>6} {:>6} {:>8} {:>9}  {}\n",
         cells...);
   };
   row("workload", "phase", "mode", "eager ms", "comp ms", "speedup", "cold s", "warm s", "graphs",
       "breaks", "recomp", "peak MB", "rel err", "");
   for (const Result& r : results) {
-    row(r.workload, r.phase, r.mode.value_or("-"), cell(r.eager_ms), cell(r.compiled_ms),
-        cell(r.speedup, "{:.2f}x"), cell(r.compile_s_cold, "{:.3g}"),
-        cell(r.compile_s_warm, "{:.3g}"), cell(r.graphs), cell(r.graph_breaks), cell(r.recompiles),
-        cell(r.peak_mb, "{:.1f}"), cell(r.max_rel_err, "{:.1e}"), note(r));
+    row(r.workload, r.autocast ? r.phase + " " + short_dtype(*r.autocast) : r.phase,
+        r.mode.value_or("-"), cell(r.eager_ms), cell(r.compiled_ms), cell(r.speedup, "{:.2f}x"),
+        cell(r.compile_s_cold, "{:.3g}"), cell(r.compile_s_warm, "{:.3g}"), cell(r.graphs),
+        cell(r.graph_breaks), cell(r.recompiles), cell(r.peak_mb, "{:.1f}"),
+        cell(r.max_rel_err, "{:.1e}"), note(r));
   }
   for (const std::string& line : run_notes(results)) fmt::print(out, "note: {}\n", line);
 }
@@ -85,6 +93,7 @@ void write_json(const std::vector<Result>& results, const Machine& machine,
                     {"device", r.device},
                     {"phase", r.phase},
                     {"mode", or_null(r.mode)},
+                    {"autocast", or_null(r.autocast)},
                     {"eager_ms", or_null(r.eager_ms)},
                     {"compiled_ms", or_null(r.compiled_ms)},
                     {"speedup", or_null(r.speedup)},

@@ -10,7 +10,8 @@ namespace kiln_bench {
 
 struct Result {
   std::string workload, device = "cpu", phase;
-  std::optional<std::string> mode;  // unset: an eager-only row
+  std::optional<std::string> mode;      // unset: an eager-only row
+  std::optional<std::string> autocast;  // the autocast dtype ("bfloat16"), unset: none
   std::optional<double> eager_ms, compiled_ms, speedup;
   std::optional<double> compile_s_cold, compile_s_warm;
   std::optional<size_t> graphs, graph_breaks, recompiles;

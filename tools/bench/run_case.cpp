@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <kiln/kiln.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -17,6 +18,8 @@ namespace kiln_bench {
 namespace {
 
 constexpr std::string_view kWarmPrefix = "warm_compile_s=";
+// max_rel_err allowed under autocast (see run_case).
+constexpr double kAutocastTolerance = 5e-2;
 
 kiln::CompileOptions compile_options(const std::string& mode, const RunOptions& options) {
   return {.mode = mode, .backend = options.backend};
@@ -114,6 +117,12 @@ Result run_case(const Case& c, const std::string& mode, const RunOptions& option
   r.phase = c.phase;
   r.mode = mode;
   r.tolerance = c.tolerance;
+  if (options.setup.autocast) {
+    r.autocast = std::string(kiln::dtype_name(*options.setup.autocast));
+    // 16-bit rounding: eager rounds every op's result, compiled kernels keep float values between
+    // the ops they fuse; outputs then differ by a few 16-bit ulps (2^-8 each for bfloat16).
+    r.tolerance = std::max(r.tolerance, kAutocastTolerance);
+  }
   const Progress progress(c, mode, options.quiet);
   try {
     measure(c, mode, options, counter, progress, r);
@@ -146,6 +155,9 @@ std::vector<std::string> warm_compile_arguments(const Case& c, const std::string
           options.setup.tiny() ? "tiny" : "full",
           "--device",
           options.setup.on_gpu() ? "cuda" : "cpu",
+          "--autocast",
+          options.setup.autocast ? std::string(kiln::dtype_name(*options.setup.autocast))
+                                 : std::string("none"),
           "--quiet"};
 }
 
