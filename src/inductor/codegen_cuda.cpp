@@ -534,11 +534,7 @@ class KernelWriter {
         std::string loop = inner + "  ";
         s += open_loop("r", "row", size_cpp(product(k.reduction_ranges)), std::to_string(rows),
                        loop);
-        s += unravel("r", k.ranges.size(), k.reduction_ranges, loop);
-        ExprWriter w(names_, loop, counter_);
-        const std::string v = w.emit(k.body);
-        s += w.lines() + fmt::format("{}acc = {}()(acc, {});\n", loop, acc.combine,
-                                     converted(v, k.body->dtype, acc.dtype));
+        s += accumulated(k, acc, loop);
         s += close_loop(loop);
         s += inner + "}\n";
         s += fmt::format("{0}{1}* partial = static_cast<{1}*>(scratch);\n", inner, acc.type);
@@ -649,6 +645,18 @@ class KernelWriter {
     return s + store(k, "acc", acc.dtype, outer_indent);
   }
 
+  // Inside a loop over the reduction's linear index `r`: its variables, and the body's value
+  // combined into `acc`.
+  std::string accumulated(const Kernel& k, const DeviceAccumulator& acc,
+                          const std::string& indent) {
+    std::string s = unravel("r", k.ranges.size(), k.reduction_ranges, indent);
+    ExprWriter w(names_, indent, counter_);
+    const std::string v = w.emit(k.body);
+    return s + w.lines() +
+           fmt::format("{}acc = {}()(acc, {});\n", indent, acc.combine,
+                       converted(v, k.body->dtype, acc.dtype));
+  }
+
   // A reduction to one value per block: the reduction loops spread over the threads, the partial
   // results combined by kiln_block_reduce, stored by thread 0.
   std::string block_reduction(const Kernel& k, std::string indent) {
@@ -657,11 +665,7 @@ class KernelWriter {
     const std::string outer_indent = indent;
     s += open_loop("r", "threadIdx.x", size_cpp(product(k.reduction_ranges)), threads_text(),
                    indent);
-    s += unravel("r", k.ranges.size(), k.reduction_ranges, indent);
-    ExprWriter w(names_, indent, counter_);
-    const std::string v = w.emit(k.body);
-    s += w.lines() + fmt::format("{}acc = {}()(acc, {});\n", indent, acc.combine,
-                                 converted(v, k.body->dtype, acc.dtype));
+    s += accumulated(k, acc, indent);
     s += close_loop(indent);
     s += fmt::format("{0}acc = kiln_block_reduce(acc, {1}(), static_cast<{2}*>(scratch));\n",
                      outer_indent, acc.combine, acc.type);

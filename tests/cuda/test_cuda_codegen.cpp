@@ -152,27 +152,36 @@ TEST(CudaCodegen, OpInfoGraphsCompileWithNvrtc) {
   EXPECT_GT(batches.count(), 200u);
 }
 
-// Layer norm as training saves it (output, mean and rstd per row) over (batch, seq, hidden): one
-// kernel with a block per row (batch x seq), not per batch element (a block looping over a
-// hundred rows left most of the GPU idle: 16 blocks in BERT's eager layer norm).
-TEST(CudaCodegen, LayerNormWithStatisticsHasABlockPerRow) {
+// The CUDA sources of the forward graphs `f` compiles to, run on `inputs` (CPU tensors:
+// lowered and scheduled for cuda:0, generated, and interpreted on the CPU).
+template <typename F, typename... Inputs>
+std::vector<inductor::CudaSource> cuda_sources_of(F f, const Inputs&... inputs) {
   std::vector<inductor::CudaSource> sources;
   auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
-                     const BackendContext&) -> CompiledGraph {
+                     const BackendContext& context) -> CompiledGraph {
     inductor::Program program = inductor::lower(graph, {.half_floats = true});
     program.device = Device::cuda();
-    program = inductor::schedule(std::move(program), "ln");
+    program = inductor::schedule(std::move(program), context.graph_name);
     sources.push_back(inductor::generate_cuda(program));
     auto owned = std::make_shared<const graph::Graph>(graph.clone());
-    return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
+    return [owned](std::span<const Tensor> in) { return graph::interpret(*owned, in); };
   };
   CompileOptions options;
   options.backend = aot::aot_autograd({.forward_compiler = capture, .decompose = true});
   autograd::NoGradGuard no_grad;
+  compile(f, options)(inputs...);
+  return sources;
+}
+
+// Layer norm as training saves it (output, mean and rstd per row) over (batch, seq, hidden): one
+// kernel with a block per row (batch x seq), not per batch element (a block looping over a
+// hundred rows left most of the GPU idle: 16 blocks in BERT's eager layer norm).
+TEST(CudaCodegen, LayerNormWithStatisticsHasABlockPerRow) {
   auto f = [](const Tensor& x, const Tensor& w, const Tensor& b) {
     return native_layer_norm(x, {x.size(-1)}, w, b, 1e-5);
   };
-  compile(f, options)(randn({4, 24, 96}), randn({96}), randn({96}));
+  const std::vector<inductor::CudaSource> sources =
+      cuda_sources_of(f, randn({4, 24, 96}), randn({96}), randn({96}));
   ASSERT_EQ(sources.size(), 1u);
   ASSERT_EQ(sources[0].launches.size(), 1u) << sources[0].text;
   const inductor::CudaLaunch& launch = sources[0].launches.begin()->second;
@@ -184,21 +193,9 @@ TEST(CudaCodegen, LayerNormWithStatisticsHasABlockPerRow) {
 // ([768, 2048].sum(1)) keeps a block per row.
 TEST(CudaCodegen, SumsOverRowsTakeTheColumnForm) {
   for (const bool over_rows : {true, false}) {
-    std::vector<inductor::CudaSource> sources;
-    auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
-                       const BackendContext&) -> CompiledGraph {
-      inductor::Program program = inductor::lower(graph, {.half_floats = true});
-      program.device = Device::cuda();
-      program = inductor::schedule(std::move(program), "sum");
-      sources.push_back(inductor::generate_cuda(program));
-      auto owned = std::make_shared<const graph::Graph>(graph.clone());
-      return [owned](std::span<const Tensor> inputs) { return graph::interpret(*owned, inputs); };
-    };
-    CompileOptions options;
-    options.backend = aot::aot_autograd({.forward_compiler = capture, .decompose = true});
-    autograd::NoGradGuard no_grad;
     auto f = [over_rows](const Tensor& x) { return over_rows ? x.sum(0) : x.sum(1); };
-    compile(f, options)(over_rows ? randn({2048, 768}) : randn({768, 2048}));
+    const std::vector<inductor::CudaSource> sources =
+        cuda_sources_of(f, over_rows ? randn({2048, 768}) : randn({768, 2048}));
     ASSERT_EQ(sources.size(), 1u);
     ASSERT_EQ(sources[0].launches.size(), 1u) << sources[0].text;
     const inductor::CudaLaunch& launch = sources[0].launches.begin()->second;
