@@ -108,8 +108,9 @@ Tensor read_state_tensor(const std::map<std::string, Tensor>& map, const std::st
              "{}.load_state_dict: state '{}' has shape [{}] but its parameter has shape [{}]", who,
              key, fmt::join(t.sizes(), ", "), fmt::join(param.sizes(), ", "));
   autograd::NoGradGuard no_grad;
-  // A copy: the optimizer updates its state in place and must not write into the caller's dict.
-  return t.to(param.dtype(), /*copy=*/true).contiguous();
+  // A copy on the parameter's device, in its dtype (as PyTorch's load_state_dict casts state):
+  // the optimizer updates its state in place and must not write into the caller's dict.
+  return t.to(TensorOptions(param.dtype()).device(param.device()), /*copy=*/true).contiguous();
 }
 
 double read_step(const std::map<std::string, Tensor>& map, const char* who) {
