@@ -102,7 +102,9 @@ TEST(CudaOptimizers, MultiTensorStepsEqualTheCpu) {
     for (size_t i = 0; i < sizes.size(); ++i) {
       ASSERT_TRUE(on_gpu[i].is_cuda());
       for (const auto& [key, value] : gpu_opt->state_dict().state.at(static_cast<int64_t>(i))) {
-        if (value.dim() > 0) EXPECT_TRUE(value.is_cuda()) << key << " of parameter " << i;
+        if (value.dim() > 0) {
+          EXPECT_TRUE(value.is_cuda()) << key << " of parameter " << i;
+        }
       }
       EXPECT_TRUE(on_gpu[i].is_leaf() && on_gpu[i].requires_grad());
       EXPECT_TRUE(all_close(cpu(on_gpu[i]), on_cpu[i], rtol, atol)) << "parameter " << i;
