@@ -127,6 +127,8 @@ constexpr int kFlatThreads = 256;
 constexpr int64_t kSharedBytes = 48 * 1024;
 // Bytes of the reduction scratch: 32 values of at most 8 bytes.
 constexpr int64_t kScratchBytes = 32 * 8;
+// Iterations of the shared loops a column-form block takes (KernelWriter::column_rows).
+constexpr int kColumnTile = 8;
 
 bool is_half_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
@@ -435,11 +437,12 @@ class KernelWriter {
           symbolic::floordiv(product(loops) + Size(kFlatThreads - 1), Size(kFlatThreads));
       text = flat_kernel(parts, loops);
     } else if (const std::optional<int> rows = column_rows(parts, p)) {
-      launch.threads = 32 * *rows;
+      launch.threads = kColumnTile * *rows;
       threads_ = launch.threads;
-      launch.blocks = symbolic::floordiv(product(nest_.outer) + Size(31), Size(32));
+      launch.blocks =
+          symbolic::floordiv(product(nest_.outer) + Size(kColumnTile - 1), Size(kColumnTile));
       text = column_kernel(parts, *rows, shared);
-      shared += int64_t{32} * *rows * 8;
+      shared += int64_t{kColumnTile} * *rows * 8;
     } else {
       // A lone reduction to one value has no shared loops: one block.
       launch.threads = block_threads(parts, p);
@@ -476,10 +479,11 @@ class KernelWriter {
   // Rows of threads for the column form (a reduction whose shared loop walks the memory
   // contiguously and whose reduction loop strides: a bias gradient, [rows, features].sum(0)), or
   // nullopt for the block form. One block per iteration of the shared loops would have a warp
-  // read 32 rows of one column, each load a cache line of its own; the column form gives 32
-  // consecutive iterations to a warp's lanes (coalesced loads), and splits the reduction loop
-  // over up to 16 rows of threads. Every part has only the shared loops (a reduction to one
-  // value per iteration, or a pointwise value per iteration), and no local buffers.
+  // read 32 rows of one column, each load a sector of its own for 4 bytes; the column form gives
+  // kColumnTile consecutive iterations to a block (8 floats: one 32-byte sector per row, read
+  // whole), and splits the reduction loop over 4 to 64 rows of threads. Narrow tiles keep many
+  // blocks: [2048, 768].sum(0) runs on 96. Every part has only the shared loops (a reduction to
+  // one value per iteration, or a pointwise value per iteration), and no local buffers.
   std::optional<int> column_rows(const std::vector<Kernel>& parts, size_t p) const {
     if (p == 0 || !nest_.locals.empty()) return std::nullopt;
     int along = 0, across = 0;
@@ -502,24 +506,26 @@ class KernelWriter {
       });
     }
     if (across == 0 || across <= along) return std::nullopt;
-    int rows = 1;
-    while (rows < 16 && rows * 2 <= longest) rows *= 2;
+    int rows = 32 / kColumnTile;  // a warp at least
+    while (rows < 64 && rows * 2 <= longest) rows *= 2;
     return rows;
   }
 
-  // The column form: a block takes tiles of 32 consecutive iterations of the shared loops (lane
-  // = iteration), its `rows` rows of threads splitting each reduction loop; the rows' partial
-  // results are combined in shared memory (`scratch_at`), in row order.
+  // The column form: a block takes tiles of kColumnTile consecutive iterations of the shared
+  // loops (lane = iteration), its `rows` rows of threads splitting each reduction loop; the rows'
+  // partial results are combined in shared memory (`scratch_at`), in row order.
   std::string column_kernel(const std::vector<Kernel>& parts, int rows, int64_t scratch_at) {
     std::string indent = "  ";
     const std::string total = size_cpp(product(nest_.outer));
     std::string s = fmt::format(
-        "{0}const int64_t lane = threadIdx.x & 31, row = threadIdx.x >> 5;\n"
+        "{0}const int64_t lane = threadIdx.x % {2}, row = threadIdx.x / {2};\n"
         "{0}[[maybe_unused]] void* scratch = kiln_shared + {1};\n",
-        indent, scratch_at);
-    s += open_loop("tile", "blockIdx.x", fmt::format("({} + 31) / 32", total), "gridDim.x", indent);
-    s += fmt::format("{0}const int64_t o = tile * 32 + lane;\n{0}const bool active = o < {1};\n",
-                     indent, total);
+        indent, scratch_at, kColumnTile);
+    s += open_loop("tile", "blockIdx.x",
+                   fmt::format("({} + {}) / {}", total, kColumnTile - 1, kColumnTile), "gridDim.x",
+                   indent);
+    s += fmt::format("{0}const int64_t o = tile * {2} + lane;\n{0}const bool active = o < {1};\n",
+                     indent, total, kColumnTile);
     s += unravel("o", 0, nest_.outer, indent);
     for (const Kernel& k : parts) {
       s += indent + "{\n";
@@ -541,8 +547,8 @@ class KernelWriter {
         s += inner + "partial[threadIdx.x] = acc;\n" + inner + "__syncthreads();\n";
         s += inner + "if (row == 0) {\n";
         s += fmt::format(
-            "{}  for (int k = 1; k < {}; ++k) acc = {}()(acc, partial[k * 32 + lane]);\n", inner,
-            rows, acc.combine);
+            "{}  for (int k = 1; k < {}; ++k) acc = {}()(acc, partial[k * {} + lane]);\n", inner,
+            rows, acc.combine, kColumnTile);
         s += inner + "  if (active) {\n" + store(k, "acc", acc.dtype, inner + "    ") + inner +
              "  }\n";
         s += inner + "}\n";

@@ -188,8 +188,8 @@ TEST(CudaCodegen, LayerNormWithStatisticsHasABlockPerRow) {
   EXPECT_EQ(launch.blocks.constant_value(), std::optional<int64_t>(4 * 24)) << sources[0].text;
 }
 
-// A bias gradient's sum over rows ([2048, 768].sum(0)) is a column-form kernel: a block per 32
-// features (24 blocks), a warp's lanes on consecutive features; a sum along the rows
+// A bias gradient's sum over rows ([2048, 768].sum(0)) is a column-form kernel: a block per 8
+// features (96 blocks), its threads' lanes on consecutive features; a sum along the rows
 // ([768, 2048].sum(1)) keeps a block per row.
 TEST(CudaCodegen, SumsOverRowsTakeTheColumnForm) {
   for (const bool over_rows : {true, false}) {
@@ -199,9 +199,9 @@ TEST(CudaCodegen, SumsOverRowsTakeTheColumnForm) {
     ASSERT_EQ(sources.size(), 1u);
     ASSERT_EQ(sources[0].launches.size(), 1u) << sources[0].text;
     const inductor::CudaLaunch& launch = sources[0].launches.begin()->second;
-    const bool column = sources[0].text.find("tile * 32 + lane") != std::string::npos;
+    const bool column = sources[0].text.find("tile * 8 + lane") != std::string::npos;
     EXPECT_EQ(column, over_rows) << sources[0].text;
-    EXPECT_EQ(launch.blocks.constant_value(), std::optional<int64_t>(over_rows ? 24 : 768))
+    EXPECT_EQ(launch.blocks.constant_value(), std::optional<int64_t>(over_rows ? 96 : 768))
         << sources[0].text;
   }
 }

@@ -127,7 +127,7 @@ void expect_gradients_match(const std::function<Tensor(const std::vector<Tensor>
 }
 
 // Sums over rows (bias and layer-norm weight gradients: [rows, features].sum(0)) run in the
-// column form, 32 features to a warp: feature counts that are no multiple of 32, a leading
+// column form, 8 features to a block: feature counts that are no multiple of 8, a leading
 // loop kept outside ([5, 33, 40].sum(1)), a per-feature epilogue in the same kernel, float64,
 // integers, and a NaN in one column.
 TEST(CudaInductor, ColumnReductionsMatchTheCpu) {
