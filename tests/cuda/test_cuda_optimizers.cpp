@@ -99,9 +99,11 @@ TEST(CudaOptimizers, MultiTensorStepsEqualTheCpu) {
       }
     }
     const double rtol = c.one_pass ? 0 : 1e-6, atol = c.one_pass ? 0 : 1e-7;
+    // Held here: a range-for over a member of the temporary state dict would outlive it.
+    const optim::OptimizerState gpu_state = gpu_opt->state_dict();
     for (size_t i = 0; i < sizes.size(); ++i) {
       ASSERT_TRUE(on_gpu[i].is_cuda());
-      for (const auto& [key, value] : gpu_opt->state_dict().state.at(static_cast<int64_t>(i))) {
+      for (const auto& [key, value] : gpu_state.state.at(static_cast<int64_t>(i))) {
         if (value.dim() > 0) {
           EXPECT_TRUE(value.is_cuda()) << key << " of parameter " << i;
         }
@@ -109,7 +111,8 @@ TEST(CudaOptimizers, MultiTensorStepsEqualTheCpu) {
       EXPECT_TRUE(on_gpu[i].is_leaf() && on_gpu[i].requires_grad());
       EXPECT_TRUE(all_close(cpu(on_gpu[i]), on_cpu[i], rtol, atol)) << "parameter " << i;
     }
-    const optim::OptimizerState a = gpu_opt->state_dict(), b = cpu_opt->state_dict();
+    const optim::OptimizerState& a = gpu_state;
+    const optim::OptimizerState b = cpu_opt->state_dict();
     ASSERT_EQ(a.state.size(), b.state.size());
     for (const auto& [index, entries] : b.state) {
       for (const auto& [key, value] : entries) {
