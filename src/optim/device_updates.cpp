@@ -1,7 +1,5 @@
 #include "optim/device_updates.h"
 
-#include <kiln/core/error.h>
-
 #include <array>
 
 namespace kiln::optim::detail {
