@@ -49,13 +49,7 @@ bool fused_adam_step(Tensor& param, const Tensor& grad, AdamParamState& state, d
   a.bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
   a.eps = static_cast<float>(eps);
   a.neg_step_size = static_cast<float>(-(lr / bias_correction1));
-  if (a.n > 0) {
-    if (device->is_cpu()) {
-      adam_update_kernels(a);
-    } else {
-      pending.add(*device, a);
-    }
-  }
+  pending.add(*device, a);
   param.impl()->bump_version();
   state.exp_avg.impl()->bump_version();
   state.exp_avg_sq.impl()->bump_version();

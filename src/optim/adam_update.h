@@ -53,8 +53,8 @@ void adam_options_validate(const Options& o, const char* who) {
   KILN_CHECK(o.weight_decay >= 0, "{}: Invalid weight_decay value: {}", who, o.weight_decay);
 }
 
-// The whole update in one pass (adam_kernel.h on the CPU, done here; on another device added to
-// `pending`) where every tensor is dense float32 and no running maximum is kept; false (nothing
+// The whole update in one pass (added to `pending`, run at the end of the step: adam_kernel.h on
+// the CPU) where every tensor is dense float32 and no running maximum is kept; false (nothing
 // done) otherwise.
 bool fused_adam_step(Tensor& param, const Tensor& grad, AdamParamState& state, double lr,
                      const std::vector<double>& betas, double eps, double weight_decay,
@@ -72,7 +72,7 @@ template <class Options>
 void adam_step(std::vector<std::vector<Tensor>>& params, const std::vector<Options>& options,
                std::vector<std::vector<AdamParamState>>& state, bool decoupled_weight_decay) {
   autograd::NoGradGuard no_grad;
-  PendingUpdates pending;  // parameters on GPUs: one launch per device, after the loop
+  PendingUpdates pending;  // the one-pass updates, per device, after the loop
   for (size_t g = 0; g < params.size(); ++g) {
     const Options& o = options[g];
     const double beta1 = o.betas[0], beta2 = o.betas[1];

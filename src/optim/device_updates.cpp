@@ -1,5 +1,8 @@
 #include "optim/device_updates.h"
 
+#include "optim/adam_kernel.h"
+#include "optim/sgd_kernel.h"
+
 #include <array>
 
 namespace kiln::optim::detail {
@@ -9,6 +12,23 @@ std::array<DeviceUpdates, kNumDeviceTypes>& registry() {
   static std::array<DeviceUpdates, kNumDeviceTypes> updates{};
   return updates;
 }
+
+// The CPU's: each parameter through its one-pass kernel (parallel over its elements).
+void cpu_adam(Device, std::span<const AdamUpdateArgs> updates) {
+  for (const AdamUpdateArgs& a : updates) {
+    if (a.n > 0) adam_update_kernels(a);
+  }
+}
+void cpu_sgd(Device, std::span<const SGDUpdateArgs> updates) {
+  for (const SGDUpdateArgs& a : updates) {
+    if (a.n > 0) sgd_update_kernels(a);
+  }
+}
+
+[[maybe_unused]] const bool cpu_registered = [] {
+  set_device_updates(DeviceType::CPU, {.adam = &cpu_adam, .sgd = &cpu_sgd});
+  return true;
+}();
 
 const DeviceUpdates& updates_of(DeviceType type) {
   return registry().at(static_cast<size_t>(type));
@@ -22,7 +42,7 @@ void set_device_updates(DeviceType type, DeviceUpdates updates) {
 
 bool has_device_updates(DeviceType type) {
   const DeviceUpdates& u = updates_of(type);
-  return type == DeviceType::CPU || (u.adam != nullptr && u.sgd != nullptr);
+  return u.adam != nullptr && u.sgd != nullptr;
 }
 
 void PendingUpdates::run() {

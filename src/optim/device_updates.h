@@ -1,9 +1,9 @@
 #pragma once
-// The one-pass optimizer updates on devices other than the CPU: every parameter of a step in one
-// launch (torch.optim's foreach/fused paths on a GPU) instead of eight elementwise ops per
-// parameter, each a launch of its own. A device layer registers its functions (src/cuda does for
-// CUDA); an optimizer collects a step's updates per device in PendingUpdates and runs them at the
-// end of the step. The CPU runs adam_kernel.h / sgd_kernel.h per parameter instead.
+// The one-pass optimizer updates per device: an optimizer collects a step's updates per device in
+// PendingUpdates and runs them at the end of the step, each device's in one call. The CPU's run
+// adam_kernel.h / sgd_kernel.h per parameter (registered in device_updates.cpp); a device layer
+// registers its own (src/cuda: every parameter in a few launches, as torch.optim's foreach path,
+// instead of eight elementwise ops per parameter, each a launch of its own).
 #include "optim/update_args.h"
 
 #include <kiln/core/device.h>
@@ -21,12 +21,12 @@ struct DeviceUpdates {
   void (*sgd)(Device device, std::span<const SGDUpdateArgs> updates) = nullptr;
 };
 
-// The registry, filled during static initialization by the device layers.
+// The registry, filled during static initialization (the CPU's here, others by their layers).
 void set_device_updates(DeviceType type, DeviceUpdates updates);
-// Whether `type` has one-pass updates (the CPU always has).
+// Whether `type` has one-pass updates.
 bool has_device_updates(DeviceType type);
 
-// A step's updates of parameters on non-CPU devices, run by run() per device.
+// A step's updates, run by run() per device.
 class PendingUpdates {
  public:
   void add(Device device, const AdamUpdateArgs& a) { group(adam_, device).push_back(a); }

@@ -20,8 +20,8 @@ cpu::KernelDispatch<SGDUpdateKernel> sgd_update_kernels;
 
 namespace {
 
-// The momentum update (an existing buffer) in one pass where one_pass_device allows (done here
-// on the CPU, added to `pending` on another device); false (nothing done) otherwise.
+// The momentum update (an existing buffer) in one pass where one_pass_device allows (added to
+// `pending`, run at the end of the step); false (nothing done) otherwise.
 bool fused_momentum_step(Tensor& p, const Tensor& grad, Tensor& buf, const SGDOptions& o,
                          detail::PendingUpdates& pending) {
   const std::optional<Device> device = detail::one_pass_device({p, grad, buf});
@@ -44,13 +44,7 @@ bool fused_momentum_step(Tensor& p, const Tensor& grad, Tensor& buf, const SGDOp
   a.nesterov = o.nesterov;
   a.grad_step = static_cast<float>(-o.lr * d_sign);
   a.buf_step = static_cast<float>(o.nesterov ? -o.lr * o.momentum : -o.lr);
-  if (a.n > 0) {
-    if (device->is_cpu()) {
-      detail::sgd_update_kernels(a);
-    } else {
-      pending.add(*device, a);
-    }
-  }
+  pending.add(*device, a);
   p.impl()->bump_version();
   buf.impl()->bump_version();
   return true;
@@ -98,7 +92,7 @@ SGDParamState SGDParamState::from_map(const std::map<std::string, Tensor>& map, 
 
 void SGD::step() {
   autograd::NoGradGuard no_grad;
-  detail::PendingUpdates pending;  // parameters on GPUs: one launch per device, after the loop
+  detail::PendingUpdates pending;  // the one-pass updates, per device, after the loop
   for (size_t g = 0; g < params_.size(); ++g) {
     const SGDOptions& o = options_[g];
     for (size_t i = 0; i < params_[g].size(); ++i) {

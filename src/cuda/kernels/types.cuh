@@ -75,35 +75,34 @@ struct Offsets {
   int64_t strides[K][kMaxDims];
 };
 
-// Element offsets of operand k (of K) for the linear index i over g. The loop over the dims is
-// unrolled to kMaxDims with constant indices: a loop bounded by g.ndim indexes the parameter
-// arrays at run time, which makes the compiler copy them (hundreds of bytes) into each thread's
-// local memory (BERT's head split ran at 1/30 of the memory's speed). Below 2^32 elements the
-// divisions are 32-bit ones (64-bit division is a software routine on the GPU).
-template <int K>
-__device__ __forceinline__ void offsets_of(int64_t i, const Geometry& g, const Offsets<K>& s,
+// Element offsets of operand k (of K) for the linear index i over g, dividing in `Index`. The
+// loop over the dims is unrolled to kMaxDims with constant indices: a loop bounded by g.ndim
+// indexes the parameter arrays at run time, which makes the compiler copy them (hundreds of
+// bytes) into each thread's local memory (BERT's head split ran at 1/30 of the memory's speed).
+template <typename Index, int K>
+__device__ __forceinline__ void offsets_in(Index rest, const Geometry& g, const Offsets<K>& s,
                                            int64_t (&off)[K]) {
   for (int k = 0; k < K; ++k) off[k] = 0;
-  if (g.numel <= int64_t{0xffffffff}) {
-    auto rest = static_cast<uint32_t>(i);
-#pragma unroll
-    for (int d = kMaxDims - 1; d >= 0; --d) {
-      if (d >= g.ndim) continue;
-      const auto size = static_cast<uint32_t>(g.sizes[d]);
-      const uint32_t idx = rest % size;
-      rest /= size;
-#pragma unroll
-      for (int k = 0; k < K; ++k) off[k] += static_cast<int64_t>(idx) * s.strides[k][d];
-    }
-    return;
-  }
 #pragma unroll
   for (int d = kMaxDims - 1; d >= 0; --d) {
     if (d >= g.ndim) continue;
-    const int64_t idx = i % g.sizes[d];
-    i /= g.sizes[d];
+    const auto size = static_cast<Index>(g.sizes[d]);
+    const Index idx = rest % size;
+    rest /= size;
 #pragma unroll
-    for (int k = 0; k < K; ++k) off[k] += idx * s.strides[k][d];
+    for (int k = 0; k < K; ++k) off[k] += static_cast<int64_t>(idx) * s.strides[k][d];
+  }
+}
+
+// The same, in 32-bit divisions below 2^32 elements (64-bit division is a software routine on
+// the GPU).
+template <int K>
+__device__ __forceinline__ void offsets_of(int64_t i, const Geometry& g, const Offsets<K>& s,
+                                           int64_t (&off)[K]) {
+  if (g.numel <= int64_t{0xffffffff}) {
+    offsets_in<uint32_t, K>(static_cast<uint32_t>(i), g, s, off);
+  } else {
+    offsets_in<int64_t, K>(i, g, s, off);
   }
 }
 
