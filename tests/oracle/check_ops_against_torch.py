@@ -76,6 +76,15 @@ def as_tensors(positional):
     return out
 
 
+def upcast(value):
+    """A 16-bit float tensor (or list of them) as float64; anything else unchanged."""
+    if isinstance(value, torch.Tensor) and value.dtype in HALF_TOL:
+        return value.to(torch.float64)
+    if isinstance(value, list):
+        return [upcast(v) for v in value]
+    return value
+
+
 def compare(kiln_out, torch_out, rtol, atol, values=True):
     dtype = DTYPES[kiln_out["dtype"]]
     if torch_out.dtype != dtype:
@@ -116,7 +125,7 @@ def main():
         with open(path) as f:
             records = json.load(f)
 
-    failures, skipped, compared = [], set(), 0
+    failures, skipped, compared, rounded_differently = [], set(), 0, set()
     ops_seen = set()
     for r in records:
         name = r["op"]
@@ -155,6 +164,7 @@ def main():
         if len(outs) != len(r["outputs"]):
             failures.append(f"{where}: {len(r['outputs'])} outputs, torch gave {len(outs)}")
             continue
+        exact = None  # the op on the 16-bit inputs in float64, rounded back (computed when needed)
         for i, (k, t) in enumerate(zip(r["outputs"], outs)):
             # Backward ops return None for the outputs their output_mask leaves out.
             if k.get("kind") == "none" or t is None:
@@ -162,6 +172,21 @@ def main():
                     failures.append(f"{where} output {i}: kiln {k.get('kind')}, torch {type(t).__name__}")
                 continue
             problem = compare(k, t, r["rtol"], r["atol"], values=name not in UNSPECIFIED)
+            if problem and isinstance(t, torch.Tensor) and t.dtype in HALF_TOL:
+                # 16-bit kernels round intermediates differently between libraries and versions
+                # (PyTorch 2.15's bfloat16 convolution_backward is 0.1 off a float64 computation
+                # where kiln is within one rounding): the float64 computation rounded to the
+                # output dtype is the reference then.
+                if exact is None:
+                    try:
+                        exact = packet(*upcast(positional), **{n: upcast(v) for n, v in kwargs.items()})
+                        exact = list(exact) if isinstance(exact, (tuple, list)) else [exact]
+                    except Exception:  # noqa: BLE001 - no float64 version: torch's stands
+                        exact = []
+                if i < len(exact) and isinstance(exact[i], torch.Tensor):
+                    if compare(k, exact[i].to(t.dtype), r["rtol"], r["atol"]) is None:
+                        problem = None
+                        rounded_differently.add(name)
             if problem:
                 failures.append(f"{where} output {i}: {problem}")
         compared += 1
@@ -169,6 +194,9 @@ def main():
     print(f"PyTorch {torch.__version__} as oracle: {compared} samples of {len(ops_seen)} ops compared")
     if skipped:
         print(f"not in aten, skipped: {', '.join(sorted(skipped))}")
+    if rounded_differently:
+        print("16-bit results within tolerance of the float64 computation, not of torch's own "
+              f"16-bit kernels: {', '.join(sorted(rounded_differently))}")
     for f in failures:
         print("MISMATCH", f)
     print(f"{compared - len(failures)} passed, {len(failures)} failed")

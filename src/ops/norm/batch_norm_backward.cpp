@@ -71,14 +71,6 @@ MaybeMetas metas(const BatchNormBackwardArgs& b) {
   return m;
 }
 
-std::vector<double> doubles(const Tensor& t, int64_t n, double fallback) {
-  std::vector<double> out(static_cast<size_t>(n), fallback);
-  if (!t.defined()) return out;
-  const Tensor d = norm::contiguous_as(t, DType::Float64);
-  for (int64_t i = 0; i < n; ++i) out[i] = d.data_ptr<double>()[i];
-  return out;
-}
-
 using norm::assign;
 
 Outs batch_norm_backward_cpu(const Stack& a) {
@@ -95,14 +87,14 @@ Outs batch_norm_backward_cpu(const Stack& a) {
 
   std::vector<double> mean, invstd;
   if (b.train) {
-    mean = doubles(b.save_mean, C, 0.0);
-    invstd = doubles(b.save_invstd, C, 1.0);
+    mean = norm::as_doubles(b.save_mean, C, 0.0);
+    invstd = norm::as_doubles(b.save_invstd, C, 1.0);
   } else {
-    mean = doubles(b.running_mean, C, 0.0);
-    invstd = doubles(b.running_var, C, 1.0);
+    mean = norm::as_doubles(b.running_mean, C, 0.0);
+    invstd = norm::as_doubles(b.running_var, C, 1.0);
     for (double& v : invstd) v = 1.0 / std::sqrt(v + b.eps);
   }
-  const std::vector<double> w = doubles(b.weight, C, 1.0);
+  const std::vector<double> w = norm::as_doubles(b.weight, C, 1.0);
   const bool need_sums = b.mask[1] || b.mask[2] || (b.mask[0] && b.train);
   std::vector<double> sum_dy(static_cast<size_t>(C), 0.0), sum_dy_xmu(static_cast<size_t>(C), 0.0);
   auto layout = [&](auto& k) {
@@ -204,7 +196,8 @@ Tensor batch_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, u
   return make_sample(sizes, dtype, low, 2.0, seed);
 }
 
-Stack sample_args(const Tensor& input, const Tensor& weight, bool train, IntList mask) {
+Stack batch_norm_backward_args(const Tensor& input, const Tensor& weight, bool train,
+                               IntList mask) {
   const int64_t C = input.size(1);
   const DType pd = weight.defined() ? weight.dtype() : input.dtype();
   Tensor rm = batch_norm_backward_sample({C}, pd, 3),
@@ -227,29 +220,32 @@ Stack sample_args(const Tensor& input, const Tensor& weight, bool train, IntList
 std::vector<Sample> batch_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1),
-                   true, IntList{1, 1, 1}),
+      {batch_norm_backward_args(batch_norm_backward_sample({4, 3, 5}),
+                                batch_norm_backward_sample({3}, f, 1), true, IntList{1, 1, 1}),
        "training, weight"},
-      {sample_args(batch_norm_backward_sample({4, 3, 5}), batch_norm_backward_sample({3}, f, 1),
-                   false, IntList{1, 1, 1}),
+      {batch_norm_backward_args(batch_norm_backward_sample({4, 3, 5}),
+                                batch_norm_backward_sample({3}, f, 1), false, IntList{1, 1, 1}),
        "evaluation"},
-      {sample_args(batch_norm_backward_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast),
-                   Tensor(), true, IntList{1, 1, 1}),
+      {batch_norm_backward_args(
+           batch_norm_backward_sample({2, 3, 4, 5}).contiguous(MemoryFormat::ChannelsLast),
+           Tensor(), true, IntList{1, 1, 1}),
        "channels last, no weight"},
-      {sample_args(batch_norm_backward_sample({2, 19, 3, 3}).contiguous(MemoryFormat::ChannelsLast),
-                   batch_norm_backward_sample({19}, f, 1), false, IntList{1, 0, 0}),
+      {batch_norm_backward_args(
+           batch_norm_backward_sample({2, 19, 3, 3}).contiguous(MemoryFormat::ChannelsLast),
+           batch_norm_backward_sample({19}, f, 1), false, IntList{1, 0, 0}),
        "channels last, evaluation, grad_input only"},
-      {sample_args(batch_norm_backward_sample({6, 4}), batch_norm_backward_sample({4}, f, 1), true,
-                   IntList{1, 1, 0}),
+      {batch_norm_backward_args(batch_norm_backward_sample({6, 4}),
+                                batch_norm_backward_sample({4}, f, 1), true, IntList{1, 1, 0}),
        "2-D"},
-      {sample_args(batch_norm_backward_sample({3, 2, 70}), batch_norm_backward_sample({2}, f, 1),
-                   true, IntList{0, 1, 1}),
+      {batch_norm_backward_args(batch_norm_backward_sample({3, 2, 70}),
+                                batch_norm_backward_sample({2}, f, 1), true, IntList{0, 1, 1}),
        "parameters only"},
-      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::Float64),
-                   batch_norm_backward_sample({2}, DType::Float64, 1), true, IntList{1, 1, 1}),
+      {batch_norm_backward_args(batch_norm_backward_sample({3, 2, 4}, DType::Float64),
+                                batch_norm_backward_sample({2}, DType::Float64, 1), true,
+                                IntList{1, 1, 1}),
        "float64"},
-      {sample_args(batch_norm_backward_sample({3, 2, 4}, DType::BFloat16), Tensor(), true,
-                   IntList{1, 1, 1}),
+      {batch_norm_backward_args(batch_norm_backward_sample({3, 2, 4}, DType::BFloat16), Tensor(),
+                                true, IntList{1, 1, 1}),
        "bfloat16"},
   };
 }

@@ -65,14 +65,6 @@ MaybeMetas metas(const GroupNormBackwardArgs& b) {
   return m;
 }
 
-std::vector<double> doubles(const Tensor& t, int64_t n, double fallback) {
-  std::vector<double> out(static_cast<size_t>(n), fallback);
-  if (!t.defined()) return out;
-  const Tensor d = norm::contiguous_as(t, DType::Float64);
-  for (int64_t i = 0; i < n; ++i) out[i] = d.data_ptr<double>()[i];
-  return out;
-}
-
 Outs group_norm_backward_cpu(const Stack& a) {
   const GroupNormBackwardArgs b = unpack_group_norm_backward(a);
   Outs out = norm::allocate(metas(b));
@@ -93,8 +85,9 @@ Outs group_norm_backward_cpu(const Stack& a) {
     k.sum_dy_xc = s_dyx.data();
     channel_grad_sums_kernels(k);
   }
-  const std::vector<double> mean = doubles(b.mean, N * G, 0.0), rstd = doubles(b.rstd, N * G, 1.0);
-  const std::vector<double> w = doubles(b.weight, C, 1.0);
+  const std::vector<double> mean = norm::as_doubles(b.mean, N * G, 0.0),
+                            rstd = norm::as_doubles(b.rstd, N * G, 1.0);
+  const std::vector<double> w = norm::as_doubles(b.weight, C, 1.0);
   if (out[0].defined() && x.numel() > 0) {
     std::vector<double> ka(static_cast<size_t>(N * C)), kb(ka.size()), kd(ka.size());
     const double inv = 1.0 / static_cast<double>(D * HxW);
@@ -183,7 +176,8 @@ Tensor group_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, u
   return make_sample(sizes, dtype, -2.0, 2.0, seed);
 }
 
-Stack sample_args(const Tensor& input, const Tensor& weight, int64_t group, IntList mask) {
+Stack group_norm_backward_args(const Tensor& input, const Tensor& weight, int64_t group,
+                               IntList mask) {
   const int64_t N = input.size(0), C = input.size(1);
   const int64_t HxW = N * C == 0 ? 0 : input.numel() / (N * C);
   auto [y, mean, rstd] = native_group_norm(input, weight, Tensor(), N, C, HxW, group, 1e-5);
@@ -203,19 +197,22 @@ Stack sample_args(const Tensor& input, const Tensor& weight, int64_t group, IntL
 std::vector<Sample> group_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(group_norm_backward_sample({2, 6, 5}), group_norm_backward_sample({6}, f, 1), 3,
-                   IntList{1, 1, 1}),
+      {group_norm_backward_args(group_norm_backward_sample({2, 6, 5}),
+                                group_norm_backward_sample({6}, f, 1), 3, IntList{1, 1, 1}),
        "3 groups, weight"},
-      {sample_args(group_norm_backward_sample({2, 4, 3, 3}), Tensor(), 2, IntList{1, 1, 1}),
+      {group_norm_backward_args(group_norm_backward_sample({2, 4, 3, 3}), Tensor(), 2,
+                                IntList{1, 1, 1}),
        "4-D, no weight"},
-      {sample_args(group_norm_backward_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast),
-                   group_norm_backward_sample({4}, f, 1), 4, IntList{1, 0, 0}),
+      {group_norm_backward_args(
+           group_norm_backward_sample({2, 4, 3, 3}).contiguous(MemoryFormat::ChannelsLast),
+           group_norm_backward_sample({4}, f, 1), 4, IntList{1, 0, 0}),
        "channels last, grad_input only"},
-      {sample_args(group_norm_backward_sample({3, 4, 40}), group_norm_backward_sample({4}, f, 1), 1,
-                   IntList{0, 1, 1}),
+      {group_norm_backward_args(group_norm_backward_sample({3, 4, 40}),
+                                group_norm_backward_sample({4}, f, 1), 1, IntList{0, 1, 1}),
        "parameters only"},
-      {sample_args(group_norm_backward_sample({3, 4}, DType::Float64),
-                   group_norm_backward_sample({4}, DType::Float64, 1), 2, IntList{1, 1, 1}),
+      {group_norm_backward_args(group_norm_backward_sample({3, 4}, DType::Float64),
+                                group_norm_backward_sample({4}, DType::Float64, 1), 2,
+                                IntList{1, 1, 1}),
        "float64"},
   };
 }

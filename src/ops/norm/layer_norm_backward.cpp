@@ -138,8 +138,8 @@ Tensor layer_norm_backward_sample(IntList sizes, DType dtype = DType::Float32, u
 }
 
 // grad_out, input and the forward's statistics for input.
-Stack sample_args(const Tensor& input, IntList shape, const Tensor& weight, const Tensor& bias,
-                  IntList mask) {
+Stack layer_norm_backward_args(const Tensor& input, IntList shape, const Tensor& weight,
+                               const Tensor& bias, IntList mask) {
   auto [y, mean, rstd] = native_layer_norm(input, shape, weight, bias, 1e-5);
   return {layer_norm_backward_sample(input.sizes(), input.dtype(), 11),
           input,
@@ -154,31 +154,34 @@ Stack sample_args(const Tensor& input, IntList shape, const Tensor& weight, cons
 std::vector<Sample> layer_norm_backward_samples() {
   const DType f = DType::Float32;
   return {
-      {sample_args(layer_norm_backward_sample({4, 37}), IntList{37},
-                   layer_norm_backward_sample({37}, f, 1), layer_norm_backward_sample({37}, f, 2),
-                   IntList{1, 1, 1}),
+      {layer_norm_backward_args(layer_norm_backward_sample({4, 37}), IntList{37},
+                                layer_norm_backward_sample({37}, f, 1),
+                                layer_norm_backward_sample({37}, f, 2), IntList{1, 1, 1}),
        "weight and bias, SIMD tail"},
-      {sample_args(layer_norm_backward_sample({2, 3, 5}), IntList{3, 5},
-                   layer_norm_backward_sample({3, 5}, f, 1), Tensor(), IntList{1, 1, 0}),
+      {layer_norm_backward_args(layer_norm_backward_sample({2, 3, 5}), IntList{3, 5},
+                                layer_norm_backward_sample({3, 5}, f, 1), Tensor(),
+                                IntList{1, 1, 0}),
        "two dims, weight only"},
-      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8}, Tensor(), Tensor(),
-                   IntList{1, 0, 0}),
+      {layer_norm_backward_args(layer_norm_backward_sample({3, 8}), IntList{8}, Tensor(), Tensor(),
+                                IntList{1, 0, 0}),
        "no affine"},
-      {sample_args(layer_norm_backward_sample({3, 8}), IntList{8},
-                   layer_norm_backward_sample({8}, f, 1), layer_norm_backward_sample({8}, f, 2),
-                   IntList{0, 1, 1}),
+      {layer_norm_backward_args(layer_norm_backward_sample({3, 8}), IntList{8},
+                                layer_norm_backward_sample({8}, f, 1),
+                                layer_norm_backward_sample({8}, f, 2), IntList{0, 1, 1}),
        "parameters only"},
-      {sample_args(layer_norm_backward_sample({2, 3, 4}, DType::Float64), IntList{4},
-                   layer_norm_backward_sample({4}, DType::Float64, 1),
-                   layer_norm_backward_sample({4}, DType::Float64, 2), IntList{1, 1, 1}),
+      {layer_norm_backward_args(layer_norm_backward_sample({2, 3, 4}, DType::Float64), IntList{4},
+                                layer_norm_backward_sample({4}, DType::Float64, 1),
+                                layer_norm_backward_sample({4}, DType::Float64, 2),
+                                IntList{1, 1, 1}),
        "float64"},
-      {sample_args(layer_norm_backward_sample({3, 8}, DType::BFloat16), IntList{8},
-                   layer_norm_backward_sample({8}, DType::BFloat16, 1),
-                   layer_norm_backward_sample({8}, DType::BFloat16, 2), IntList{1, 1, 1}),
+      {layer_norm_backward_args(layer_norm_backward_sample({3, 8}, DType::BFloat16), IntList{8},
+                                layer_norm_backward_sample({8}, DType::BFloat16, 1),
+                                layer_norm_backward_sample({8}, DType::BFloat16, 2),
+                                IntList{1, 1, 1}),
        "bfloat16"},
-      {sample_args(layer_norm_backward_sample({0, 4}), IntList{4},
-                   layer_norm_backward_sample({4}, f, 1), layer_norm_backward_sample({4}, f, 2),
-                   IntList{1, 1, 1}),
+      {layer_norm_backward_args(layer_norm_backward_sample({0, 4}), IntList{4},
+                                layer_norm_backward_sample({4}, f, 1),
+                                layer_norm_backward_sample({4}, f, 2), IntList{1, 1, 1}),
        "empty batch"},
   };
 }

@@ -28,5 +28,13 @@ TensorMeta channel_meta(int64_t C, DType dtype, Device device) {
   return TensorMeta::contiguous({C}, dtype, device);
 }
 
+std::vector<double> as_doubles(const Tensor& t, int64_t n, double fallback) {
+  std::vector<double> out(static_cast<size_t>(n), fallback);
+  if (!t.defined()) return out;
+  const Tensor d = contiguous_as(t, DType::Float64);
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = d.data_ptr<double>()[i];
+  return out;
+}
+
 }  // namespace norm
 }  // namespace kiln::ops

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 namespace kiln::ops::norm {
 
@@ -21,6 +22,10 @@ Outs meta_outputs(const MaybeMetas& metas);
 
 // A [C] meta for grad_weight/grad_bias of a per-channel op.
 TensorMeta channel_meta(int64_t C, DType dtype, Device device);
+
+// The first n values of `t` (any floating dtype) as doubles; n times `fallback` when t is
+// undefined (an absent weight or statistic).
+std::vector<double> as_doubles(const Tensor& t, int64_t n, double fallback);
 
 // Derivatives of the forward ops (one gradient per tensor argument, None included).
 std::vector<Tensor> native_layer_norm_derivative(const BackwardArgs& a);
