@@ -18,6 +18,8 @@
 #       bench/compare_torch_cuda.py (PyTorch eager and torch.compile on the same workloads and
 #       shapes, merged with kiln_bench's JSON into one table); logs and JSON to $OUT.
 #       KILN_BENCH_WORKLOADS (comma-separated) runs part of the suite, to split it over calls.
+#       KILN_BENCH_AUTOCAST=bfloat16 runs the model workloads under autocast on both sides;
+#       KILN_BENCH_MODE=reduce-overhead compiles both sides in that mode (CUDA graphs).
 #     bash bench/device/run_cuda_tests.sh run
 #       unpacks the bundle, finds the machine's cuBLAS and cuDNN, runs the CUDA tests, then memcheck on
 #       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML
@@ -170,7 +172,10 @@ bench() {
   # KILN_BENCH_AUTOCAST=bfloat16 (or float16): the model workloads under autocast on both sides,
   # without the float32 op micro-benchmarks.
   local autocast="${KILN_BENCH_AUTOCAST:-none}"
-  if [[ -x "$root/bench_cuda" && "$autocast" == none ]]; then
+  # KILN_BENCH_MODE=reduce-overhead (or another compile mode): both sides compile in that mode
+  # (CUDA graphs on both sides in reduce-overhead), without the op micro-benchmarks.
+  local mode="${KILN_BENCH_MODE:-default}"
+  if [[ -x "$root/bench_cuda" && "$autocast" == none && "$mode" == default ]]; then
     echo "== kiln (bench_cuda) =="
     LD_LIBRARY_PATH="$libs" "$root/bench_cuda" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
       --benchmark_min_time=0.2 "$@" 2>&1 | tee "$out/bench_cuda.log" || status=1
@@ -181,11 +186,12 @@ bench() {
   local timing=(--repeats 3 --min-time 0.1)
   echo "== kiln_bench --device cuda ($workloads) =="
   LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --device cuda --workload "$workloads" --threads "$(nproc)" \
-    --autocast "$autocast" "${timing[@]}" --json "$out/kiln_bench_cuda.json" 2>&1 | tee "$out/kiln_bench_cuda.log" || status=1
+    --autocast "$autocast" --mode "$mode" "${timing[@]}" --json "$out/kiln_bench_cuda.json" 2>&1 | tee "$out/kiln_bench_cuda.log" || status=1
   local merge=()
   [[ -f "$out/kiln_bench_cuda.json" ]] && merge=(--kiln-json "$out/kiln_bench_cuda.json")
   echo "== PyTorch $(python3 -c 'import torch; print(torch.__version__)') (compare_torch_cuda.py) =="
-  python3 "$root/compare_torch_cuda.py" --workloads "$workloads" --autocast "$autocast" "${timing[@]}" "${merge[@]}" \
+  python3 "$root/compare_torch_cuda.py" --workloads "$workloads" --autocast "$autocast" \
+    --kiln-mode "$mode" --torch-modes "$mode" "${timing[@]}" "${merge[@]}" \
     --json "$out/compare_torch_cuda.json" 2>&1 | tee "$out/compare_torch_cuda.log" || status=1
   rm -rf "$root"
   return "$status"

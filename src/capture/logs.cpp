@@ -14,10 +14,10 @@
 namespace kiln::logs {
 namespace {
 
-constexpr std::array<Channel, 10> kChannels = {
+constexpr std::array<Channel, 11> kChannels = {
     Channel::graph,      Channel::graph_breaks, Channel::recompiles,  Channel::guards,
     Channel::aot_graphs, Channel::fusion,       Channel::output_code, Channel::dynamic,
-    Channel::perf_hints, Channel::ddp,
+    Channel::perf_hints, Channel::ddp,          Channel::cudagraphs,
 };
 using Flags = std::array<bool, kChannels.size()>;
 
@@ -124,6 +124,8 @@ std::string_view channel_name(Channel c) {
       return "perf_hints";
     case Channel::ddp:
       return "ddp";
+    case Channel::cudagraphs:
+      return "cudagraphs";
   }
   KILN_FAIL("logs: invalid channel {}", static_cast<int>(c));
 }

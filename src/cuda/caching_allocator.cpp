@@ -3,7 +3,8 @@
 // A free block is reused only by allocations on the stream it was allocated on: work queued on
 // that stream may still read it, and stream order makes the reuse safe without an event. Blocks
 // are not split or merged; sizes are rounded (caching_allocator.h) so that sizes repeating across
-// steps of a training loop find their blocks again.
+// steps of a training loop find their blocks again. CUDA graphs get private pools of blocks
+// (caching_allocator.h).
 #include "cuda/caching_allocator.h"
 
 #include "cuda/cuda_check.h"
@@ -12,6 +13,7 @@
 #include <kiln/core/storage.h>
 #include <kiln/cuda/cuda.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -22,10 +24,12 @@
 namespace kiln::cuda {
 namespace {
 
+// Pool 0 is the shared cache; a CUDA graph's pool has its own number.
 struct Block {
   size_t size = 0;
   int device = 0;
   cudaStream_t stream = nullptr;
+  uint64_t pool = 0;
 };
 
 class CachingAllocator final : public Allocator {
@@ -33,16 +37,22 @@ class CachingAllocator final : public Allocator {
   DataPtr allocate(size_t nbytes) override {
     check_available("CUDA allocator");
     const int device = current_device();
-    const cudaStream_t stream = stream_of(device);
+    cudaStream_t stream = stream_of(device);
     if (nbytes == 0) return DataPtr(nullptr, 0, Device::cuda(device), nullptr, nullptr);
     const size_t size = rounded_size(nbytes);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto [ptr, block_size] = take_cached(device, stream, size);
+    uint64_t pool = 0;
+    if (auto c = capturing_.find(stream); c != capturing_.end()) {
+      pool = c->second.pool;
+      stream = c->second.origin;
+    }
+    auto [ptr, block_size] = take_cached(pool, device, stream, size);
     if (ptr == nullptr) {
       ptr = malloc_device(device, size, nbytes);
       block_size = size;
+      if (pool != 0) pools_[pool].emplace(static_cast<char*>(ptr), block_size);
     }
-    active_[ptr] = Block{block_size, device, stream};
+    active_[ptr] = Block{block_size, device, stream, pool};
     Stats& s = stats(device);
     s.allocated += block_size;
     s.peak_allocated = std::max(s.peak_allocated, s.allocated);
@@ -71,14 +81,62 @@ class CachingAllocator final : public Allocator {
     release_cached(-1);
   }
 
+  uint64_t create_pool() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const uint64_t pool = ++last_pool_;
+    pools_[pool];
+    return pool;
+  }
+  void begin_capture(uint64_t pool, cudaStream_t captured, cudaStream_t origin) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capturing_[captured] = Capture{pool, origin};
+  }
+  void end_capture(cudaStream_t captured) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    capturing_.erase(captured);
+  }
+  void release_pool(uint64_t pool) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (pools_.erase(pool) == 0) return;
+    for (auto it = free_.begin(); it != free_.end();) {
+      const auto& [p, device, stream, size] = it->first;
+      if (p != pool) {
+        ++it;
+        continue;
+      }
+      free_.emplace(PoolKey{0, device, stream, size}, it->second);
+      it = free_.erase(it);
+    }
+  }
+  // Whether `ptr` lies in a block of `pool` (0: of any live pool).
+  bool pool_owns(uint64_t pool, const void* ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto* at = static_cast<const char*>(ptr);
+    const auto in = [at](const std::map<char*, size_t>& blocks) {
+      auto it = blocks.upper_bound(const_cast<char*>(at));
+      if (it == blocks.begin()) return false;
+      --it;
+      return at < it->first + it->second;
+    };
+    if (pool == 0) {
+      return std::any_of(pools_.begin(), pools_.end(), [&](const auto& p) { return in(p.second); });
+    }
+    auto p = pools_.find(pool);
+    return p != pools_.end() && in(p->second);
+  }
+
  private:
   struct Stats {
     size_t allocated = 0;       // in blocks held by tensors
     size_t reserved = 0;        // allocated plus cached
     size_t peak_allocated = 0;  // the most `allocated` reached since the last reset
   };
-  // Free blocks by (device, stream, size): a lower_bound finds the smallest that fits.
-  using PoolKey = std::tuple<int, cudaStream_t, size_t>;
+  // Free blocks by (pool, device, stream, size): a lower_bound finds the smallest that fits.
+  using PoolKey = std::tuple<uint64_t, int, cudaStream_t, size_t>;
+  struct Capture {
+    uint64_t pool = 0;
+    cudaStream_t origin = nullptr;
+  };
 
   Stats& stats(int device) {
     if (static_cast<size_t>(device) >= stats_.size())
@@ -87,11 +145,13 @@ class CachingAllocator final : public Allocator {
   }
 
   // A cached block of at least `size` bytes for the stream, and its size; {nullptr, 0} if none.
-  std::pair<void*, size_t> take_cached(int device, cudaStream_t stream, size_t size) {
-    auto it = free_.lower_bound(PoolKey{device, stream, size});
-    if (it == free_.end() || std::get<0>(it->first) != device || std::get<1>(it->first) != stream)
+  std::pair<void*, size_t> take_cached(uint64_t pool, int device, cudaStream_t stream,
+                                       size_t size) {
+    auto it = free_.lower_bound(PoolKey{pool, device, stream, size});
+    if (it == free_.end() || std::get<0>(it->first) != pool || std::get<1>(it->first) != device ||
+        std::get<2>(it->first) != stream)
       return {nullptr, 0};
-    const size_t found = std::get<2>(it->first);
+    const size_t found = std::get<3>(it->first);
     // Small sizes match exactly; a large request may take a block up to twice its size, beyond
     // which a fresh block wastes less than the cached one would.
     if (found != size && (size <= kSmallLimit || found > 2 * size)) return {nullptr, 0};
@@ -125,11 +185,12 @@ class CachingAllocator final : public Allocator {
     return ptr;
   }
 
-  // Frees cached blocks of `device` (-1: every device). Holds mutex_.
+  // Frees the shared cache's blocks of `device` (-1: every device); graphs keep their pools'.
+  // Holds mutex_.
   void release_cached(int device) {
     for (auto it = free_.begin(); it != free_.end();) {
-      const auto& [d, stream, size] = it->first;
-      if (device >= 0 && d != device) {
+      const auto& [pool, d, stream, size] = it->first;
+      if (pool != 0 || (device >= 0 && d != device)) {
         ++it;
         continue;
       }
@@ -149,13 +210,18 @@ class CachingAllocator final : public Allocator {
     const Block b = it->second;
     self->active_.erase(it);
     self->stats(b.device).allocated -= b.size;
-    self->free_.emplace(PoolKey{b.device, b.stream, b.size}, ptr);
+    // A released pool's blocks join the shared cache.
+    const uint64_t pool = self->pools_.count(b.pool) != 0 ? b.pool : 0;
+    self->free_.emplace(PoolKey{pool, b.device, b.stream, b.size}, ptr);
   }
 
   std::mutex mutex_;
   std::unordered_map<void*, Block> active_;
   std::multimap<PoolKey, void*> free_;
   std::vector<Stats> stats_;
+  uint64_t last_pool_ = 0;
+  std::unordered_map<uint64_t, std::map<char*, size_t>> pools_;  // live pools: their blocks
+  std::unordered_map<cudaStream_t, Capture> capturing_;
 };
 
 // Leaked on purpose: tensors in static objects may be freed after main returns.
@@ -187,5 +253,16 @@ void empty_cache() {
   check_available("cuda::empty_cache");
   caching_allocator().empty_cache();
 }
+
+uint64_t create_graph_pool() { return caching_allocator().create_pool(); }
+void begin_pool_allocations(uint64_t pool, CUstream_st* captured, CUstream_st* origin) {
+  caching_allocator().begin_capture(pool, captured, origin);
+}
+void end_pool_allocations(CUstream_st* captured) { caching_allocator().end_capture(captured); }
+void release_graph_pool(uint64_t pool) { caching_allocator().release_pool(pool); }
+bool graph_pool_owns(uint64_t pool, const void* ptr) {
+  return pool != 0 && caching_allocator().pool_owns(pool, ptr);
+}
+bool graph_pools_own(const void* ptr) { return caching_allocator().pool_owns(0, ptr); }
 
 }  // namespace kiln::cuda

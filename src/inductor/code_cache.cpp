@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "inductor/cache_files.h"
+#include "inductor/precompiled_prelude.h"
 
 namespace kiln::inductor {
 namespace {
@@ -154,26 +155,60 @@ void write_unless_identical(const fs::path& path, std::string_view content) {
 }
 
 // Compiles `source` in `parts` translation units at once, linked into `output`. The parts' sources
-// stay in the entry folder under names that only they use (source.part<i>of<N>.cpp: the same
-// content whoever writes them); the objects are temporary files.
+// stay in the entry folder under names that only they use (source.part<i>of<N><suffix>.cpp: the
+// same content whoever writes them); the objects are temporary files. With `prelude_header` the
+// parts carry the kernels alone and include the precompiled prelude.
 void compile_in_parts(const EntryFiles& entry, const KernelSource& source, size_t parts,
                       const CompilerConfig& config, const std::vector<std::string>& extra_args,
-                      const fs::path& output) {
-  const std::vector<std::string> texts = split_into_parts(source, parts);
+                      const fs::path& output, const std::optional<fs::path>& prelude_header) {
+  KernelSource kernels_only = source;
+  if (prelude_header) kernels_only.prelude.clear();
+  const std::vector<std::string> texts = split_into_parts(kernels_only, parts);
+  const std::string suffix = prelude_header ? ".kernels" : "";
+  CompilerConfig compiling = config;
+  if (prelude_header)
+    compiling.flags.insert(compiling.flags.end(), {"-include", prelude_header->string()});
   TemporaryFiles objects;
   std::vector<ObjectCompilation> units;
   std::vector<fs::path> object_paths;
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::string name = fmt::format("part{}of{}", i + 1, texts.size());
-    fs::path part_source = entry.dir / fmt::format("source.{}.cpp", name);
+    fs::path part_source = entry.dir / fmt::format("source.{}{}.cpp", name, suffix);
     write_unless_identical(part_source, texts[i]);
     object_paths.push_back(objects.add(unique_temporary_name(entry.dir / (name + ".o"))));
     units.push_back({std::move(part_source), object_paths.back()});
   }
   compiler_processes.fetch_add(units.size());
-  compile_objects(config, units, extra_args);
+  compile_objects(compiling, units, extra_args);
   compiler_processes.fetch_add(1);
   link_shared_object(config, object_paths, output, extra_args);
+}
+
+// Compiles the entry's source into `output`: whole (source.cpp) or in parts, its prelude from
+// `prelude_header` (precompiled) when given.
+void compile_entry(const EntryFiles& entry, const KernelSource& source, size_t parts,
+                   const CompilerConfig& config, const std::vector<std::string>& extra_args,
+                   const fs::path& output, const std::optional<fs::path>& prelude_header,
+                   std::string_view what) {
+  if (parts > 1) {
+    logs::log(logs::Channel::output_code,
+              fmt::format("code cache: compiling {} ({} kernels) as {} translation units at "
+                          "once, then linking",
+                          what, source.functions.size(), parts));
+    compile_in_parts(entry, source, parts, config, extra_args, output, prelude_header);
+    return;
+  }
+  compiler_processes.fetch_add(1);
+  if (!prelude_header) {
+    compile_shared_object(config, entry.source, output, extra_args);
+    return;
+  }
+  const fs::path kernels = entry.dir / "source.kernels.cpp";
+  write_unless_identical(kernels,
+                         KernelSource{.prelude = {}, .functions = source.functions}.joined());
+  CompilerConfig compiling = config;
+  compiling.flags.insert(compiling.flags.end(), {"-include", prelude_header->string()});
+  compile_shared_object(compiling, kernels, output, extra_args);
 }
 
 // Compiles the entry's source (`joined`: source.joined()) into a temporary file, then publishes it
@@ -188,16 +223,24 @@ std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, const K
   TemporaryFiles unpublished;  // removed on failure; renamed away on success
   const fs::path temporary = unpublished.add(unique_temporary_name(entry.module));
   compilations.fetch_add(1);
+  // Kernels include the prelude precompiled; should that fail, the source compiles whole.
+  std::optional<fs::path> prelude_header;
+  if (!source.functions.empty()) {
+    prelude_header = precompiled_prelude(source.prelude, config, extra_args);
+  }
   try {
-    if (parts <= 1) {
-      compiler_processes.fetch_add(1);
-      compile_shared_object(config, entry.source, temporary, extra_args);
+    if (prelude_header) {
+      try {
+        compile_entry(entry, source, parts, config, extra_args, temporary, prelude_header, what);
+      } catch (const Error& error) {
+        logs::log(logs::Channel::perf_hints,
+                  fmt::format("code cache: {} did not compile with the precompiled prelude {}; "
+                              "compiling it whole: {}",
+                              what, prelude_header->string(), error.what()));
+        compile_entry(entry, source, parts, config, extra_args, temporary, std::nullopt, what);
+      }
     } else {
-      logs::log(logs::Channel::output_code,
-                fmt::format("code cache: compiling {} ({} kernels) as {} translation units at "
-                            "once, then linking",
-                            what, source.functions.size(), parts));
-      compile_in_parts(entry, source, parts, config, extra_args, temporary);
+      compile_entry(entry, source, parts, config, extra_args, temporary, std::nullopt, what);
     }
   } catch (const Error& error) {
     KILN_FAIL("{}\nThe generated source is kept at {}{}", error.what(), entry.source.string(),

@@ -3,6 +3,7 @@
 #include "inductor/codegen_cpp.h"
 #include "inductor/codegen_cuda.h"
 #include "inductor/compiled_program.h"
+#include "inductor/cuda_graph_runner.h"
 #include "inductor/cuda_kernels.h"
 #include "inductor/extern_epilogue.h"
 #include "inductor/graph_device.h"
@@ -68,6 +69,28 @@ void check_cuda_kernels(const Program& program) {
   }
 }
 
+// CUDA graphs in modes "reduce-overhead" and "max-autotune" (as PyTorch), unless
+// options{"cudagraphs": "false"}; options{"cudagraphs": "true"} asks for them in any mode.
+bool uses_cuda_graphs(const BackendContext& context) {
+  if (option_is(context, "cudagraphs", "false")) return false;
+  return option_is(context, "cudagraphs", "true") || context.mode == "reduce-overhead" ||
+         context.mode == "max-autotune";
+}
+
+// Why a program's calls cannot be replayed from a CUDA graph, or "": a random op would draw the
+// numbers of its capture again.
+std::string why_not_graphed(const Program& program) {
+  for (const Step& step : program.steps) {
+    const ExternCall* call = std::get_if<ExternCall>(&step);
+    if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
+    if (call != nullptr && call->op->is_random) {
+      return fmt::format("{} draws random numbers (a replay would draw its capture's again)",
+                         call->op->full_name());
+    }
+  }
+  return {};
+}
+
 // The CUDA path: kernels from generate_cuda, compiled by NVRTC; no autotuned variants yet.
 CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
                                const BackendContext& context) {
@@ -98,11 +121,25 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
       return interpreted(graph);
     }
   }
-  auto compiled = std::make_shared<const CompiledProgram>(
-      std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead");
-  return [compiled, device](std::span<const Tensor> inputs) {
+  if (!uses_cuda_graphs(context)) {
+    auto compiled = std::make_shared<const CompiledProgram>(
+        std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead");
+    return [compiled, device](std::span<const Tensor> inputs) {
+      cuda::DeviceGuard on_device(device);
+      return compiled->run(inputs);
+    };
+  }
+  // A CUDA graph keeps the intermediates at the addresses of its capture: the arena is the
+  // graph's, not one kept by the program.
+  std::string why_not = why_not_graphed(program);
+  auto compiled =
+      std::make_shared<const CompiledProgram>(std::move(program), kernels.value_or(KernelLoader()));
+  auto graphed = std::make_shared<CudaGraphRunner>(
+      [compiled](std::span<const Tensor> inputs) { return compiled->run(inputs); },
+      context.graph_name, std::move(why_not));
+  return [graphed, device](std::span<const Tensor> inputs) {
     cuda::DeviceGuard on_device(device);
-    return compiled->run(inputs);
+    return (*graphed)(inputs);
   };
 }
 

@@ -140,6 +140,20 @@ void compile_objects(const CompilerConfig& config, std::span<const ObjectCompila
   }
 }
 
+void compile_precompiled_header(const CompilerConfig& config, const std::filesystem::path& header,
+                                const std::filesystem::path& output,
+                                const std::vector<std::string>& extra_args) {
+  std::vector<std::string> argv{config.cxx};
+  for (const std::string& flag : config.flags) {
+    if (flag != "-shared") argv.push_back(flag);
+  }
+  for (const std::string& arg : extra_args) {
+    if (!only_for_the_linker(arg)) argv.push_back(arg);
+  }
+  argv.insert(argv.end(), {"-x", "c++-header", header.string(), "-o", output.string()});
+  check_compiled(config, header, argv, run_process(argv));
+}
+
 void link_shared_object(const CompilerConfig& config,
                         std::span<const std::filesystem::path> objects,
                         const std::filesystem::path& output,

@@ -44,6 +44,14 @@ struct ObjectCompilation {
 void compile_objects(const CompilerConfig& config, std::span<const ObjectCompilation> units,
                      const std::vector<std::string>& extra_args);
 
+// Compiles `header` into a precompiled header at `output` with the flags and extra arguments an
+// object compilation takes, so that a compilation with `-include header` finds and uses it
+// (g++ and clang look for header.gch and header.pch beside the header). Raises as
+// compile_shared_object does.
+void compile_precompiled_header(const CompilerConfig& config, const std::filesystem::path& header,
+                                const std::filesystem::path& output,
+                                const std::vector<std::string>& extra_args);
+
 // Runs `<cxx> <flags...> <objects...> -o <output> <extra_args...>`. Raises kiln::Error naming the
 // compiler, the output and the first 40 lines of the compiler's output if it fails.
 void link_shared_object(const CompilerConfig& config,

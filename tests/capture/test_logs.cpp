@@ -37,7 +37,8 @@ TEST_F(Logs, ChannelNames) {
   for (Channel c : all_channels()) names.emplace_back(channel_name(c));
   EXPECT_EQ(names,
             (std::vector<std::string>{"graph", "graph_breaks", "recompiles", "guards", "aot_graphs",
-                                      "fusion", "output_code", "dynamic", "perf_hints", "ddp"}));
+                                      "fusion", "output_code", "dynamic", "perf_hints", "ddp",
+                                      "cudagraphs"}));
 }
 
 TEST_F(Logs, CommaListEnablesExactlyTheNamedChannels) {

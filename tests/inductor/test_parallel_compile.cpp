@@ -130,15 +130,18 @@ TEST_F(ParallelCompile, ManyKernelsAreCompiledInPartsAtOnceAndLinked) {
   EXPECT_EQ(logs.count("as 3 translation units at once"), 1u) << logs.all();
   EXPECT_TRUE(all_kernels_run(*module, source));
 
-  // The entry: the whole source (its key), the parts beside it, no temporary objects left.
+  // The entry: the whole source (its key), the parts beside it (their kernels: the prelude is
+  // included precompiled), no temporary objects left.
   const fs::path entry = entry_of(source);
   EXPECT_EQ(file_names(entry),
-            (std::set<std::string>{"ok", "module.so", "source.cpp", "source.part1of3.cpp",
-                                   "source.part2of3.cpp", "source.part3of3.cpp"}));
+            (std::set<std::string>{"ok", "module.so", "source.cpp", "source.part1of3.kernels.cpp",
+                                   "source.part2of3.kernels.cpp", "source.part3of3.kernels.cpp"}));
   EXPECT_EQ(read_file(entry / "source.cpp"), source.joined());
-  const std::vector<std::string> parts = split_into_parts(source, 3);
+  KernelSource kernels = source;
+  kernels.prelude.clear();
+  const std::vector<std::string> parts = split_into_parts(kernels, 3);
   for (size_t i = 0; i < parts.size(); ++i) {
-    EXPECT_EQ(read_file(entry / fmt::format("source.part{}of3.cpp", i + 1)), parts[i]);
+    EXPECT_EQ(read_file(entry / fmt::format("source.part{}of3.kernels.cpp", i + 1)), parts[i]);
   }
 
   // From disk, as another process would: a hit, whatever the thread count now.
@@ -154,7 +157,8 @@ TEST_F(ParallelCompile, OneThreadOrFewKernelsCompileInOneProcess) {
   size_t processes = compiler_process_count();
   EXPECT_TRUE(all_kernels_run(*load(many), many));
   EXPECT_EQ(compiler_process_count(), processes + 1);
-  EXPECT_EQ(file_names(entry_of(many)), (std::set<std::string>{"ok", "module.so", "source.cpp"}));
+  EXPECT_EQ(file_names(entry_of(many)),
+            (std::set<std::string>{"ok", "module.so", "source.cpp", "source.kernels.cpp"}));
 
   threads_env_.set("3");
   const KernelSource few = kernels_source("few kernels", 2 * kMinKernelsPerPart - 1);
@@ -175,11 +179,13 @@ TEST_F(ParallelCompile, AFailingPartIsNamedAndNothingIsCached) {
   EXPECT_TRUE(throws_error([&] { load(broken); },
                            {"test_graph", config_.cxx, "failed to compile " + part.string(),
                             "expected", (entry / "source.cpp").string()}));
-  EXPECT_EQ(compiler_process_count(), processes + 2);  // both parts ran; no link
+  // Both parts ran with the precompiled prelude, then whole; no link.
+  EXPECT_EQ(compiler_process_count(), processes + 4);
   EXPECT_NE(read_file(part).find("return a + ;"), std::string::npos);
   // Nothing published, no objects or other temporary files left.
   EXPECT_EQ(file_names(entry),
-            (std::set<std::string>{"source.cpp", "source.part1of2.cpp", "source.part2of2.cpp"}));
+            (std::set<std::string>{"source.cpp", "source.part1of2.cpp", "source.part2of2.cpp",
+                                   "source.part1of2.kernels.cpp", "source.part2of2.kernels.cpp"}));
   // Failures are not cached: the next call tries again; the corrected source compiles.
   EXPECT_THROW(load(broken), Error);
   const KernelSource fixed = kernels_source("broken part", 2 * kMinKernelsPerPart);

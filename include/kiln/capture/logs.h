@@ -21,6 +21,7 @@ enum class Channel {
   dynamic,       // dimensions marked dynamic
   perf_hints,    // where compiled code is known to lose
   ddp,           // compiled DDP: where the graph is cut at bucket boundaries
+  cudagraphs,    // CUDA graphs recorded (reduce-overhead on a GPU), and why one was recorded again
 };
 
 std::string_view channel_name(Channel c);

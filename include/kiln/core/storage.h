@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 namespace kiln {
 
@@ -20,6 +21,13 @@ class StorageImpl {
   void* data() const { return data_.get(); }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return data_.device(); }
+
+  // Exchanges the memory of two storages of the same size: a CUDA graph's output still held
+  // when the graph replays moves to memory of its own, the graph keeps its address.
+  void swap_data(StorageImpl& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(nbytes_, other.nbytes_);
+  }
 
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }

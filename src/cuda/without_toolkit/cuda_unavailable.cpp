@@ -4,6 +4,7 @@
 #include <kiln/core/error.h>
 #include <kiln/core/storage.h>
 #include <kiln/cuda/cuda.h>
+#include <kiln/cuda/graph.h>
 
 #include "cuda/cudnn_conv_pass.h"
 #include "cuda/runtime_compile.h"
@@ -65,6 +66,20 @@ size_t memory_reserved(int) { unavailable(); }
 size_t max_memory_allocated(int) { unavailable(); }
 void reset_peak_memory_stats(int) { unavailable(); }
 void empty_cache() { unavailable(); }
+
+struct Graph::State {};
+Graph::Graph() : state_(std::make_unique<State>()) {}
+Graph::~Graph() = default;
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+void Graph::capture_begin() { unavailable(); }
+void Graph::capture_end() { unavailable(); }
+void Graph::capture_abort() noexcept {}
+void Graph::replay() { unavailable(); }
+bool Graph::captured() const { return false; }
+bool Graph::owns(const void*) const { return false; }
+bool is_capturing(int) { unavailable(); }
+bool is_graph_memory(const void*) { return false; }
 
 // Nothing reads the switches without CUDA; they are kept for their getters.
 namespace {

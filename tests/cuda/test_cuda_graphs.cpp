@@ -1,0 +1,230 @@
+// CUDA graphs: kiln::cuda::Graph captures work and replays it on the values its memory holds at
+// the replay; memory allocated while capturing belongs to the graph alone; work that waits for the
+// device cannot be captured and leaves the device usable. The inductor's reduce-overhead mode
+// replays compiled graphs: results against eager on the CPU at every call, outputs kept across
+// calls, inputs that move, programs with random ops (run without a graph). Skipped without a CUDA
+// device, except the check that a build or machine without one raises.
+#include "capture/capture_test_util.h"
+#include "cuda/cuda_test_util.h"
+
+#include <kiln/cuda/graph.h>
+
+namespace kiln {
+namespace {
+
+using namespace cuda_test;
+
+#define REQUIRE_GPU() \
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device"
+
+TEST(CudaGraph, WithoutADeviceCaptureRaises) {
+  if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is present";
+  cuda::Graph graph;
+  EXPECT_TRUE(throws_error([&] { graph.capture_begin(); }, {"CUDA"}));
+  EXPECT_FALSE(graph.captured());
+}
+
+TEST(CudaGraph, ReplayComputesFromTheValuesAtTheReplay) {
+  REQUIRE_GPU();
+  const Tensor a = sample({1000}, DType::Float32, 1), b = sample({1000}, DType::Float32, 2);
+  Tensor x = gpu(a);
+  cuda::Graph graph;
+  graph.capture_begin();
+  EXPECT_TRUE(cuda::is_capturing());
+  const Tensor y = (x * 2 + 1).exp();
+  graph.capture_end();
+  EXPECT_FALSE(cuda::is_capturing());
+  ASSERT_TRUE(graph.captured());
+  graph.replay();
+  EXPECT_TRUE(all_close(cpu(y), (a * 2 + 1).exp(), 1e-6, 1e-6));
+  x.copy_(gpu(b));
+  graph.replay();
+  EXPECT_TRUE(all_close(cpu(y), (b * 2 + 1).exp(), 1e-6, 1e-6));
+  // The work queued before the capture came first: y's memory is the graph's.
+  EXPECT_TRUE(graph.owns(y.data_ptr()));
+  EXPECT_TRUE(cuda::is_graph_memory(y.data_ptr()));
+}
+
+TEST(CudaGraph, ItsPoolIsNotHandedOutWhileItLives) {
+  REQUIRE_GPU();
+  const Tensor x = gpu(sample({4096}, DType::Float32, 3));
+  Tensor y;
+  void* freed = nullptr;
+  {
+    cuda::Graph graph;
+    graph.capture_begin();
+    {
+      const Tensor t = x * 3;  // freed inside the capture: the graph's intermediate
+      freed = t.data_ptr();
+      y = t + 1;
+    }
+    graph.capture_end();
+    graph.replay();
+    EXPECT_TRUE(all_close(cpu(y), cpu(x) * 3 + 1, 1e-6, 1e-6));
+    // Allocations after the capture (the same size as the freed intermediate) get other memory.
+    std::vector<Tensor> later;
+    for (int i = 0; i < 8; ++i) {
+      later.push_back(empty({4096}, TensorOptions().device(Device::cuda())));
+      EXPECT_NE(later.back().data_ptr(), freed);
+      EXPECT_FALSE(graph.owns(later.back().data_ptr()));
+    }
+  }
+  // The graph is gone: y's memory is ordinary memory, still y's.
+  EXPECT_FALSE(cuda::is_graph_memory(y.data_ptr()));
+  EXPECT_TRUE(all_close(cpu(y), cpu(x) * 3 + 1, 1e-6, 1e-6));
+}
+
+TEST(CudaGraph, WaitingForTheDeviceCannotBeCaptured) {
+  REQUIRE_GPU();
+  const Tensor x = gpu(sample({64}, DType::Float32, 4));
+  cuda::Graph graph;
+  graph.capture_begin();
+  bool raised = false;
+  try {
+    (void)cpu(x * 2);  // a copy to the host waits for the device
+    graph.capture_end();
+  } catch (const Error&) {
+    raised = true;
+    graph.capture_abort();
+  }
+  EXPECT_TRUE(raised);
+  EXPECT_FALSE(graph.captured());
+  EXPECT_FALSE(cuda::is_capturing());
+  // The device and the stream work as before.
+  EXPECT_TRUE(all_close(cpu(x + 1), cpu(x) + 1, 1e-6, 1e-6));
+  EXPECT_TRUE(throws_error([&] { graph.replay(); }, {"nothing was captured"}));
+}
+
+std::vector<Tensor> mlp_step(const std::vector<Tensor>& in) {
+  // in: x [n, 32], w [32, 16], b [16]
+  const Tensor h = (in[0].matmul(in[1]) + in[2]).relu();
+  return {h, h.sum(-1).tanh()};
+}
+
+CompileOptions reduce_overhead() {
+  CompileOptions options;
+  options.mode = "reduce-overhead";
+  return options;
+}
+
+TEST(CudaGraphs, ReduceOverheadRecordsOnceAndReplays) {
+  REQUIRE_GPU();
+  testing::LogCapture logs("cudagraphs,perf_hints");
+  auto compiled = compile(mlp_step, reduce_overhead());
+  const Tensor w = sample({32, 16}, DType::Float32, 5), b = sample({16}, DType::Float32, 6);
+  const Tensor gw = gpu(w), gb = gpu(b);
+  size_t recorded_by_the_fourth_call = 0;
+  for (int call = 0; call < 8; ++call) {
+    SCOPED_TRACE(call);
+    // A new input tensor each call; the weights stay put (read in place). The input may come at
+    // the address the allocator gave the last one (read in place) or not (then it moved: one
+    // recording more, and it is copied in from then on).
+    const Tensor x = sample({8, 32}, DType::Float32, 10 + static_cast<uint64_t>(call));
+    const std::vector<Tensor> got = compiled(std::vector<Tensor>{gpu(x), gw, gb});
+    const std::vector<Tensor> want = mlp_step({x, w, b});
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_TRUE(all_close(cpu(got[0]), want[0], 1e-5, 1e-5));
+    EXPECT_TRUE(all_close(cpu(got[1]), want[1], 1e-5, 1e-5));
+    if (call == 3) recorded_by_the_fourth_call = logs.count("recorded a CUDA graph");
+  }
+  EXPECT_GE(recorded_by_the_fourth_call, 1u) << logs.all();
+  EXPECT_LE(recorded_by_the_fourth_call, 2u) << logs.all();
+  // Later calls replay.
+  EXPECT_EQ(logs.count("recorded a CUDA graph"), recorded_by_the_fourth_call) << logs.all();
+  EXPECT_EQ(logs.count("without a CUDA graph"), 0u) << logs.all();
+}
+
+TEST(CudaGraphs, OutputsKeptAcrossCallsKeepTheirValues) {
+  REQUIRE_GPU();
+  auto compiled = compile(mlp_step, reduce_overhead());
+  const Tensor w = sample({32, 16}, DType::Float32, 7), b = sample({16}, DType::Float32, 8);
+  const Tensor gw = gpu(w), gb = gpu(b);
+  std::vector<Tensor> xs;
+  std::vector<std::vector<Tensor>> kept;
+  for (int call = 0; call < 5; ++call) {
+    xs.push_back(sample({8, 32}, DType::Float32, 20 + static_cast<uint64_t>(call)));
+    kept.push_back(compiled(std::vector<Tensor>{gpu(xs.back()), gw, gb}));
+  }
+  // Every call's outputs still hold that call's results (later replays wrote the graph's memory).
+  for (size_t call = 0; call < kept.size(); ++call) {
+    SCOPED_TRACE(call);
+    const std::vector<Tensor> want = mlp_step({xs[call], w, b});
+    EXPECT_TRUE(all_close(cpu(kept[call][0]), want[0], 1e-5, 1e-5));
+    EXPECT_TRUE(all_close(cpu(kept[call][1]), want[1], 1e-5, 1e-5));
+  }
+}
+
+TEST(CudaGraphs, AnInputThatMovesIsRecordedAgain) {
+  REQUIRE_GPU();
+  testing::LogCapture logs("cudagraphs");
+  auto compiled = compile(mlp_step, reduce_overhead());
+  const Tensor x = sample({8, 32}, DType::Float32, 9);
+  const Tensor gx = gpu(x);
+  Tensor gw, gb;
+  for (int call = 0; call < 6; ++call) {
+    SCOPED_TRACE(call);
+    // The weights stay where they are for three calls (read in place), then are new tensors.
+    const auto seed = static_cast<uint64_t>(call < 3 ? 0 : call);
+    const Tensor w = sample({32, 16}, DType::Float32, 30 + seed);
+    const Tensor b = sample({16}, DType::Float32, 40 + seed);
+    if (call == 0 || call >= 3) {
+      gw = gpu(w);
+      gb = gpu(b);
+    }
+    const std::vector<Tensor> got = compiled(std::vector<Tensor>{gx, gw, gb});
+    const std::vector<Tensor> want = mlp_step({x, w, b});
+    EXPECT_TRUE(all_close(cpu(got[1]), want[1], 1e-5, 1e-5));
+  }
+  EXPECT_GE(logs.count("records its CUDA graph again"), 1u) << logs.all();
+}
+
+TEST(CudaGraphs, ANumberTakenByValueIsRecordedAgainWhenItChanges) {
+  REQUIRE_GPU();
+  auto compiled =
+      compile([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * in[1] + 1}; },
+              reduce_overhead());
+  const Tensor x = sample({100}, DType::Float32, 11);
+  const Tensor gx = gpu(x);
+  for (double scale : {2.0, 2.0, 2.0, 3.0, 3.0, -1.5}) {
+    SCOPED_TRACE(scale);
+    const Tensor s = full({}, scale);  // a 0-dim CPU tensor beside GPU tensors
+    const Tensor got = compiled(std::vector<Tensor>{gx, s})[0];
+    EXPECT_TRUE(all_close(cpu(got), x * scale + 1, 1e-6, 1e-6));
+  }
+}
+
+TEST(CudaGraphs, RandomOpsRunWithoutAGraph) {
+  REQUIRE_GPU();
+  testing::LogCapture logs("cudagraphs,perf_hints");
+  auto compiled = compile(
+      [](const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{dropout(in[0], 0.5, /*train=*/true)};
+      },
+      reduce_overhead());
+  const Tensor x = gpu(ones({4096}));
+  std::vector<Tensor> masks;
+  for (int call = 0; call < 4; ++call) masks.push_back(cpu(compiled(std::vector<Tensor>{x})[0]));
+  // Each call draws new numbers: no two masks agree everywhere.
+  for (size_t i = 1; i < masks.size(); ++i)
+    EXPECT_FALSE(all_close(masks[i], masks[i - 1], 0.0, 0.0)) << i;
+  EXPECT_EQ(logs.count("recorded a CUDA graph"), 0u) << logs.all();
+  EXPECT_GE(logs.count("draws random numbers"), 1u) << logs.all();
+}
+
+TEST(CudaGraphs, TheOptionTurnsGraphsOff) {
+  REQUIRE_GPU();
+  testing::LogCapture logs("cudagraphs");
+  CompileOptions options = reduce_overhead();
+  options.options["cudagraphs"] = "false";
+  auto compiled = compile(mlp_step, options);
+  const Tensor x = sample({8, 32}, DType::Float32, 12), w = sample({32, 16}, DType::Float32, 13),
+               b = sample({16}, DType::Float32, 14);
+  for (int call = 0; call < 3; ++call) {
+    const std::vector<Tensor> got = compiled(std::vector<Tensor>{gpu(x), gpu(w), gpu(b)});
+    EXPECT_TRUE(all_close(cpu(got[1]), mlp_step({x, w, b})[1], 1e-5, 1e-5));
+  }
+  EXPECT_EQ(logs.count("recorded a CUDA graph"), 0u) << logs.all();
+}
+
+}  // namespace
+}  // namespace kiln
