@@ -19,7 +19,8 @@
 #       shapes, merged with kiln_bench's JSON into one table); logs and JSON to $OUT.
 #       KILN_BENCH_WORKLOADS (comma-separated) runs part of the suite, to split it over calls.
 #       KILN_BENCH_AUTOCAST=bfloat16 runs the model workloads under autocast on both sides;
-#       KILN_BENCH_MODE=reduce-overhead compiles both sides in that mode (CUDA graphs).
+#       KILN_BENCH_MODE=reduce-overhead compiles both sides in that mode (PyTorch's with CUDA
+#       graphs; kiln's take them only with options{"cudagraphs": "true"} for now, docs/CUDA.md).
 #     bash bench/device/run_cuda_tests.sh run
 #       unpacks the bundle, finds the machine's cuBLAS and cuDNN, runs the CUDA tests, then memcheck on
 #       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML
@@ -172,8 +173,8 @@ bench() {
   # KILN_BENCH_AUTOCAST=bfloat16 (or float16): the model workloads under autocast on both sides,
   # without the float32 op micro-benchmarks.
   local autocast="${KILN_BENCH_AUTOCAST:-none}"
-  # KILN_BENCH_MODE=reduce-overhead (or another compile mode): both sides compile in that mode
-  # (CUDA graphs on both sides in reduce-overhead), without the op micro-benchmarks.
+  # KILN_BENCH_MODE=reduce-overhead (or another compile mode): both sides compile in that mode,
+  # without the op micro-benchmarks.
   local mode="${KILN_BENCH_MODE:-default}"
   if [[ -x "$root/bench_cuda" && "$autocast" == none && "$mode" == default ]]; then
     echo "== kiln (bench_cuda) =="

@@ -69,12 +69,11 @@ void check_cuda_kernels(const Program& program) {
   }
 }
 
-// CUDA graphs in modes "reduce-overhead" and "max-autotune" (as PyTorch), unless
-// options{"cudagraphs": "false"}; options{"cudagraphs": "true"} asks for them in any mode.
+// CUDA graphs with options{"cudagraphs": "true"}, in any mode. PyTorch turns them on in modes
+// "reduce-overhead" and "max-autotune"; kiln will too once its GPU tests have run on them
+// (docs/CUDA.md): until then they are asked for.
 bool uses_cuda_graphs(const BackendContext& context) {
-  if (option_is(context, "cudagraphs", "false")) return false;
-  return option_is(context, "cudagraphs", "true") || context.mode == "reduce-overhead" ||
-         context.mode == "max-autotune";
+  return option_is(context, "cudagraphs", "true");
 }
 
 // Why a program's calls cannot be replayed from a CUDA graph, or "": a random op would draw the
