@@ -261,8 +261,7 @@ void begin_pool_allocations(uint64_t pool, CUstream_st* captured, CUstream_st* o
 void end_pool_allocations(CUstream_st* captured) { caching_allocator().end_capture(captured); }
 void release_graph_pool(uint64_t pool) { caching_allocator().release_pool(pool); }
 bool graph_pool_owns(uint64_t pool, const void* ptr) {
-  return pool != 0 && caching_allocator().pool_owns(pool, ptr);
+  return caching_allocator().pool_owns(pool, ptr);
 }
-bool graph_pools_own(const void* ptr) { return caching_allocator().pool_owns(0, ptr); }
 
 }  // namespace kiln::cuda

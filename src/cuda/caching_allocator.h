@@ -25,9 +25,7 @@ void begin_pool_allocations(uint64_t pool, CUstream_st* captured, CUstream_st* o
 void end_pool_allocations(CUstream_st* captured);
 // The pool's free blocks return to the shared cache; blocks still held return when freed.
 void release_graph_pool(uint64_t pool);
-// Whether `ptr` lies in a block that `pool` allocated.
+// Whether `ptr` lies in a block that `pool` allocated (0: any live pool).
 bool graph_pool_owns(uint64_t pool, const void* ptr);
-// Whether `ptr` lies in a block of any live pool.
-bool graph_pools_own(const void* ptr);
 
 }  // namespace kiln::cuda

@@ -141,6 +141,6 @@ bool is_capturing(int device) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-bool is_graph_memory(const void* ptr) { return ptr != nullptr && graph_pools_own(ptr); }
+bool is_graph_memory(const void* ptr) { return ptr != nullptr && graph_pool_owns(0, ptr); }
 
 }  // namespace kiln::cuda

@@ -6,7 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inductor/content_hash.h"
+
 #include <kiln/core/error.h>
+
+#include <fmt/format.h>
 
 #include <atomic>
 #include <cerrno>
@@ -73,6 +77,20 @@ void sync_to_disk(const fs::path& path) {
 void rename_onto(const fs::path& from, const fs::path& to) {
   KILN_CHECK(std::rename(from.c_str(), to.c_str()) == 0, "could not rename {} to {}: {}",
              from.string(), to.string(), std::strerror(errno));
+}
+
+std::string ok_record(std::string_view bytes) {
+  return fmt::format("{} {}\n", bytes.size(), content_hash(bytes));
+}
+
+void publish_with_record(const fs::path& temporary, const fs::path& target, const fs::path& ok) {
+  const std::optional<std::string> bytes = read_whole_file(temporary);
+  KILN_CHECK(bytes.has_value(), "the compiler reported success but {} cannot be read",
+             temporary.string());
+  sync_to_disk(temporary);
+  rename_onto(temporary, target);
+  replace_file(ok, ok_record(*bytes));
+  sync_to_disk(target.parent_path());
 }
 
 void replace_file(const fs::path& path, std::string_view content) {

@@ -36,6 +36,16 @@ void sync_to_disk(const std::filesystem::path& path);
 // Renames `from` onto `to` (atomically replacing it). Raises kiln::Error naming both.
 void rename_onto(const std::filesystem::path& from, const std::filesystem::path& to);
 
+// The ok record of a published file: "<size> <content hash>\n".
+std::string ok_record(std::string_view bytes);
+
+// Publishes `temporary` (a file a compiler wrote whole) as `target` and `ok` as its record: the
+// file synced, renamed onto target, the record replaced, the folder synced. Raises when the file
+// cannot be read. The caller holds the folder's exclusive FolderLock, so that readers see both
+// old or both new.
+void publish_with_record(const std::filesystem::path& temporary,
+                         const std::filesystem::path& target, const std::filesystem::path& ok);
+
 // Files removed (if they exist) when the object goes out of scope: temporary files of a step that
 // may fail half-way. Errors are ignored.
 class TemporaryFiles {

@@ -30,7 +30,6 @@ namespace fs = std::filesystem;
 
 // Older temporary files in an entry folder are leftovers of a crashed compilation.
 constexpr std::chrono::seconds kStaleTemporaryAge{3600};
-constexpr std::string_view kCacheDirHint = "set KILN_CACHE_DIR to a writable folder";
 
 std::atomic<size_t> compilations{0};
 std::atomic<size_t> compiler_processes{0};
@@ -105,10 +104,6 @@ struct EntryFiles {
   fs::path dir, source, module, ok;
 };
 
-std::string ok_record(const std::string& module_bytes) {
-  return fmt::format("{} {}\n", module_bytes.size(), content_hash(module_bytes));
-}
-
 // Why module.so does not match ok; nullopt when it does.
 std::optional<std::string> mismatch(const EntryFiles& entry, const std::string& ok) {
   std::optional<std::string> bytes = read_whole_file(entry.module);
@@ -154,6 +149,16 @@ void write_unless_identical(const fs::path& path, std::string_view content) {
   if (!kept || *kept != content) replace_file(path, content);
 }
 
+// `config` compiling with `prelude_header` included first, when given.
+CompilerConfig including(const CompilerConfig& config,
+                         const std::optional<fs::path>& prelude_header) {
+  CompilerConfig compiling = config;
+  if (prelude_header) {
+    compiling.flags.insert(compiling.flags.end(), {"-include", prelude_header->string()});
+  }
+  return compiling;
+}
+
 // Compiles `source` in `parts` translation units at once, linked into `output`. The parts' sources
 // stay in the entry folder under names that only they use (source.part<i>of<N><suffix>.cpp: the
 // same content whoever writes them); the objects are temporary files. With `prelude_header` the
@@ -165,9 +170,6 @@ void compile_in_parts(const EntryFiles& entry, const KernelSource& source, size_
   if (prelude_header) kernels_only.prelude.clear();
   const std::vector<std::string> texts = split_into_parts(kernels_only, parts);
   const std::string suffix = prelude_header ? ".kernels" : "";
-  CompilerConfig compiling = config;
-  if (prelude_header)
-    compiling.flags.insert(compiling.flags.end(), {"-include", prelude_header->string()});
   TemporaryFiles objects;
   std::vector<ObjectCompilation> units;
   std::vector<fs::path> object_paths;
@@ -179,7 +181,7 @@ void compile_in_parts(const EntryFiles& entry, const KernelSource& source, size_
     units.push_back({std::move(part_source), object_paths.back()});
   }
   compiler_processes.fetch_add(units.size());
-  compile_objects(compiling, units, extra_args);
+  compile_objects(including(config, prelude_header), units, extra_args);
   compiler_processes.fetch_add(1);
   link_shared_object(config, object_paths, output, extra_args);
 }
@@ -206,9 +208,7 @@ void compile_entry(const EntryFiles& entry, const KernelSource& source, size_t p
   const fs::path kernels = entry.dir / "source.kernels.cpp";
   write_unless_identical(kernels,
                          KernelSource{.prelude = {}, .functions = source.functions}.joined());
-  CompilerConfig compiling = config;
-  compiling.flags.insert(compiling.flags.end(), {"-include", prelude_header->string()});
-  compile_shared_object(compiling, kernels, output, extra_args);
+  compile_shared_object(including(config, prelude_header), kernels, output, extra_args);
 }
 
 // Compiles the entry's source (`joined`: source.joined()) into a temporary file, then publishes it
@@ -229,33 +229,23 @@ std::shared_ptr<const LoadedModule> build_entry(const EntryFiles& entry, const K
     prelude_header = precompiled_prelude(source.prelude, config, extra_args);
   }
   try {
-    if (prelude_header) {
-      try {
-        compile_entry(entry, source, parts, config, extra_args, temporary, prelude_header, what);
-      } catch (const Error& error) {
-        logs::log(logs::Channel::perf_hints,
-                  fmt::format("code cache: {} did not compile with the precompiled prelude {}; "
-                              "compiling it whole: {}",
-                              what, prelude_header->string(), error.what()));
-        compile_entry(entry, source, parts, config, extra_args, temporary, std::nullopt, what);
-      }
-    } else {
+    try {
+      compile_entry(entry, source, parts, config, extra_args, temporary, prelude_header, what);
+    } catch (const Error& error) {
+      if (!prelude_header) throw;
+      logs::log(logs::Channel::perf_hints,
+                fmt::format("code cache: {} did not compile with the precompiled prelude {}; "
+                            "compiling it whole: {}",
+                            what, prelude_header->string(), error.what()));
       compile_entry(entry, source, parts, config, extra_args, temporary, std::nullopt, what);
     }
   } catch (const Error& error) {
     KILN_FAIL("{}\nThe generated source is kept at {}{}", error.what(), entry.source.string(),
               parts <= 1 ? "" : " (its parts beside it)");
   }
-  std::optional<std::string> bytes = read_whole_file(temporary);
-  KILN_CHECK(bytes.has_value(), "the compiler reported success but {} cannot be read",
-             temporary.string());
-  sync_to_disk(temporary);
-
   // module.so and ok change together: loads (shared lock) see both old or both new.
   FolderLock lock(entry.dir, FolderLock::Mode::exclusive);
-  rename_onto(temporary, entry.module);
-  replace_file(entry.ok, ok_record(*bytes));
-  sync_to_disk(entry.dir);
+  publish_with_record(temporary, entry.module, entry.ok);
   try {
     return std::make_shared<const LoadedModule>(LoadedModule::open(entry.module));
   } catch (const Error& error) {

@@ -29,6 +29,9 @@
 
 namespace kiln::inductor {
 
+// What to do when a cache folder cannot be made or written (part of those errors).
+inline constexpr std::string_view kCacheDirHint = "set KILN_CACHE_DIR to a writable folder";
+
 // KILN_CACHE_DIR, else $HOME/.cache/kiln, else /tmp/kiln-cache-<uid>; created with mode 0700
 // (with its cpp/ folder) if absent. Raises kiln::Error naming the folder and KILN_CACHE_DIR when
 // it cannot be created or written.

@@ -61,8 +61,7 @@ std::string several_devices(const graph::Graph& graph) {
 // Extern calls on a GPU run eager CUDA kernels: an op without one cannot be part of the program.
 void check_cuda_kernels(const Program& program) {
   for (const Step& step : program.steps) {
-    const ExternCall* call = std::get_if<ExternCall>(&step);
-    if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
+    const ExternCall* call = extern_call(step);
     KILN_CHECK(call == nullptr || call->op->has_kernel(DeviceType::CUDA),
                "inductor: {} has no CUDA kernel yet (an extern call of the graph)",
                call->op->full_name());
@@ -80,8 +79,7 @@ bool uses_cuda_graphs(const BackendContext& context) {
 // numbers of its capture again.
 std::string why_not_graphed(const Program& program) {
   for (const Step& step : program.steps) {
-    const ExternCall* call = std::get_if<ExternCall>(&step);
-    if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
+    const ExternCall* call = extern_call(step);
     if (call != nullptr && call->op->is_random) {
       return fmt::format("{} draws random numbers (a replay would draw its capture's again)",
                          call->op->full_name());

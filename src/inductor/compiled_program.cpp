@@ -125,8 +125,7 @@ std::shared_ptr<const CompiledProgram::Layout> CompiledProgram::layout_at(
     layout->bytes.push_back(storage_bytes(IntList(v.sizes), IntList(v.strides), v.offset, b.dtype));
   }
   for (const Step& step : program_.steps) {
-    const ExternCall* call = std::get_if<ExternCall>(&step);
-    if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
+    const ExternCall* call = extern_call(step);
     std::vector<View> inputs;
     if (call != nullptr) {
       for (const ExternCall::Input& in : call->inputs) {

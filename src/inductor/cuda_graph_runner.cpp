@@ -91,16 +91,6 @@ CudaGraphRunner::CudaGraphRunner(RunProgram run, std::string name, std::string w
 
 CudaGraphRunner::~CudaGraphRunner() = default;
 
-int CudaGraphRunner::recordings() const {
-  std::lock_guard lock(mutex_);
-  return recordings_;
-}
-
-std::string CudaGraphRunner::disabled_reason() const {
-  std::lock_guard lock(mutex_);
-  return disabled_;
-}
-
 void CudaGraphRunner::disable(std::string why) {
   logs::log(logs::Channel::perf_hints,
             fmt::format("inductor: {} runs without a CUDA graph: {}", name_, why));
@@ -217,7 +207,6 @@ std::vector<Tensor> CudaGraphRunner::record(Recorded& r, std::span<const Tensor>
     return run_(inputs);
   }
   ++r.recordings;
-  ++recordings_;
   logs::log(logs::Channel::cudagraphs,
             fmt::format("inductor: {}: recorded a CUDA graph ({} of {} inputs copied in)", name_,
                         std::count(r.copied.begin(), r.copied.end(), true), n));

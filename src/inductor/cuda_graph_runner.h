@@ -35,11 +35,6 @@ class CudaGraphRunner {
 
   std::vector<Tensor> operator()(std::span<const Tensor> inputs);
 
-  // The number of graphs recorded so far (for tests).
-  int recordings() const;
-  // Why calls run without a graph (empty while they may use one).
-  std::string disabled_reason() const;
-
   static constexpr int kMaxGraphs = 8;
   static constexpr int kMaxRecordings = 4;
 
@@ -54,8 +49,7 @@ class CudaGraphRunner {
   RunProgram run_;
   std::string name_;
   mutable std::mutex mutex_;  // held by the call using the graphs
-  std::string disabled_;
-  int recordings_ = 0;
+  std::string disabled_;      // why calls run without a graph (empty while they may use one)
   std::vector<std::unique_ptr<Recorded>> graphs_;  // per signature of the inputs
 };
 

@@ -170,6 +170,11 @@ std::vector<LoopNest*> loop_nests(Step& step) {
   return nests;
 }
 
+const ExternCall* extern_call(const Step& step) {
+  if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) return &choice->extern_call;
+  return std::get_if<ExternCall>(&step);
+}
+
 std::vector<int> buffers_read(const Step& step) {
   std::vector<int> read;
   for (const LoopNest* nest : loop_nests(step)) {
@@ -177,9 +182,7 @@ std::vector<int> buffers_read(const Step& step) {
       for_each_load(k.body, [&read](const ExprNode& l) { read.push_back(l.buffer); });
     }
   }
-  const ExternCall* call = std::get_if<ExternCall>(&step);
-  if (const auto* choice = std::get_if<ExternOrGenerated>(&step)) call = &choice->extern_call;
-  if (call != nullptr) {
+  if (const ExternCall* call = extern_call(step)) {
     for (const ExternCall::Input& in : call->inputs) read.push_back(in.buffer);
   }
   return read;

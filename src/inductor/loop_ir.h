@@ -160,6 +160,8 @@ std::vector<int> buffers_read(const Step& step);
 // The loop nests of a step: the nest itself, or a generated alternative's nests.
 std::vector<const LoopNest*> loop_nests(const Step& step);
 std::vector<LoopNest*> loop_nests(Step& step);
+// The extern call of a step (an ExternCall, or an alternative's extern way), or nullptr.
+const ExternCall* extern_call(const Step& step);
 
 struct Program;
 // A buffer a loop nest's generated function takes: every buffer its kernels read or write but the

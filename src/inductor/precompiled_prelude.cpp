@@ -2,7 +2,6 @@
 
 #include "inductor/cache_files.h"
 #include "inductor/code_cache.h"
-#include "inductor/content_hash.h"
 
 #include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
@@ -18,13 +17,6 @@ namespace kiln::inductor {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr std::string_view kCacheDirHint = "set KILN_CACHE_DIR to a writable folder";
-
-// "size hash" of the compiled header, as the code cache's ok files record modules.
-std::string ok_record(const std::string& bytes) {
-  return fmt::format("{} {}\n", bytes.size(), content_hash(bytes));
-}
 
 // Whether the folder holds `prelude` and a compiled form matching its ok record (a mismatch is
 // logged when `log_mismatch`).
@@ -48,10 +40,9 @@ struct Built {
   uintmax_t size = 0;
 };
 
-std::optional<Built> build(std::string_view prelude, const CompilerConfig& config,
-                           const std::vector<std::string>& extra_args) {
-  const std::string key =
-      cache_key(std::string("precompiled prelude\n") + std::string(prelude), config, extra_args);
+// `key`: the prelude's cache key.
+Built build(const std::string& key, std::string_view prelude, const CompilerConfig& config,
+            const std::vector<std::string>& extra_args) {
   const fs::path dir = cache_dir() / "cpp" / "prelude" / key;
   create_private_directory(dir.parent_path(), kCacheDirHint);
   create_private_directory(dir, kCacheDirHint);
@@ -80,13 +71,7 @@ std::optional<Built> build(std::string_view prelude, const CompilerConfig& confi
   TemporaryFiles unpublished;
   const fs::path temporary = unpublished.add(unique_temporary_name(compiled));
   compile_precompiled_header(config, header, temporary, extra_args);
-  const std::optional<std::string> bytes = read_whole_file(temporary);
-  KILN_CHECK(bytes.has_value(), "the compiler reported success but {} cannot be read",
-             temporary.string());
-  sync_to_disk(temporary);
-  rename_onto(temporary, compiled);
-  replace_file(ok, ok_record(*bytes));
-  sync_to_disk(dir);
+  publish_with_record(temporary, compiled, ok);
   return built();
 }
 
@@ -97,14 +82,10 @@ std::optional<fs::path> precompiled_prelude(std::string_view prelude, const Comp
   // Checked whole once per process and configuration; later modules check its size only (a
   // file truncated meanwhile is rebuilt).
   static std::mutex mutex;
-  static std::map<std::string, std::optional<Built>> built;
-  std::string material = config.cxx;
-  for (const std::string& f : config.flags) material += "\n" + f;
-  material += "\n--";
-  for (const std::string& a : extra_args) material += "\n" + a;
-  material += "\n--\n";
-  material += prelude;
-  const std::string id = content_hash(material) + cache_dir().string();
+  static std::map<std::string, std::optional<Built>> built;  // by cache folder and key
+  const std::string key =
+      cache_key(std::string("precompiled prelude\n") + std::string(prelude), config, extra_args);
+  const std::string id = (cache_dir() / key).string();
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = built.find(id); it != built.end()) {
     if (!it->second) return std::nullopt;
@@ -115,7 +96,7 @@ std::optional<fs::path> precompiled_prelude(std::string_view prelude, const Comp
   }
   std::optional<Built> made;
   try {
-    made = build(prelude, config, extra_args);
+    made = build(key, prelude, config, extra_args);
   } catch (const Error& error) {
     logs::log(logs::Channel::perf_hints,
               fmt::format("the generated code's prelude could not be precompiled; each module "
