@@ -42,9 +42,11 @@ class CachingAllocator final : public Allocator {
     const size_t size = rounded_size(nbytes);
     std::lock_guard<std::mutex> lock(mutex_);
     uint64_t pool = 0;
-    if (auto c = capturing_.find(stream); c != capturing_.end()) {
-      pool = c->second.pool;
-      stream = c->second.origin;
+    if (!capturing_.empty()) {  // no lookup per allocation when nothing is captured
+      if (auto c = capturing_.find(stream); c != capturing_.end()) {
+        pool = c->second.pool;
+        stream = c->second.origin;
+      }
     }
     auto [ptr, block_size] = take_cached(pool, device, stream, size);
     if (ptr == nullptr) {
@@ -211,7 +213,7 @@ class CachingAllocator final : public Allocator {
     self->active_.erase(it);
     self->stats(b.device).allocated -= b.size;
     // A released pool's blocks join the shared cache.
-    const uint64_t pool = self->pools_.count(b.pool) != 0 ? b.pool : 0;
+    const uint64_t pool = b.pool != 0 && self->pools_.count(b.pool) != 0 ? b.pool : 0;
     self->free_.emplace(PoolKey{pool, b.device, b.stream, b.size}, ptr);
   }
 
