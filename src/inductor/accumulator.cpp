@@ -15,9 +15,9 @@ Accumulator::Accumulator(const std::string& reduction, DType out, DType body)
   if (reduction == "sum" || reduction == "prod") {
     type_ = floating_ ? "double" : "int64_t";
   } else {
-    type_ = c_type(out);
+    type_ = cpp_value_type(out);
   }
-  float_partial_ = reduction == "sum" && body == DType::Float32;
+  float_partial_ = reduction == "sum" && widened(body) == DType::Float32;
 }
 
 std::string Accumulator::declare(const std::string& indent) const {

@@ -52,6 +52,58 @@ template <typename T> inline T kiln_rsqrt(T a) { return T(1) / std::sqrt(a); }
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 [[maybe_unused]] inline int64_t kiln_floormod(int64_t a, int64_t b) { return a - kiln_floordiv(a, b) * b; }
+
+// float16 and bfloat16 in memory. Kernels compute them in float, each result rounded to nearest
+// even in the type (kiln_round_*), as eager's kernels do; the conversions are kiln's (half.h).
+inline uint32_t kiln_bits_of(float f) { uint32_t u; __builtin_memcpy(&u, &f, 4); return u; }
+inline float kiln_float_of(uint32_t u) { float f; __builtin_memcpy(&f, &u, 4); return f; }
+inline uint16_t kiln_bf16_bits(float f) {
+  const uint32_t x = kiln_bits_of(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+inline uint16_t kiln_half_bits(float f) {
+  const uint32_t x = kiln_bits_of(f), sign = (x >> 16) & 0x8000u, abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (abs < 0x38800000u) {  // a subnormal half or zero
+    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
+    const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - static_cast<int>(abs >> 23);
+    uint32_t h = mant >> shift;
+    const uint32_t rem = mant & ((1u << shift) - 1u), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (h & 1u))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = (((abs >> 23) - 112) << 10) | ((abs & 0x7fffffu) >> 13);
+  const uint32_t rem = abs & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+inline float kiln_half_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 31) return kiln_float_of(sign | 0x7f800000u | (mant << 13));
+  if (exp != 0) return kiln_float_of(sign | ((exp + 112) << 23) | (mant << 13));
+  if (mant == 0) return kiln_float_of(sign);
+  int e = -1;  // a subnormal: normalized
+  do { ++e; mant <<= 1; } while ((mant & 0x400u) == 0);
+  return kiln_float_of(sign | (static_cast<uint32_t>(112 - e) << 23) | ((mant & 0x3ffu) << 13));
+}
+struct kiln_bf16 {
+  uint16_t bits;
+  kiln_bf16() = default;
+  kiln_bf16(float f) : bits(kiln_bf16_bits(f)) {}
+  operator float() const { return kiln_float_of(static_cast<uint32_t>(bits) << 16); }
+};
+struct kiln_half {
+  uint16_t bits;
+  kiln_half() = default;
+  kiln_half(float f) : bits(kiln_half_bits(f)) {}
+  operator float() const { return kiln_half_float(bits); }
+};
+[[maybe_unused]] inline float kiln_round_bf16(float f) { return kiln_bf16(f); }
+[[maybe_unused]] inline float kiln_round_half(float f) { return kiln_half(f); }
 }  // namespace
 
 // Vector variants of libm's functions (GNU vector ABI) come from SLEEF's libsleefgnuabi (1-ulp
@@ -74,7 +126,20 @@ std::string math_declarations() {
   return s + "}\n";
 }
 
+// `value` (a `from`) as a `to`: 16-bit floats are floats rounded to their type.
+std::string cpp_converted(const std::string& value, DType from, DType to) {
+  if (from == to) return value;
+  if (to == DType::Float16) return fmt::format("kiln_round_half(static_cast<float>({}))", value);
+  if (to == DType::BFloat16) return fmt::format("kiln_round_bf16(static_cast<float>({}))", value);
+  return fmt::format("static_cast<{}>({})", c_type(to), value);
+}
+
 std::string number_literal(const ExprNode& e) {
+  if (is_half_float(e.dtype)) {
+    ExprNode wide = e;
+    wide.dtype = DType::Float32;
+    return cpp_converted(number_literal(wide), DType::Float32, e.dtype);
+  }
   const char* t = c_type(e.dtype);
   if (e.is_integer_constant || !is_floating_point(e.dtype)) {
     const int64_t v = e.is_integer_constant ? e.integer : static_cast<int64_t>(e.number);
@@ -130,26 +195,33 @@ class BodyWriter {
         rhs = fmt::format("static_cast<int64_t>({})", to_cpp(e->index, names_));
         break;
       case ExprNode::Kind::Cast:
-        rhs = fmt::format("static_cast<{}>({})", c_type(e->dtype), emit(e->args[0]));
+        rhs = cpp_converted(emit(e->args[0]), e->args[0]->dtype, e->dtype);
         break;
       case ExprNode::Kind::Call:
         rhs = call_text(*e);
         break;
     }
     const std::string name = fmt::format("t{}", count_++);
-    lines_ += fmt::format("{}const {} {} = {};\n", indent_, c_type(e->dtype), name, rhs);
+    lines_ += fmt::format("{}const {} {} = {};\n", indent_, cpp_value_type(e->dtype), name, rhs);
     names_of_[e.get()] = name;
     return name;
   }
   const std::string& lines() const { return lines_; }
 
  private:
+  // 16-bit floats: the op in float (their values are floats), the result rounded to the type.
   std::string call_text(const ExprNode& e) {
     std::vector<std::string> a;
     for (const Expr& arg : e.args) a.push_back(emit(arg));
-    const std::string& op = e.op;
     const DType in = e.args.empty() ? e.dtype : e.args.back()->dtype;
-    if (auto text = shared_pointwise_text(op, a, in, e.dtype)) return *text;
+    const DType out = widened(e.dtype);
+    return cpp_converted(call_text(e, a, widened(in), out), out, e.dtype);
+  }
+
+  std::string call_text(const ExprNode& e, const std::vector<std::string>& a, DType in,
+                        DType out) {
+    const std::string& op = e.op;
+    if (auto text = shared_pointwise_text(op, a, in, out)) return *text;
     if (op == "maximum" || op == "minimum") {
       return fmt::format("kiln_{}<{}>({}, {})", op, c_type(in), a[0], a[1]);
     }
@@ -163,7 +235,7 @@ class BodyWriter {
     for (size_t i = 0; i < a.size(); ++i) args_text += (i ? ", " : "") + a[i];
     // libm's names (expf for float): those have the vector variants declared in the prelude.
     if (is_math_function(op) && (in == DType::Float32 || in == DType::Float64)) {
-      return fmt::format("static_cast<{}>({}{}({}))", c_type(e.dtype), op,
+      return fmt::format("static_cast<{}>({}{}({}))", c_type(out), op,
                          in == DType::Float32 ? "f" : "", args_text);
     }
     static const std::map<std::string, std::string> functions = {{"sqrt", "std::sqrt"},
@@ -173,7 +245,7 @@ class BodyWriter {
     auto it = functions.find(op);
     KILN_CHECK(it != functions.end(), "inductor: no C++ for pointwise op {} on {}", op,
                dtype_name(in));
-    return fmt::format("static_cast<{}>({}({}))", c_type(e.dtype), it->second, args_text);
+    return fmt::format("static_cast<{}>({}({}))", c_type(out), it->second, args_text);
   }
 
   const std::vector<std::string>& names_;
@@ -228,7 +300,7 @@ class NestWriter {
       local.emplace(arg.buffer, position);
       args.push_back(arg.buffer);
       s += fmt::format("  {0}{1}* __restrict b{2} = static_cast<{0}{1}*>(args[{2}]);\n",
-                       arg.written ? "" : "const ", c_type(arg.dtype), position);
+                       arg.written ? "" : "const ", cpp_storage_type(arg.dtype), position);
     }
     // Local buffers: numbered after the arguments, declared inside the shared loops.
     std::vector<std::string> local_declarations;
@@ -237,7 +309,8 @@ class NestWriter {
       local.emplace(l.buffer, position);
       local_declarations.push_back(fmt::format(
           "alignas(64) {} b{}[{}];\n",
-          c_type(program_.buffers[static_cast<size_t>(l.buffer)].dtype), position, l.elements));
+          cpp_storage_type(program_.buffers[static_cast<size_t>(l.buffer)].dtype), position,
+          l.elements));
     }
     const auto rename = [&local](int b) { return local.at(b); };
     const auto same = [](const Index& e) { return e; };
@@ -451,7 +524,8 @@ class NestWriter {
       const auto var = static_cast<int64_t>(k.ranges.size() - 1);
       for (const ColumnValue& c : extract_column_values(k.body, var, unavailable, next_buffer)) {
         std::string indent = "  ";
-        s += fmt::format("{}alignas(64) {} b{}[{}];\n", indent, c_type(c.value->dtype), c.buffer,
+        s += fmt::format("{}alignas(64) {} b{}[{}];\n", indent, cpp_storage_type(c.value->dtype),
+                         c.buffer,
                          *columns);
         s += open(
             {static_cast<size_t>(var), "0", size_cpp(k.ranges.back()), trip_of(k.ranges.back())},
@@ -711,7 +785,8 @@ class NestWriter {
 
   std::string store(const Kernel& k, const std::string& value, const std::string& indent) {
     return fmt::format("{}b{}[{}] = static_cast<{}>({});\n", indent, k.output,
-                       to_cpp(k.store, names_), c_type(dtype_of_output_.at(k.output)), value);
+                       to_cpp(k.store, names_), cpp_storage_type(dtype_of_output_.at(k.output)),
+                       value);
   }
 
   std::string open(const LoopText& l, std::string& indent) {

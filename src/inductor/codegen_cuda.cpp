@@ -130,8 +130,6 @@ constexpr int64_t kScratchBytes = 32 * 8;
 // Iterations of the shared loops a column-form block takes (KernelWriter::column_rows).
 constexpr int kColumnTile = 8;
 
-bool is_half_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
-
 // The device type of a dtype: the C++ generator's, and the prelude's 16-bit float structs.
 const char* cuda_type(DType d) {
   if (d == DType::Float16) return "kiln_half";

@@ -160,8 +160,7 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
       fuse_extern_epilogues(fused);
     }
     // max-autotune: small matrix products get generated alternatives (gemm_alternative.h).
-    program = lower(fused, {.gemm_alternatives = device->is_cpu() && is_max_autotune(context.mode),
-                            .half_floats = device->is_cuda()});
+    program = lower(fused, {.gemm_alternatives = device->is_cpu() && is_max_autotune(context.mode)});
     program.device = *device;
     if (device->is_cuda()) check_cuda_kernels(program);
     program = schedule(std::move(program), context.graph_name);

@@ -133,6 +133,18 @@ const char* c_type(DType d) {
   return t;
 }
 
+bool is_half_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
+
+DType widened(DType d) { return is_half_float(d) ? DType::Float32 : d; }
+
+const char* cpp_value_type(DType d) { return c_type(widened(d)); }
+
+const char* cpp_storage_type(DType d) {
+  if (d == DType::Float16) return "kiln_half";
+  if (d == DType::BFloat16) return "kiln_bf16";
+  return c_type(d);
+}
+
 const std::vector<std::string>& unary_math_functions() {
   static const std::vector<std::string> names = {
       "sin",   "cos", "tan",  "asin",  "acos", "atan", "sinh",  "cosh",  "tanh", "asinh", "acosh",

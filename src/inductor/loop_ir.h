@@ -61,6 +61,16 @@ const char* c_type_or_null(DType d);
 // The same; raises kiln::Error for a dtype kernels do not handle.
 const char* c_type(DType d);
 
+// float16 and bfloat16: generated code computes them in float and rounds each result to the
+// type (as eager's kernels do); only memory holds the 16-bit form.
+bool is_half_float(DType d);
+// Float32 for a 16-bit float, else d: the dtype a value is computed in.
+DType widened(DType d);
+// The C++ generator's types: a value's (float for 16-bit floats) and an element's in memory
+// (the prelude's kiln_half and kiln_bf16 structs for those).
+const char* cpp_value_type(DType d);
+const char* cpp_storage_type(DType d);
+
 Expr load(int buffer, Index index, DType dtype);
 Expr constant_of(double value, DType dtype);
 Expr integer_constant(int64_t value, DType dtype);

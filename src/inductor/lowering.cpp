@@ -53,11 +53,11 @@ std::vector<int64_t> hints(const Sizes& v, const SizeFacts& facts) {
   return out;
 }
 
-bool kernel_dtype(DType d, bool half_floats) {
+// Both code generators compute float16 and bfloat16 in float, each result rounded to its type.
+bool kernel_dtype(DType d) {
   switch (d) {
     case DType::Float16:
     case DType::BFloat16:
-      return half_floats;
     case DType::Bool:
     case DType::UInt8:
     case DType::Int8:
@@ -316,7 +316,7 @@ class Lowering {
 
   void lower_node(const graph::Node& n) {
     for (const graph::ValueMeta& m : n.outputs) {
-      KILN_CHECK(kernel_dtype(m.dtype, options_.half_floats),
+      KILN_CHECK(kernel_dtype(m.dtype),
                  "inductor: %{} ({}) has dtype {}, not generated yet", n.name, n.op->full_name(),
                  dtype_name(m.dtype));
     }
@@ -325,7 +325,7 @@ class Lowering {
     if (lowering == nullptr) return lower_extern(n);
     // A kernel reads its inputs' dtypes too.
     for (const graph::TensorUse& u : n.uses) {
-      KILN_CHECK(kernel_dtype(u.value.meta().dtype, options_.half_floats),
+      KILN_CHECK(kernel_dtype(u.value.meta().dtype),
                  "inductor: %{} ({}) reads {}, not generated yet", n.name, n.op->full_name(),
                  dtype_name(u.value.meta().dtype));
     }

@@ -12,9 +12,6 @@ namespace kiln::inductor {
 struct LoweringOptions {
   // max-autotune: small matrix products also as generated kernels (gemm_alternative.h).
   bool gemm_alternatives = false;
-  // float16 and bfloat16 values in generated loops (the CUDA code generator computes each op
-  // in float and rounds its result, as eager kernels do); the C++ generator has no 16-bit types.
-  bool half_floats = false;
 };
 
 // Whether the inductor computes `op` (a prim) with generated loops (a pointwise function, a

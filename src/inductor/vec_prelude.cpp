@@ -99,6 +99,12 @@ template <typename T, int N> struct Mask {
   friend Mask operator~(Mask a) { return {~a.m}; }
 };
 
+// N 16-bit lanes and N 32-bit lanes (16-bit floats' bits and their float32 bits).
+template <int N> struct kiln_lanes16 {
+  typedef uint16_t halves __attribute__((vector_size(N * 2)));
+  typedef uint32_t words __attribute__((vector_size(N * 4)));
+};
+
 template <typename T, int N> struct Vec {
   typedef T native __attribute__((vector_size(N * sizeof(T))));
   using mask = Mask<T, N>;
@@ -112,6 +118,61 @@ template <typename T, int N> struct Vec {
     return r;
   }
   void store(T* p) const { __builtin_memcpy(p, &v, sizeof(native)); }
+  // bfloat16 and float16 elements (float lanes only): widened exactly, stored rounded to nearest
+  // even as the scalar prelude's kiln_bf16 and kiln_half do (F16C's conversions where there).
+  static Vec load(const kiln_bf16* p) {
+    using halves = typename kiln_lanes16<N>::halves;
+    using words = typename kiln_lanes16<N>::words;
+    halves h;
+    __builtin_memcpy(&h, p, sizeof(h));
+    const words w = __builtin_convertvector(h, words) << 16;
+    Vec r;
+    __builtin_memcpy(&r.v, &w, sizeof(w));
+    return r;
+  }
+  void store(kiln_bf16* p) const {
+    using halves = typename kiln_lanes16<N>::halves;
+    using words = typename kiln_lanes16<N>::words;
+    words x;
+    __builtin_memcpy(&x, &v, sizeof(x));
+    const words rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    const words quiet_nan = (x >> 16) | 0x40u;
+    const words out = (x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
+    const halves h = __builtin_convertvector(out, halves);
+    __builtin_memcpy(p, &h, sizeof(h));
+  }
+  static Vec load(const kiln_half* p) {
+#if defined(__AVX512F__)
+    if constexpr (N == 16) return {(native)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p))};
+#endif
+#if defined(__F16C__)
+    if constexpr (N == 8) return {(native)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p))};
+    if constexpr (N == 4) return {(native)_mm_cvtph_ps(_mm_loadl_epi64((const __m128i*)p))};
+#endif
+    Vec r{};
+    for (int i = 0; i < N; ++i) r.v[i] = p[i];
+    return r;
+  }
+  void store(kiln_half* p) const {
+    [[maybe_unused]] constexpr int nearest = 8;  // to nearest even, no exceptions
+#if defined(__AVX512F__)
+    if constexpr (N == 16) {
+      _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)v, nearest));
+      return;
+    }
+#endif
+#if defined(__F16C__)
+    if constexpr (N == 8) {
+      _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph((__m256)v, nearest));
+      return;
+    }
+    if constexpr (N == 4) {
+      _mm_storel_epi64((__m128i*)p, _mm_cvtps_ph((__m128)v, nearest));
+      return;
+    }
+#endif
+    for (int i = 0; i < N; ++i) p[i] = kiln_half(v[i]);
+  }
   static Vec broadcast(T x) {
     Vec r{};
     for (int i = 0; i < N; ++i) r.v[i] = x;
@@ -141,6 +202,13 @@ template <typename T, int N> struct Vec {
   friend mask operator>(Vec a, Vec b) { return {(typename mask::native)(a.v > b.v)}; }
   friend mask operator>=(Vec a, Vec b) { return {(typename mask::native)(a.v >= b.v)}; }
 };
+
+// A float vector rounded to bfloat16 or float16 (a 16-bit value lives in float lanes).
+template <typename H, int N> Vec<float, N> vec_round_to(Vec<float, N> a) {
+  H h[N];
+  a.store(h);
+  return Vec<float, N>::load(h);
+}
 
 using VecF = Vec<float, kiln_vec_width_float>;
 using VecD = Vec<double, kiln_vec_width_double>;

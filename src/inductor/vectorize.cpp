@@ -38,7 +38,8 @@ bool invariant(const ExprNode& e, int64_t var) {
 // Scalar C++ for an invariant value made of loads, constants, casts and arithmetic (a scalar
 // argument of another dtype converted to the lane type); nullopt for anything else.
 std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& loop) {
-  const char* t = c_type_or_null(e.dtype);
+  if (is_half_float(e.dtype) && e.kind != ExprNode::Kind::Load) return std::nullopt;
+  const char* t = c_type_or_null(widened(e.dtype));
   if (t == nullptr) return std::nullopt;
   switch (e.kind) {
     case ExprNode::Kind::Load:
@@ -50,7 +51,7 @@ std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& 
     case ExprNode::Kind::Cast: {
       const auto a = invariant_scalar(*e.args[0], loop);
       if (!a) return std::nullopt;
-      return fmt::format("static_cast<{}>({})", t, *a);
+      return fmt::format("static_cast<{}>({})", t, *a);  // e is not 16-bit
     }
     case ExprNode::Kind::Call: {
       static const std::map<std::string, std::string> infix = {
@@ -72,12 +73,13 @@ std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& 
 // An invariant value converted to the lane type is converted once, whatever its own type.
 std::optional<DType> lane_dtype(const Expr& body, std::optional<DType> also, int64_t var) {
   std::set<DType> floats;
-  if (also && is_floating_point(*also)) floats.insert(*also);
+  if (also && is_floating_point(*also)) floats.insert(widened(*also));
   std::vector<const ExprNode*> stack = {body.get()};
   while (!stack.empty()) {
     const ExprNode* e = stack.back();
     stack.pop_back();
-    if (e->dtype == DType::Float32 || e->dtype == DType::Float64) floats.insert(e->dtype);
+    const DType d = widened(e->dtype);  // 16-bit floats live in float lanes
+    if (d == DType::Float32 || d == DType::Float64) floats.insert(d);
     for (const Expr& a : e->args) {
       // A constant converted to the lane type is converted once, whatever its own type.
       if (e->kind == ExprNode::Kind::Cast &&
@@ -90,12 +92,19 @@ std::optional<DType> lane_dtype(const Expr& body, std::optional<DType> also, int
   if (floats.size() > 1) return std::nullopt;
   if (floats.empty()) return DType::Float32;
   const DType d = *floats.begin();
-  if (d != DType::Float32 && d != DType::Float64) return std::nullopt;  // float16, bfloat16
+  if (d != DType::Float32 && d != DType::Float64) return std::nullopt;
   return d;
 }
 
 // A constant as a scalar C++ literal of its dtype (as the scalar code generator writes it).
 std::optional<std::string> scalar_literal(const ExprNode& e) {
+  if (is_half_float(e.dtype)) {
+    ExprNode wide = e;
+    wide.dtype = DType::Float32;
+    const auto literal = scalar_literal(wide);
+    if (!literal) return std::nullopt;
+    return fmt::format("kiln_round_{}({})", e.dtype == DType::Float16 ? "half" : "bf16", *literal);
+  }
   const bool floating = e.dtype == DType::Float32 || e.dtype == DType::Float64;
   const char* t = e.dtype == DType::Float32 ? "float" : "double";
   if (e.dtype == DType::Bool) {
@@ -182,7 +191,12 @@ class VectorBodyWriter {
     hoisted_ += fmt::format("{}const {} {} = {};\n", hoist_indent_, type, name, rhs);
     return name;
   }
-  bool is_lane(DType d) const { return d == lane_; }
+  bool is_lane(DType d) const { return widened(d) == lane_; }
+  // A lane value of `from` as a `to` (16-bit floats: float lanes rounded to their type).
+  std::string rounded(const std::string& value, DType from, DType to) const {
+    if (from == to || !is_half_float(to)) return value;
+    return fmt::format("vec_round_to<{}>({})", cpp_storage_type(to), value);
+  }
   static bool is_bool(DType d) { return d == DType::Bool; }
 
   Value make(const ExprNode& e) {
@@ -223,24 +237,31 @@ class VectorBodyWriter {
     const ExprNode& from = *e.args[0];
     // A constant of another type (an integer) converted once, as the scalar code does.
     if (from.kind == ExprNode::Kind::Constant && is_lane(e.dtype)) {
-      const auto literal = scalar_literal(from);
+      ExprNode constant = from;
+      constant.dtype = e.dtype;
+      const auto literal = scalar_literal(constant);
       if (!literal) return fail();
-      return {
-          fmt::format("{}::broadcast(static_cast<{}>({}))", types_.vec, types_.scalar, *literal),
-          false, true};
+      return {fmt::format("{}::broadcast({})", types_.vec, *literal), false, true};
     }
     // An invariant value of another type (a wrapped scalar argument), converted once.
     if (is_lane(e.dtype) && !is_lane(from.dtype) && invariant(from, loop_.var)) {
       const auto scalar = invariant_scalar(from, loop_);
       if (!scalar) return fail();
-      return {fmt::format("{}::broadcast(static_cast<{}>({}))", types_.vec, types_.scalar, *scalar),
+      const std::string value = fmt::format("static_cast<{}>({})", types_.scalar, *scalar);
+      return {fmt::format("{}::broadcast({})", types_.vec,
+                          is_half_float(e.dtype)
+                              ? fmt::format("kiln_round_{}({})",
+                                            e.dtype == DType::Float16 ? "half" : "bf16", value)
+                              : value),
               false, true};
     }
     if (!is_lane(from.dtype) && !is_bool(from.dtype)) return fail();
     const Value a = emit(e.args[0]);
     if (failed_) return a;
-    if (a.is_mask == is_bool(e.dtype)) return {a.name, a.is_mask, a.invariant};
-    if (a.is_mask)
+    if (a.is_mask == is_bool(e.dtype)) {
+      return {a.is_mask ? a.name : rounded(a.name, from.dtype, e.dtype), a.is_mask, a.invariant};
+    }
+    if (a.is_mask)  // 0 or 1: exact in every float type
       return {fmt::format("{}::from_mask({})", types_.vec, a.name), false, a.invariant};
     // To bool: nonzero (NaN included) is true.
     return {fmt::format("({} != {}::broadcast(0))", a.name, types_.vec), true, a.invariant};
@@ -260,8 +281,10 @@ class VectorBodyWriter {
     auto all_args = [&](bool masks) {
       return std::all_of(a.begin(), a.end(), [&](const Value& v) { return v.is_mask == masks; });
     };
+    // 16-bit results: computed in float lanes, rounded to the type.
     auto result = [&](std::string text, bool mask) -> Value {
       if (mask != out_mask) return fail();
+      if (!mask) text = rounded(text, widened(e.dtype), e.dtype);
       return {std::move(text), mask, invariant};
     };
     static const std::map<std::string, std::string> arithmetic = {
@@ -451,7 +474,7 @@ std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Ex
                                                  const ScalarTail& scalar_tail) {
   const auto lane = lane_dtype(body, out_dtype, loop.var);
   if (!lane) return std::nullopt;
-  if (out_dtype != *lane && out_dtype != DType::Bool) return std::nullopt;
+  if (widened(out_dtype) != *lane && out_dtype != DType::Bool) return std::nullopt;
   VectorBodyWriter w(loop, *lane, loop.indent + "    ", loop.indent + "      ");
   const std::string address = w.contiguous_address(out_buffer, store);
   if (address.empty()) return std::nullopt;
@@ -474,7 +497,8 @@ std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Ex
 std::optional<std::string> vectorized_reduction_loop(
     const InnerLoop& loop, const Expr& body, const std::string& reduction, const std::string& acc,
     const std::string& acc_type, const ScalarTail& scalar_tail, const AlsoStore* also) {
-  if (body->dtype != DType::Float32 && body->dtype != DType::Float64) return std::nullopt;
+  const DType body_dtype = widened(body->dtype);
+  if (body_dtype != DType::Float32 && body_dtype != DType::Float64) return std::nullopt;
   if (acc_type != "float" && acc_type != "double") return std::nullopt;
   const auto lane = lane_dtype(body, std::nullopt, loop.var);
   if (!lane) return std::nullopt;
@@ -483,7 +507,7 @@ std::optional<std::string> vectorized_reduction_loop(
   if (w.failed() || value.is_mask) return std::nullopt;
   std::string store_step;
   if (also != nullptr) {
-    if (also->dtype != *lane) return std::nullopt;
+    if (widened(also->dtype) != *lane) return std::nullopt;
     const std::string address = w.contiguous_address(also->buffer, also->store);
     const VectorBodyWriter::Value stored = w.emit(also->value);
     if (address.empty() || w.failed() || stored.is_mask || stored.invariant) return std::nullopt;

@@ -40,7 +40,7 @@ bool have_nvrtc() {
 std::optional<std::string> generated_kernels(const graph::Graph& graph, const std::string& name) {
   inductor::Program program;
   try {
-    program = inductor::lower(graph, {.half_floats = true});
+    program = inductor::lower(graph);
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -159,7 +159,7 @@ std::vector<inductor::CudaSource> cuda_sources_of(F f, const Inputs&... inputs) 
   std::vector<inductor::CudaSource> sources;
   auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
                      const BackendContext& context) -> CompiledGraph {
-    inductor::Program program = inductor::lower(graph, {.half_floats = true});
+    inductor::Program program = inductor::lower(graph);
     program.device = Device::cuda();
     program = inductor::schedule(std::move(program), context.graph_name);
     sources.push_back(inductor::generate_cuda(program));

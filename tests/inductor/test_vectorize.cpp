@@ -16,6 +16,8 @@
 #include <random>
 #include <sstream>
 
+#include <kiln/core/half.h>
+
 #include "inductor/code_cache.h"
 #include "inductor/codegen_cpp.h"
 #include "inductor/sincos_pairing.h"
@@ -493,6 +495,115 @@ extern "C" void kiln_t_sincos(const float* x, float* s, float* c, int64_t n) {
       ADD_FAILURE() << "sincos(" << x[i] << ") = " << s[i] << ", " << c[i] << "; want " << want_s
                     << ", " << want_c << " (" << ulps(s[i], want_s) << ", " << ulps(c[i], want_c)
                     << " ulps)";
+    }
+  }
+}
+
+// bfloat16 and float16 in generated code: the scalar prelude's conversions (kiln_bf16, kiln_half)
+// and the vector loads and stores (F16C's where compiled for it) give kiln's own conversions
+// (core/half.h) bit for bit: every 16-bit pattern widened, and floats narrowed to nearest even
+// (halfway cases, overflow, subnormals, signed zeros, infinities; NaN stays NaN), vec_round_to
+// the same values kept in float lanes.
+TEST(Vectorize, SixteenBitConversionsMatchKilnsWithEveryCompiler) {
+  const std::string source = std::string(kOpHarness) + R"(
+template <typename H> void kiln_t_narrow(const float* x, H* scalar, H* vector, float* rounded,
+                                         int64_t n) {
+  for (int64_t i = 0; i < n; ++i) scalar[i] = H(x[i]);
+  for (int64_t i = 0; i < n; i += VecF::size) {
+    VecF::load(x + i).store(vector + i);
+    vec_round_to<H>(VecF::load(x + i)).store(rounded + i);
+  }
+}
+template <typename H> void kiln_t_widen(const H* h, float* scalar, float* vector, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) scalar[i] = h[i];
+  for (int64_t i = 0; i < n; i += VecF::size) VecF::load(h + i).store(vector + i);
+}
+extern "C" void kiln_t_narrow_bf16(const float* x, kiln_bf16* s, kiln_bf16* v, float* r, int64_t n) {
+  kiln_t_narrow(x, s, v, r, n);
+}
+extern "C" void kiln_t_narrow_half(const float* x, kiln_half* s, kiln_half* v, float* r, int64_t n) {
+  kiln_t_narrow(x, s, v, r, n);
+}
+extern "C" void kiln_t_widen_bf16(const kiln_bf16* h, float* s, float* v, int64_t n) {
+  kiln_t_widen(h, s, v, n);
+}
+extern "C" void kiln_t_widen_half(const kiln_half* h, float* s, float* v, int64_t n) {
+  kiln_t_widen(h, s, v, n);
+}
+)";
+  const float inf = std::numeric_limits<float>::infinity();
+  // Floats to narrow: special values, each 16-bit value's neighbourhood (halfway points between
+  // neighbours, one float either side of them), then random bit patterns.
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.99f, 65520.0f, 1e-8f,
+                          -3e-8f, 6.1e-5f, 5.96e-8f, 2.98e-8f, 1e38f, -3.4e38f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::denorm_min()};
+  for (uint32_t h = 0; h < 0x10000; h += 37) {
+    const float bf = std::bit_cast<float>(h << 16), bf_next = std::bit_cast<float>((h + 1) << 16);
+    const float halfway = bf + (bf_next - bf) / 2;
+    for (float v : {halfway, std::nextafter(halfway, 0.0f), std::nextafter(halfway, inf)}) {
+      x.push_back(v);
+    }
+    const float hf = detail::half_bits_to_float(static_cast<uint16_t>(h));
+    const float hf_next = detail::half_bits_to_float(static_cast<uint16_t>(h + 1));
+    const float half_halfway = hf + (hf_next - hf) / 2;
+    for (float v : {half_halfway, std::nextafter(half_halfway, 0.0f),
+                    std::nextafter(half_halfway, inf)}) {
+      x.push_back(v);
+    }
+  }
+  std::mt19937 bits(7);
+  for (int i = 0; i < 4096; ++i) x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits())));
+  while (x.size() % 64 != 0) x.push_back(0.5f);
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<uint16_t> patterns(0x10000);
+  for (uint32_t h = 0; h < 0x10000; ++h) patterns[h] = static_cast<uint16_t>(h);
+  const auto same_value = [](float a, float b) {
+    return std::isnan(a) ? std::isnan(b) : std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+  };
+  using Narrow = void (*)(const float*, uint16_t*, uint16_t*, float*, int64_t);
+  using Widen = void (*)(const uint16_t*, float*, float*, int64_t);
+  for (const std::string& cxx : compilers()) {
+    SCOPED_TRACE(cxx);
+    const auto module = compile(source, cxx);
+    for (const bool bf16 : {true, false}) {
+      SCOPED_TRACE(bf16 ? "bfloat16" : "float16");
+      const auto widen_bits = [bf16](uint16_t h) {
+        return bf16 ? detail::bfloat16_bits_to_float(h) : detail::half_bits_to_float(h);
+      };
+      std::vector<uint16_t> scalar(x.size()), vector(x.size());
+      std::vector<float> rounded(x.size());
+      function<Narrow>(*module, bf16 ? "kiln_t_narrow_bf16" : "kiln_t_narrow_half")(
+          x.data(), scalar.data(), vector.data(), rounded.data(), n);
+      int failures = 0;
+      for (size_t i = 0; i < x.size() && failures < 5; ++i) {
+        const uint16_t want =
+            bf16 ? detail::float_to_bfloat16_bits(x[i]) : detail::float_to_half_bits(x[i]);
+        const bool nan = std::isnan(x[i]);
+        const bool ok = nan ? std::isnan(widen_bits(scalar[i])) && std::isnan(widen_bits(vector[i]))
+                            : scalar[i] == want && vector[i] == want;
+        if (!ok || !same_value(rounded[i], widen_bits(want))) {
+          ++failures;
+          ADD_FAILURE() << std::hexfloat << x[i] << ": scalar " << std::hex << scalar[i]
+                        << ", vector " << vector[i] << ", want " << want << "; in float lanes "
+                        << rounded[i];
+        }
+      }
+      std::vector<float> wide_scalar(patterns.size()), wide_vector(patterns.size());
+      function<Widen>(*module, bf16 ? "kiln_t_widen_bf16" : "kiln_t_widen_half")(
+          patterns.data(), wide_scalar.data(), wide_vector.data(),
+          static_cast<int64_t>(patterns.size()));
+      failures = 0;
+      for (size_t h = 0; h < patterns.size() && failures < 5; ++h) {
+        const float want = widen_bits(patterns[h]);
+        if (!same_value(wide_scalar[h], want) || !same_value(wide_vector[h], want)) {
+          ++failures;
+          ADD_FAILURE() << std::hex << h << ": scalar " << std::hexfloat << wide_scalar[h]
+                        << ", vector " << wide_vector[h] << ", want " << want;
+        }
+      }
     }
   }
 }
