@@ -19,8 +19,7 @@
 #       shapes, merged with kiln_bench's JSON into one table); logs and JSON to $OUT.
 #       KILN_BENCH_WORKLOADS (comma-separated) runs part of the suite, to split it over calls.
 #       KILN_BENCH_AUTOCAST=bfloat16 runs the model workloads under autocast on both sides;
-#       KILN_BENCH_MODE=reduce-overhead compiles both sides in that mode (PyTorch's with CUDA
-#       graphs; kiln's take them only with options{"cudagraphs": "true"} for now, docs/CUDA.md).
+#       KILN_BENCH_MODE=reduce-overhead compiles both sides in that mode (both with CUDA graphs).
 #     bash bench/device/run_cuda_tests.sh run
 #       unpacks the bundle, finds the machine's cuBLAS and cuDNN, runs the CUDA tests, then memcheck on
 #       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML

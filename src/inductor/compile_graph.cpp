@@ -72,7 +72,11 @@ void check_cuda_kernels(const Program& program) {
 // "reduce-overhead" and "max-autotune"; kiln will too once its GPU tests have run on them
 // (docs/CUDA.md): until then they are asked for.
 bool uses_cuda_graphs(const BackendContext& context) {
-  return option_is(context, "cudagraphs", "true");
+  // As PyTorch: reduce-overhead and max-autotune replay CUDA graphs; options{"cudagraphs"}
+  // turns them on or off in any mode.
+  if (option_is(context, "cudagraphs", "true")) return true;
+  if (option_is(context, "cudagraphs", "false")) return false;
+  return context.mode == "reduce-overhead" || context.mode == "max-autotune";
 }
 
 // Why a program's calls cannot be replayed from a CUDA graph, or "": a random op would draw the

@@ -199,7 +199,6 @@ TEST(CudaModels, ReduceOverheadTrainingMatchesTheCpu) {
   REQUIRE_GPU();
   CompileOptions options;
   options.mode = "reduce-overhead";
-  options.options["cudagraphs"] = "true";
   for (const Workload& w : workloads()) {
     SCOPED_TRACE(w.name);
     expect_training_matches_cpu(w, /*compiled=*/true, options, /*steps=*/5);
