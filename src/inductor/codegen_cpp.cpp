@@ -218,8 +218,7 @@ class BodyWriter {
     return cpp_converted(call_text(e, a, widened(in), out), out, e.dtype);
   }
 
-  std::string call_text(const ExprNode& e, const std::vector<std::string>& a, DType in,
-                        DType out) {
+  std::string call_text(const ExprNode& e, const std::vector<std::string>& a, DType in, DType out) {
     const std::string& op = e.op;
     if (auto text = shared_pointwise_text(op, a, in, out)) return *text;
     if (op == "maximum" || op == "minimum") {
@@ -307,10 +306,10 @@ class NestWriter {
     for (const LoopNest::LocalBuffer& l : nest_.locals) {
       const int position = static_cast<int>(local.size());
       local.emplace(l.buffer, position);
-      local_declarations.push_back(fmt::format(
-          "alignas(64) {} b{}[{}];\n",
-          cpp_storage_type(program_.buffers[static_cast<size_t>(l.buffer)].dtype), position,
-          l.elements));
+      local_declarations.push_back(
+          fmt::format("alignas(64) {} b{}[{}];\n",
+                      cpp_storage_type(program_.buffers[static_cast<size_t>(l.buffer)].dtype),
+                      position, l.elements));
     }
     const auto rename = [&local](int b) { return local.at(b); };
     const auto same = [](const Index& e) { return e; };
@@ -525,8 +524,7 @@ class NestWriter {
       for (const ColumnValue& c : extract_column_values(k.body, var, unavailable, next_buffer)) {
         std::string indent = "  ";
         s += fmt::format("{}alignas(64) {} b{}[{}];\n", indent, cpp_storage_type(c.value->dtype),
-                         c.buffer,
-                         *columns);
+                         c.buffer, *columns);
         s += open(
             {static_cast<size_t>(var), "0", size_cpp(k.ranges.back()), trip_of(k.ranges.back())},
             indent);

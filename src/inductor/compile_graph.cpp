@@ -164,7 +164,8 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
       fuse_extern_epilogues(fused);
     }
     // max-autotune: small matrix products get generated alternatives (gemm_alternative.h).
-    program = lower(fused, {.gemm_alternatives = device->is_cpu() && is_max_autotune(context.mode)});
+    program =
+        lower(fused, {.gemm_alternatives = device->is_cpu() && is_max_autotune(context.mode)});
     program.device = *device;
     if (device->is_cuda()) check_cuda_kernels(program);
     program = schedule(std::move(program), context.graph_name);

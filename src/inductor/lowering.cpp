@@ -316,9 +316,8 @@ class Lowering {
 
   void lower_node(const graph::Node& n) {
     for (const graph::ValueMeta& m : n.outputs) {
-      KILN_CHECK(kernel_dtype(m.dtype),
-                 "inductor: %{} ({}) has dtype {}, not generated yet", n.name, n.op->full_name(),
-                 dtype_name(m.dtype));
+      KILN_CHECK(kernel_dtype(m.dtype), "inductor: %{} ({}) has dtype {}, not generated yet",
+                 n.name, n.op->full_name(), dtype_name(m.dtype));
     }
     if (n.op->kind == ops::OpKind::View) return lower_view(n);
     const NodeLowering lowering = loop_lowering(n);

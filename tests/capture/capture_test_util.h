@@ -38,6 +38,16 @@ class LogCapture {
     for (const std::string& r : records) s += r + "\n";
     return s;
   }
+  // The generated kernels of output_code's sources (each from its first function on, after the
+  // preludes).
+  std::string generated_kernels() const {
+    std::string text;
+    for (const std::string& r : records) {
+      const size_t at = r.find("extern \"C\" void");
+      if (at != std::string::npos) text += r.substr(at);
+    }
+    return text;
+  }
   std::vector<std::string> records;
 
  private:

@@ -21,16 +21,6 @@ using testing::LogCapture;
 
 CompileOptions inductor() { return {.backend = std::string("inductor")}; }
 
-// The kernels' part of the logged sources (after the preludes).
-std::string kernel_text(const LogCapture& logs) {
-  std::string text;
-  for (const std::string& r : logs.records) {
-    const size_t at = r.find("extern \"C\" void");
-    if (at != std::string::npos) text += r.substr(at);
-  }
-  return text;
-}
-
 // Whether two tensors of 16-bit `dtype` differ by at most `ulps` units of the type's last place
 // at `want` (both NaN counts as equal) or by at most `atol`.
 ::testing::AssertionResult within_ulps(const Tensor& got, const Tensor& want, DType dtype,
@@ -82,7 +72,7 @@ TEST_P(Inductor16Bit, PointwiseMatchesEagerBitForBit) {
   EXPECT_TRUE(all_close(std::get<2>(got), std::get<2>(want), 0, 0));
   EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
   // The arguments are 16-bit in memory and the loops vectorized (vector loads of them).
-  const std::string kernels = kernel_text(logs);
+  const std::string kernels = logs.generated_kernels();
   const std::string type = d == kBFloat16 ? "kiln_bf16" : "kiln_half";
   EXPECT_NE(kernels.find("const " + type + "* __restrict"), std::string::npos) << kernels;
   EXPECT_NE(kernels.find("VecF::load(&b"), std::string::npos) << kernels;
@@ -94,11 +84,11 @@ TEST_P(Inductor16Bit, PointwiseMatchesEagerBitForBit) {
 TEST_P(Inductor16Bit, ConversionsRoundAsEager) {
   const DType d = GetParam();
   const float inf = std::numeric_limits<float>::infinity();
-  const Tensor x = tensor({0.0f, -0.0f, 1.0f + 1.0f / 256, 1.0f + 3.0f / 256, 65504.0f, 65520.0f,
-                           1e-8f, -3e-8f, 6e-8f, 3e38f, -inf, inf,
-                           std::numeric_limits<float>::quiet_NaN(), 1.0f + 1.0f / 2048,
-                           1.0f + 3.0f / 2048, 0.1f, -2.5f, 7.0f})
-                       .reshape({2, 9});
+  const Tensor x =
+      tensor({0.0f, -0.0f, 1.0f + 1.0f / 256, 1.0f + 3.0f / 256, 65504.0f, 65520.0f, 1e-8f, -3e-8f,
+              6e-8f, 3e38f, -inf, inf, std::numeric_limits<float>::quiet_NaN(), 1.0f + 1.0f / 2048,
+              1.0f + 3.0f / 2048, 0.1f, -2.5f, 7.0f})
+          .reshape({2, 9});
   auto body = [d](const Tensor& v) { return (v.to(d) * 1.0).to(kFloat32); };
   auto f = compile(body, inductor());
   autograd::NoGradGuard no_grad;
@@ -132,8 +122,7 @@ TEST_P(Inductor16Bit, TranscendentalFunctionsWithinOneUlp) {
 TEST_P(Inductor16Bit, ReductionsAndSoftmax) {
   const DType d = GetParam();
   auto body = [](const Tensor& x) {
-    return std::make_tuple(x.sum({1}), x.mean({0}), x.amax({1}), softmax(x, -1),
-                           log_softmax(x, 0));
+    return std::make_tuple(x.sum({1}), x.mean({0}), x.amax({1}), softmax(x, -1), log_softmax(x, 0));
   };
   auto f = compile(body, inductor());
   manual_seed(4);

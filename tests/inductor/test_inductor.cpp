@@ -49,16 +49,6 @@ std::string read_file(const std::filesystem::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The kernels' part of the logged sources (after the preludes).
-std::string kernel_text(const LogCapture& logs) {
-  std::string text;
-  for (const std::string& r : logs.records) {
-    const size_t at = r.find("extern \"C\" void");
-    if (at != std::string::npos) text += r.substr(at);
-  }
-  return text;
-}
-
 size_t occurrences(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
@@ -94,7 +84,7 @@ TEST(Inductor, APointwiseChainIsOneVectorizedLoopNest) {
   // Every loop explicitly vectorized (kiln's Vec type), each followed by its scalar tail (64 x 33:
   // 33 is no multiple of the vector width); sin(x) * y + 1, read twice by relu's decomposition, is
   // computed once into a local row.
-  const std::string kernels = kernel_text(logs);
+  const std::string kernels = logs.generated_kernels();
   EXPECT_GE(occurrences(kernels, ".store(&b"), 1u) << kernels;
   EXPECT_EQ(occurrences(kernels, ".store(&b"), occurrences(kernels, "#pragma omp simd")) << kernels;
   EXPECT_EQ(occurrences(kernels, "vec_sin("), 1u) << kernels;
@@ -117,7 +107,7 @@ TEST(Inductor, SoftmaxAndLayerNormAreOneVectorizedLoopNestEach) {
     const Tensor b = randn({256});
     autograd::NoGradGuard no_grad;
     EXPECT_TRUE(all_close(f(x, w, b), body(x, w, b), 1e-5, 1e-5));
-    const std::string kernels = kernel_text(logs);
+    const std::string kernels = logs.generated_kernels();
     EXPECT_EQ(kernels_in(logs), 1u) << kernels;
     EXPECT_EQ(occurrences(kernels, "#pragma omp parallel for"), 1u) << kernels;
     EXPECT_GE(occurrences(kernels, "VecF::load(&b"), 3u) << kernels;
@@ -154,7 +144,7 @@ TEST(Inductor, LayerNormStatisticsShareTheRowsLoop) {
   EXPECT_TRUE(all_close(std::get<0>(got), std::get<0>(want), 1e-5, 1e-5));
   EXPECT_TRUE(all_close(std::get<1>(got), std::get<1>(want), 1e-5, 1e-6));
   EXPECT_TRUE(all_close(std::get<2>(got), std::get<2>(want), 1e-5, 1e-6));
-  const std::string kernels = kernel_text(logs);
+  const std::string kernels = logs.generated_kernels();
   EXPECT_EQ(kernels_in(logs), 1u) << kernels;
   EXPECT_EQ(occurrences(kernels, "#pragma omp parallel for collapse(2)"), 1u) << kernels;
 }
@@ -248,7 +238,7 @@ TEST(Inductor, SumsOverRowsRunAlongTheColumns) {
     autograd::NoGradGuard no_grad;
     const Tensor want = body(x.to(kFloat64)).to(c.dtype);
     EXPECT_TRUE(all_close(f(x), want, 1e-5, 1e-4));
-    const std::string kernels = kernel_text(logs);
+    const std::string kernels = logs.generated_kernels();
     EXPECT_EQ(occurrences(kernels, "part0[i"), 1u) << kernels;
     EXPECT_EQ(occurrences(kernels, "blk < "), 1u) << kernels;
   }
@@ -258,7 +248,7 @@ TEST(Inductor, SumsOverRowsRunAlongTheColumns) {
   const Tensor x = randn({64, 1024});
   autograd::NoGradGuard no_grad;
   EXPECT_TRUE(all_close(rows(x), x.sum({1}), 1e-5, 1e-4));
-  EXPECT_EQ(occurrences(kernel_text(logs), "part0[i"), 0u) << kernel_text(logs);
+  EXPECT_EQ(occurrences(logs.generated_kernels(), "part0[i"), 0u) << logs.generated_kernels();
 }
 
 // Batch norm's statistics of a channels-last activation (sums over N, H and W with C innermost
@@ -288,7 +278,7 @@ TEST(Inductor, ChannelsLastBatchNormStatisticsRunAlongTheChannels) {
     SCOPED_TRACE(i);
     EXPECT_TRUE(all_close(got[i], want[i], 1e-4, 1e-4));
   }
-  const std::string kernels = kernel_text(logs);
+  const std::string kernels = logs.generated_kernels();
   // The forward's nest (mean, then variance: two sweeps) and the backward's (its two sums in
   // one sweep); no row-wise sum.
   EXPECT_EQ(occurrences(kernels, "blk < 2;"), 2u) << kernels;
@@ -311,7 +301,7 @@ TEST(Inductor, PerColumnValuesAreComputedOncePerColumn) {
   auto f = compile(body, inductor());
   autograd::NoGradGuard no_grad;
   EXPECT_TRUE(all_close(f(x, w), body(x, w), 1e-5, 1e-6));
-  const std::string kernels = kernel_text(logs);
+  const std::string kernels = logs.generated_kernels();
   EXPECT_EQ(occurrences(kernels, "[96];"), 2u) << kernels;     // two per-column arrays
   EXPECT_EQ(occurrences(kernels, "vec_exp("), 0u) << kernels;  // exp outside the element loop
 }
@@ -328,7 +318,7 @@ TEST(Inductor, ContiguousSpatialLoopsMergeIntoOne) {
     LogCapture logs("output_code");
     auto f = compile(body, inductor());
     EXPECT_TRUE(all_close(f(args...), body(args...), 1e-5, 1e-5));
-    return kernel_text(logs);
+    return logs.generated_kernels();
   };
   const std::string pointwise =
       generated([](const Tensor& a, const Tensor& b) { return (a + b).relu(); }, x, y);
@@ -354,7 +344,7 @@ TEST(Inductor, ChannelsLastValuesLoopOverTheChannelsInnermost) {
   EXPECT_TRUE(got.is_contiguous(MemoryFormat::ChannelsLast));
   EXPECT_EQ(got.strides(), want.strides());
   EXPECT_TRUE(all_close(got, want, 1e-6, 1e-6));
-  const std::string kernels = kernel_text(logs);
+  const std::string kernels = logs.generated_kernels();
   EXPECT_GE(occurrences(kernels, "(560 - i1_vec_begin)"), 1u) << kernels;
 }
 

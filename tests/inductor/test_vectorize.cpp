@@ -534,8 +534,20 @@ extern "C" void kiln_t_widen_half(const kiln_half* h, float* s, float* v, int64_
   const float inf = std::numeric_limits<float>::infinity();
   // Floats to narrow: special values, each 16-bit value's neighbourhood (halfway points between
   // neighbours, one float either side of them), then random bit patterns.
-  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.99f, 65520.0f, 1e-8f,
-                          -3e-8f, 6.1e-5f, 5.96e-8f, 2.98e-8f, 1e38f, -3.4e38f,
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          65504.0f,
+                          65519.99f,
+                          65520.0f,
+                          1e-8f,
+                          -3e-8f,
+                          6.1e-5f,
+                          5.96e-8f,
+                          2.98e-8f,
+                          1e38f,
+                          -3.4e38f,
                           std::numeric_limits<float>::infinity(),
                           -std::numeric_limits<float>::infinity(),
                           std::numeric_limits<float>::quiet_NaN(),
@@ -549,8 +561,8 @@ extern "C" void kiln_t_widen_half(const kiln_half* h, float* s, float* v, int64_
     const float hf = detail::half_bits_to_float(static_cast<uint16_t>(h));
     const float hf_next = detail::half_bits_to_float(static_cast<uint16_t>(h + 1));
     const float half_halfway = hf + (hf_next - hf) / 2;
-    for (float v : {half_halfway, std::nextafter(half_halfway, 0.0f),
-                    std::nextafter(half_halfway, inf)}) {
+    for (float v :
+         {half_halfway, std::nextafter(half_halfway, 0.0f), std::nextafter(half_halfway, inf)}) {
       x.push_back(v);
     }
   }
