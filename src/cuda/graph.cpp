@@ -1,17 +1,125 @@
 // CUDA graphs: stream capture on a side stream, the graph's private pool in the caching
-// allocator, instantiation and replay.
+// allocator, the graph-safe Philox state of its random draws (graph_rng.h), instantiation and
+// replay.
 #include <kiln/cuda/graph.h>
 
 #include "cuda/caching_allocator.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_state.h"
+#include "cuda/graph_rng.h"
 
 #include <kiln/core/error.h>
 #include <kiln/cuda/cuda.h>
+#include <kiln/ops/random.h>
 
+#include <atomic>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 namespace kiln::cuda {
+
+namespace {
+
+// The streams being captured by Graphs, with the counters their draws used so far, and the
+// devices' free slots. One lock: it is taken per capture and, while something is captured, per
+// draw.
+struct GraphRngRegistry {
+  struct Capture {
+    uint64_t* slot = nullptr;
+    uint64_t counters = 0;
+  };
+  // Slots per buffer: each is two words (seed, offset).
+  static constexpr size_t kSlotsPerBuffer = 64;
+
+  std::mutex mu;
+  std::atomic<size_t> capturing{0};  // captures.size(), read without the lock
+  std::map<cudaStream_t, Capture> captures;
+  std::map<int, std::vector<uint64_t*>> free_slots;   // per device
+  std::map<int, std::vector<uint64_t*>> all_buffers;  // per device: never freed
+
+  uint64_t* take_slot(int device) {
+    std::vector<uint64_t*>& free = free_slots[device];
+    if (free.empty()) {
+      // Never freed: graphs holding slots may be destroyed at exit, after CUDA's teardown.
+      void* buffer = nullptr;
+      DeviceGuard guard(device);
+      KILN_CUDA_CHECK(cudaMalloc(&buffer, kSlotsPerBuffer * 2 * sizeof(uint64_t)));
+      std::vector<uint64_t*>& buffers = all_buffers[device];
+      buffers.push_back(static_cast<uint64_t*>(buffer));
+      // Room for every slot of the device, so that release_graph_rng never allocates.
+      free.reserve(buffers.size() * kSlotsPerBuffer);
+      for (size_t k = kSlotsPerBuffer; k-- > 0;) {
+        free.push_back(static_cast<uint64_t*>(buffer) + 2 * k);
+      }
+    }
+    uint64_t* slot = free.back();
+    free.pop_back();
+    return slot;
+  }
+};
+
+GraphRngRegistry& graph_rng_registry() {
+  static GraphRngRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
+uint64_t* begin_graph_rng(int device, cudaStream_t captured) {
+  GraphRngRegistry& g = graph_rng_registry();
+  std::lock_guard lock(g.mu);
+  KILN_CHECK(!g.captures.contains(captured),
+             "cuda::Graph::capture_begin: the stream of cuda:{} is being captured by another graph",
+             device);
+  uint64_t* slot = g.take_slot(device);
+  g.captures.emplace(captured, GraphRngRegistry::Capture{slot, 0});
+  g.capturing.store(g.captures.size(), std::memory_order_release);
+  return slot;
+}
+
+uint64_t end_graph_rng(cudaStream_t captured) noexcept {
+  GraphRngRegistry& g = graph_rng_registry();
+  std::lock_guard lock(g.mu);
+  const auto it = g.captures.find(captured);
+  if (it == g.captures.end()) return 0;
+  const uint64_t counters = it->second.counters;
+  g.captures.erase(it);
+  g.capturing.store(g.captures.size(), std::memory_order_release);
+  return counters;
+}
+
+void release_graph_rng(int device, uint64_t* slot) noexcept {
+  GraphRngRegistry& g = graph_rng_registry();
+  std::lock_guard lock(g.mu);
+  g.free_slots[device].push_back(slot);  // within the capacity reserved by take_slot
+}
+
+std::optional<kernels::PhiloxArgs> graph_rng_draw(int device, uint64_t counters) {
+  GraphRngRegistry& g = graph_rng_registry();
+  if (g.capturing.load(std::memory_order_acquire) == 0) return std::nullopt;
+  const cudaStream_t stream = stream_of(device);
+  std::lock_guard lock(g.mu);
+  const auto it = g.captures.find(stream);
+  if (it == g.captures.end()) return std::nullopt;
+  // The draw's counters follow those of the capture's earlier draws, as they would follow in
+  // the generator uncaptured.
+  const kernels::PhiloxArgs args{0, it->second.counters, it->second.slot};
+  it->second.counters += counters;
+  return args;
+}
+
+void prepare_graph_rng(int device, uint64_t* slot, uint64_t counters, cudaStream_t stream) {
+  kernels::PhiloxArgs args;
+  if (auto in_graph = graph_rng_draw(device, counters)) {
+    args = *in_graph;  // replayed inside another capture: that graph's replays supply the state
+  } else {
+    auto [seed, offset] = default_generator(Device::cuda(device)).seed_and_reserve(counters);
+    args = {seed, offset};
+  }
+  kernels::write_philox_state(slot, args, stream);
+}
 
 struct Graph::State {
   int device = -1;
@@ -21,8 +129,11 @@ struct Graph::State {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   bool capturing = false;
+  uint64_t* rng_slot = nullptr;  // the graph state of its random draws (graph_rng.h)
+  uint64_t rng_counters = 0;     // Philox counters its draws use: reserved before each replay
 
-  // Drops the graph and its pool (the pool's blocks still held by tensors return when freed).
+  // Drops the graph, its pool (the pool's blocks still held by tensors return when freed) and its
+  // slot.
   void reset() noexcept {
     if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
@@ -30,9 +141,14 @@ struct Graph::State {
     graph = nullptr;
     if (pool != 0) release_graph_pool(pool);
     pool = 0;
+    if (rng_slot != nullptr) release_graph_rng(device, rng_slot);
+    rng_slot = nullptr;
+    rng_counters = 0;
   }
-  // Back to the stream current before the capture; the pool stops taking allocations.
+  // Back to the stream current before the capture; the pool stops taking allocations and the
+  // draws stop being counted.
   void leave_capture() noexcept {
+    rng_counters = end_graph_rng(side->handle());
     end_pool_allocations(side->handle());
     set_current_stream(*origin);
     capturing = false;
@@ -75,6 +191,13 @@ void Graph::capture_begin() {
   begin_pool_allocations(s.pool, s.side->handle(), s.origin->handle());
   set_current_stream(*s.side);
   s.capturing = true;
+  try {
+    s.rng_slot = begin_graph_rng(device, s.side->handle());
+  } catch (...) {
+    s.leave_capture();
+    s.reset();
+    throw;
+  }
   // Relaxed: allocations (cudaMalloc for the pool) stay allowed while capturing.
   const cudaError_t status = cudaStreamBeginCapture(s.side->handle(), cudaStreamCaptureModeRelaxed);
   if (status != cudaSuccess) {
@@ -124,10 +247,16 @@ void Graph::replay() {
   const State& s = *state_;
   KILN_CHECK(s.exec != nullptr, "cuda::Graph::replay: nothing was captured");
   DeviceGuard guard(s.device);
-  KILN_CUDA_CHECK(cudaGraphLaunch(s.exec, stream_of(s.device)));
+  const cudaStream_t stream = stream_of(s.device);
+  // The captured draws' seed and first counter: reserved now, as the same draws would reserve
+  // them uncaptured, and written before the graph reads them.
+  if (s.rng_counters > 0) prepare_graph_rng(s.device, s.rng_slot, s.rng_counters, stream);
+  KILN_CUDA_CHECK(cudaGraphLaunch(s.exec, stream));
 }
 
 bool Graph::captured() const { return state_->exec != nullptr; }
+
+uint64_t Graph::random_counters() const { return state_->rng_counters; }
 
 bool Graph::owns(const void* ptr) const {
   return state_->pool != 0 && graph_pool_owns(state_->pool, ptr);

@@ -4,12 +4,15 @@
 // per-call one), exactly as many as the CPU kernel would, and launches with (seed, offset): no
 // synchronization, and the same seed gives the CPU's numbers on the GPU (kernels/random.h says
 // how exact). Element i of a draw is always the output's i-th element in row-major order: an
-// output that is not contiguous is drawn into a contiguous buffer first, as on the CPU.
+// output that is not contiguous is drawn into a contiguous buffer first, as on the CPU. While a
+// kiln::cuda::Graph captures the stream, a draw reserves nothing: its kernel reads the seed and
+// offset that each replay writes (cuda/graph_rng.h).
 //
 // randperm is a Fisher-Yates shuffle, sequential by nature: it runs on the host with the CPU
 // kernel over the counters reserved from the device's generator and is copied over (a blocking
-// copy), which gives the CPU's permutation exactly.
+// copy), which gives the CPU's permutation exactly; it cannot be captured into a CUDA graph.
 #include "cuda/device_state.h"
+#include "cuda/graph_rng.h"
 #include "cuda/kernels/random.h"
 #include "cuda/launch_args.h"
 #include "cuda/register.h"
@@ -20,6 +23,7 @@
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 #include <kiln/cuda/cuda.h>
+#include <kiln/cuda/graph.h>
 #include <kiln/ops/creation.h>
 
 #include <cmath>
@@ -31,15 +35,22 @@ using ops::Stack;
 using Outs = std::vector<Tensor>;
 using random_detail::philox_blocks;
 
-// Reserves the counters of a draw of n elements with `words` words each from the generator of
-// out's device.
-random_detail::PhiloxStream reserve(const Tensor& out, int64_t n, int words) {
-  auto [seed, offset] =
-      random_detail::current_generator(out.device()).seed_and_reserve(philox_blocks(n, words));
+// The Philox arguments of `op`'s draw of n elements with `words` words each on out's device:
+// counters reserved from its generator, or, while a Graph captures the stream, the draw's place
+// in the graph (each replay reserves the graph's counters from the device's default generator).
+kernels::PhiloxArgs reserve(const Tensor& out, int64_t n, int words, const char* op) {
+  const uint64_t counters = philox_blocks(n, words);
+  Generator& generator = random_detail::current_generator(out.device());
+  if (auto in_graph = graph_rng_draw(out.device().index(), counters)) {
+    KILN_CHECK(&generator == &default_generator(out.device()),
+               "{} (CUDA): a draw from a Generator passed to the op cannot be captured into a "
+               "CUDA graph (replays draw from the default generator of {}); expected none",
+               op, out.device().str());
+    return *in_graph;
+  }
+  auto [seed, offset] = generator.seed_and_reserve(counters);
   return {seed, offset};
 }
-
-kernels::PhiloxArgs args_of(random_detail::PhiloxStream s) { return {s.seed, s.offset}; }
 
 // Runs fill(data) on out's memory when out is contiguous, else on a contiguous buffer copied into
 // out afterwards (the CPU's fill_row_major).
@@ -59,7 +70,7 @@ void uniform_into(const Tensor& out, double from, double to) {
   if (n == 0) return;
   const int device = out.device().index();
   DeviceGuard guard(device);
-  const kernels::PhiloxArgs s = args_of(reserve(out, n, ops::uniform_words(out.dtype())));
+  const kernels::PhiloxArgs s = reserve(out, n, ops::uniform_words(out.dtype()), "uniform_");
   fill_row_major(out, [&](void* data) {
     kernels::random_uniform(scalar_type(out.dtype()), data, n, from, to - from, s,
                             stream_of(device));
@@ -71,7 +82,7 @@ void normal_into(const Tensor& out, double mean, double std) {
   if (n == 0) return;
   const int device = out.device().index();
   DeviceGuard guard(device);
-  const kernels::PhiloxArgs s = args_of(reserve(out, n, ops::normal_words(out.dtype())));
+  const kernels::PhiloxArgs s = reserve(out, n, ops::normal_words(out.dtype()), "normal_");
   fill_row_major(out, [&](void* data) {
     kernels::random_normal(scalar_type(out.dtype()), data, n, mean, std, s, stream_of(device));
   });
@@ -84,7 +95,7 @@ void randint_into(const Tensor& out, int64_t low, int64_t high) {
   DeviceGuard guard(device);
   const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   const int words = ops::randint_words(range);
-  const kernels::PhiloxArgs s = args_of(reserve(out, n, words));
+  const kernels::PhiloxArgs s = reserve(out, n, words, "randint");
   fill_row_major(out, [&](void* data) {
     kernels::random_int(scalar_type(out.dtype()), data, n, low, range, words, s, stream_of(device));
   });
@@ -158,8 +169,16 @@ void normal_tensor(const Stack& args, const Tensor& out) {
 void randperm_into(const Tensor& out) {
   const int64_t n = out.numel();
   if (n == 0) return;
-  DeviceGuard guard(out.device().index());
-  const random_detail::PhiloxStream s = reserve(out, n, ops::kRandpermWords);
+  const int device = out.device().index();
+  DeviceGuard guard(device);
+  // A replay would give the capture's permutation again (and the copy below waits for the host).
+  KILN_CHECK(!is_capturing(device),
+             "randperm (CUDA): cannot be captured into a CUDA graph (it shuffles on the host); "
+             "expected cuda:{}'s stream not to be captured",
+             device);
+  auto [seed, offset] = random_detail::current_generator(out.device())
+                            .seed_and_reserve(philox_blocks(n, ops::kRandpermWords));
+  const random_detail::PhiloxStream s{seed, offset};
   Tensor perm = empty({n}, DType::Int64);
   ops::randperm_fill_kernels(perm.data_ptr<int64_t>(), n, s);
   Tensor target = out;
@@ -183,7 +202,7 @@ void native_dropout(const Stack& args, const Outs& out) {
   KILN_CHECK(out[0].is_contiguous() && out[1].is_contiguous(),
              "native_dropout (CUDA): expected contiguous outputs of size [{}]",
              fmt::join(input.sizes(), ", "));
-  const kernels::PhiloxArgs s = args_of(reserve(out[0], n, ops::kDropoutWords));
+  const kernels::PhiloxArgs s = reserve(out[0], n, ops::kDropoutWords, "native_dropout");
   // The CPU kernel's threshold and scale: keep when the word's top 24 bits are below
   // ceil(float(1 - p) * 2^24); kept elements times 1 / (1 - p).
   const double keep_probability = 1.0 - p;

@@ -207,9 +207,12 @@ std::vector<Tensor> CudaGraphRunner::record(Recorded& r, std::span<const Tensor>
     return run_(inputs);
   }
   ++r.recordings;
+  const uint64_t counters = graph->random_counters();
   logs::log(logs::Channel::cudagraphs,
-            fmt::format("inductor: {}: recorded a CUDA graph ({} of {} inputs copied in)", name_,
-                        std::count(r.copied.begin(), r.copied.end(), true), n));
+            fmt::format("inductor: {}: recorded a CUDA graph ({} of {} inputs copied in{})", name_,
+                        std::count(r.copied.begin(), r.copied.end(), true), n,
+                        counters == 0 ? std::string()
+                                      : fmt::format("; {} Philox counters per replay", counters)));
   // Where each output lives: the pool, or an input's memory.
   for (size_t k = 0; k < outputs.size(); ++k) {
     const Tensor& o = outputs[k];
@@ -238,6 +241,8 @@ std::vector<Tensor> CudaGraphRunner::record(Recorded& r, std::span<const Tensor>
         }));
   }
   r.graph = std::move(graph);
+  // The capture ran nothing (and reserved no random counters): this replay computes the call's
+  // results, drawing what an uncaptured call would draw here.
   r.graph->replay();
   return results_of(r, inputs);
 }

@@ -2,12 +2,18 @@
 // the replay; memory allocated while capturing belongs to the graph alone; work that waits for the
 // device cannot be captured and leaves the device usable. The inductor's reduce-overhead mode
 // replays compiled graphs: results against eager on the CPU at every call, outputs kept across
-// calls, inputs that move, programs with random ops (run without a graph). Skipped without a CUDA
-// device, except the check that a build or machine without one raises.
+// calls, inputs that move, programs with random ops (run without a graph). Random draws captured
+// into a kiln::cuda::Graph draw fresh numbers at each replay: what eager draws at the same point of
+// the generator's stream. Skipped without a CUDA device, except the check that a build or machine
+// without one raises.
 #include "capture/capture_test_util.h"
 #include "cuda/cuda_test_util.h"
 
 #include <kiln/cuda/graph.h>
+
+#include <functional>
+#include <utility>
+#include <vector>
 
 namespace kiln {
 namespace {
@@ -210,6 +216,115 @@ TEST(CudaGraphs, RandomOpsRunWithoutAGraph) {
     EXPECT_FALSE(all_close(masks[i], masks[i - 1], 0.0, 0.0)) << i;
   EXPECT_EQ(logs.count("recorded a CUDA graph"), 0u) << logs.all();
   EXPECT_GE(logs.count("draws random numbers"), 1u) << logs.all();
+}
+
+// rand, randn (float64) and randint on the GPU: {values copied to the CPU}.
+std::vector<Tensor> three_draws() {
+  const TensorOptions on_gpu = TensorOptions().device(Device::cuda());
+  return {rand({1001}, on_gpu), randn({999}, on_gpu.dtype(DType::Float64)),
+          randint(-5, 50, {777}, on_gpu)};
+}
+
+TEST(CudaGraph, ReplaysDrawWhatEagerDrawsAtTheSamePoint) {
+  REQUIRE_GPU();
+  Generator& generator = default_generator(Device::cuda());
+  constexpr int kReplays = 4;
+  manual_seed(31);
+  std::vector<std::vector<Tensor>> want;
+  for (int k = 0; k < kReplays; ++k) {
+    want.push_back(three_draws());
+    for (Tensor& t : want.back()) t = cpu(t);
+  }
+  const uint64_t eager_offset = generator.offset();
+  manual_seed(31);
+  cuda::Graph graph;
+  graph.capture_begin();
+  const std::vector<Tensor> drawn = three_draws();
+  graph.capture_end();
+  EXPECT_EQ(generator.offset(), 0u);  // the capture reserved nothing
+  EXPECT_EQ(graph.random_counters() * kReplays, eager_offset);
+  for (int k = 0; k < kReplays; ++k) {
+    SCOPED_TRACE(k);
+    graph.replay();
+    for (size_t i = 0; i < drawn.size(); ++i) EXPECT_TRUE(same_values(cpu(drawn[i]), want[k][i]));
+  }
+  EXPECT_EQ(generator.offset(), eager_offset);
+}
+
+TEST(CudaGraph, ManualSeedBetweenReplaysReproduces) {
+  REQUIRE_GPU();
+  const Tensor x = gpu(ones({5000}));
+  cuda::Graph graph;
+  graph.capture_begin();
+  const Tensor y = dropout(x, 0.3, /*train=*/true);
+  graph.capture_end();
+  manual_seed(5);
+  graph.replay();
+  const Tensor first = cpu(y);
+  graph.replay();
+  const Tensor second = cpu(y);
+  EXPECT_FALSE(same_values(first, second));
+  manual_seed(5);
+  graph.replay();
+  EXPECT_TRUE(same_values(cpu(y), first));
+  graph.replay();
+  EXPECT_TRUE(same_values(cpu(y), second));
+  manual_seed(5);
+  EXPECT_TRUE(same_values(cpu(dropout(x, 0.3, /*train=*/true)), first));
+}
+
+TEST(CudaGraph, GraphsReplayedInTurnDrawInTurn) {
+  REQUIRE_GPU();
+  // Each graph has its own seed and offset on the device: replays of one never change what the
+  // other reads.
+  const TensorOptions on_gpu = TensorOptions().device(Device::cuda());
+  manual_seed(41);
+  std::vector<Tensor> want;
+  for (int k = 0; k < 3; ++k) {
+    want.push_back(cpu(rand({300}, on_gpu)));
+    want.push_back(cpu(randn({200}, on_gpu)));
+  }
+  cuda::Graph uniform, normal;
+  uniform.capture_begin();
+  const Tensor u = rand({300}, on_gpu);
+  uniform.capture_end();
+  normal.capture_begin();
+  const Tensor z = randn({200}, on_gpu);
+  normal.capture_end();
+  manual_seed(41);
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    uniform.replay();
+    normal.replay();
+    EXPECT_TRUE(same_values(cpu(u), want[2 * static_cast<size_t>(k)]));
+    EXPECT_TRUE(same_values(cpu(z), want[2 * static_cast<size_t>(k) + 1]));
+  }
+}
+
+TEST(CudaGraph, DrawsThatCannotBeReplayedRaise) {
+  REQUIRE_GPU();
+  const TensorOptions on_gpu = TensorOptions().device(Device::cuda());
+  const auto capture = [](const std::function<void()>& work) {
+    cuda::Graph graph;
+    graph.capture_begin();
+    try {
+      work();
+      graph.capture_end();
+    } catch (...) {
+      graph.capture_abort();
+      throw;
+    }
+  };
+  EXPECT_TRUE(
+      throws_error([&] { capture([&] { (void)randperm(10, on_gpu.dtype(DType::Int64)); }); },
+                   {"randperm (CUDA)", "cannot be captured"}));
+  Generator own(3);
+  EXPECT_TRUE(throws_error([&] { capture([&] { (void)rand({10}, on_gpu, &own); }); },
+                           {"a Generator passed to the op", "CUDA graph"}));
+  EXPECT_FALSE(cuda::is_capturing());
+  // Uncaptured, both draw as before.
+  EXPECT_EQ(randperm(10, on_gpu.dtype(DType::Int64)).numel(), 10);
+  EXPECT_EQ(rand({10}, on_gpu, &own).numel(), 10);
 }
 
 // reduce-overhead records graphs unless options{"cudagraphs": "false"}; default mode does not.

@@ -6,8 +6,15 @@
 // during the capture are reused within it, in stream order). Work that waits for the device
 // while capturing (a copy to the host, a synchronize) cannot be captured: capture_end raises.
 //
+// Random ops captured on the default generator of the device draw fresh numbers at each replay:
+// the replay reserves the counters the capture's draws used from the generator, so replay k
+// gives the numbers the same calls would give uncaptured at that point of the generator's stream
+// (and manual_seed between replays takes effect). The capture itself reserves nothing. A
+// Generator passed to a random op, and randperm (it shuffles on the host), cannot be captured.
+//
 // The header is the same without CUDA; there, every entry point raises "kiln was built without
 // CUDA".
+#include <cstdint>
 #include <memory>
 
 namespace kiln::cuda {
@@ -29,10 +36,14 @@ class Graph {
   void capture_end();
   // Ends a capture without keeping it (after the captured code raised); never raises.
   void capture_abort() noexcept;
-  // Launches the graph on the current stream.
+  // Launches the graph on the current stream, after reserving its random_counters() from the
+  // device's default generator.
   void replay();
   // Whether a capture ended in a graph that replay() launches.
   bool captured() const;
+  // Philox counters the captured random draws use: each replay advances the device's default
+  // generator by this many, as the draws would uncaptured.
+  uint64_t random_counters() const;
   // Whether `ptr` lies in memory this graph's pool allocated.
   bool owns(const void* ptr) const;
 

@@ -64,10 +64,18 @@ __device__ __forceinline__ uint64_t word64(const uint32_t* w) {
   return (static_cast<uint64_t>(w[0]) << 32) | w[1];
 }
 
+// The seed and first counter of a draw: by value, or (captured in a CUDA graph) read from the
+// graph state that the replay wrote. Outside graphs this reads no memory.
+__device__ __forceinline__ PhiloxArgs resolved(PhiloxArgs s) {
+  if (s.graph_state == nullptr) return s;
+  return {s.graph_state[0], s.graph_state[1] + s.offset, nullptr};
+}
+
 // Calls f(i, words of element i) for the n elements of W words each, a thread per block.
 template <int W, typename F>
-__global__ void for_each_draw(int64_t n, PhiloxArgs s, F f) {
+__global__ void for_each_draw(int64_t n, PhiloxArgs stream, F f) {
   constexpr int kPerBlock = 4 / W;
+  const PhiloxArgs s = resolved(stream);
   const int64_t blocks = (n + kPerBlock - 1) / kPerBlock;
   for (int64_t b = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; b < blocks;
        b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -125,8 +133,9 @@ __device__ __forceinline__ T affine_normal(double mean, double std, double z) {
 // Box-Muller over pairs: pair k (elements 2k, 2k + 1) reads 2 * W words from word 2k * W, so a
 // block holds 2 / W pairs.
 template <typename T>
-__global__ void normal_kernel(T* out, int64_t n, double mean, double std, PhiloxArgs s) {
+__global__ void normal_kernel(T* out, int64_t n, double mean, double std, PhiloxArgs stream) {
   constexpr int W = std::is_same_v<T, double> ? 2 : 1;
+  const PhiloxArgs s = resolved(stream);
   constexpr int kPerBlock = 4 / W;
   constexpr double kTwoPi = 2.0 * std::numbers::pi;  // exact: the CPU's 2.0 * pi
   const int64_t blocks = (n + kPerBlock - 1) / kPerBlock;
@@ -179,6 +188,12 @@ struct DropoutOp {
     out[i] = convert<T>(convert<Acc<T>>(in[i]) * (keep ? scale : Acc<T>(0)));
   }
 };
+
+__global__ void write_philox_state_kernel(uint64_t* state, PhiloxArgs stream) {
+  const PhiloxArgs s = resolved(stream);
+  state[0] = s.seed;
+  state[1] = s.offset;
+}
 
 }  // namespace
 
@@ -234,6 +249,11 @@ void dropout(ScalarType type, const void* in, void* out, bool* mask, int64_t n, 
       launch_draw<1>(n, stream, cuda_stream, op);
     }
   });
+}
+
+void write_philox_state(uint64_t* state, PhiloxArgs stream, cudaStream_t cuda_stream) {
+  write_philox_state_kernel<<<1, 1, 0, cuda_stream>>>(state, stream);
+  KILN_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace kiln::cuda::kernels

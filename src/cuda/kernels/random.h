@@ -11,9 +11,14 @@
 
 namespace kiln::cuda::kernels {
 
+// Outside a CUDA graph, the seed and the first reserved counter, by value. In a draw captured into
+// a graph (cuda/graph_rng.h), `graph_state` points at {seed, base offset} in device memory, written
+// before each replay, and `offset` is the draw's first counter past that base: the kernel reads
+// seed = graph_state[0], offset = graph_state[1] + offset, so each replay draws new numbers.
 struct PhiloxArgs {
   uint64_t seed = 0;
-  uint64_t offset = 0;  // the first reserved counter
+  uint64_t offset = 0;
+  const uint64_t* graph_state = nullptr;
 };
 
 // out[i] = from + width * u, u uniform in [0, 1) with as many bits as the floating type's
@@ -32,5 +37,10 @@ void random_int(ScalarType type, void* out, int64_t n, int64_t low, uint64_t ran
 // computed in float (double for float64) as the CPU kernel does; in, out of a floating type.
 void dropout(ScalarType type, const void* in, void* out, bool* mask, int64_t n, uint32_t threshold,
              double scale, PhiloxArgs stream, cudaStream_t cuda_stream);
+
+// state[0] = seed, state[1] = offset of `stream` (resolved as the draws do: a graph replayed while
+// another graph is captured takes its place in that one's draws), in stream order: a replay's
+// graph state, written before the graph's launch.
+void write_philox_state(uint64_t* state, PhiloxArgs stream, cudaStream_t cuda_stream);
 
 }  // namespace kiln::cuda::kernels

@@ -77,6 +77,7 @@ void Graph::capture_end() { unavailable(); }
 void Graph::capture_abort() noexcept {}
 void Graph::replay() { unavailable(); }
 bool Graph::captured() const { return false; }
+uint64_t Graph::random_counters() const { return 0; }
 bool Graph::owns(const void*) const { return false; }
 bool is_capturing(int) { unavailable(); }
 bool is_graph_memory(const void*) { return false; }
