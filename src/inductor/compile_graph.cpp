@@ -79,19 +79,6 @@ bool uses_cuda_graphs(const BackendContext& context) {
   return context.mode == "reduce-overhead" || context.mode == "max-autotune";
 }
 
-// Why a program's calls cannot be replayed from a CUDA graph, or "": a random op would draw the
-// numbers of its capture again.
-std::string why_not_graphed(const Program& program) {
-  for (const Step& step : program.steps) {
-    const ExternCall* call = extern_call(step);
-    if (call != nullptr && call->op->is_random) {
-      return fmt::format("{} draws random numbers (a replay would draw its capture's again)",
-                         call->op->full_name());
-    }
-  }
-  return {};
-}
-
 // The CUDA path: kernels from generate_cuda, compiled by NVRTC; no autotuned variants yet.
 CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
                                const BackendContext& context) {
@@ -131,13 +118,13 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
     };
   }
   // A CUDA graph keeps the intermediates at the addresses of its capture: the arena is the
-  // graph's, not one kept by the program.
-  std::string why_not = why_not_graphed(program);
+  // graph's, not one kept by the program. Random ops are captured too (cuda/graph_rng.h: each
+  // replay draws new numbers); work that cannot be captured turns the graph off at its capture.
   auto compiled =
       std::make_shared<const CompiledProgram>(std::move(program), kernels.value_or(KernelLoader()));
   auto graphed = std::make_shared<CudaGraphRunner>(
       [compiled](std::span<const Tensor> inputs) { return compiled->run(inputs); },
-      context.graph_name, std::move(why_not));
+      context.graph_name);
   return [graphed, device](std::span<const Tensor> inputs) {
     cuda::DeviceGuard on_device(device);
     return (*graphed)(inputs);

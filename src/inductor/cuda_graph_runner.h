@@ -12,8 +12,9 @@
 // overwritten by the next replay, so one still held then (the caller kept it) moves to memory of
 // its own first. A call whose in-place input moved, whose numbers changed or whose sizes are new
 // records again (up to kMaxGraphs sizes, kMaxRecordings recordings each); a program that cannot be
-// captured (it draws random numbers, or waits for the device) runs without a graph, said on
-// perf_hints.
+// captured (it waits for the device, or draws on the host: randperm) runs without a graph, said on
+// perf_hints. Random ops replay with fresh numbers (cuda/graph_rng.h): each replay, the capturing
+// call's included, advances the device's generator as an uncaptured call would.
 #include <kiln/core/device.h>
 #include <kiln/core/tensor.h>
 

@@ -2,10 +2,9 @@
 // the replay; memory allocated while capturing belongs to the graph alone; work that waits for the
 // device cannot be captured and leaves the device usable. The inductor's reduce-overhead mode
 // replays compiled graphs: results against eager on the CPU at every call, outputs kept across
-// calls, inputs that move, programs with random ops (run without a graph). Random draws captured
-// into a kiln::cuda::Graph draw fresh numbers at each replay: what eager draws at the same point of
-// the generator's stream. Skipped without a CUDA device, except the check that a build or machine
-// without one raises.
+// calls, inputs that move. Random draws captured into a graph draw fresh numbers at each replay:
+// what eager draws at the same point of the generator's stream. Skipped without a CUDA device,
+// except the check that a build or machine without one raises.
 #include "capture/capture_test_util.h"
 #include "cuda/cuda_test_util.h"
 
@@ -200,22 +199,81 @@ TEST(CudaGraphs, ANumberTakenByValueIsRecordedAgainWhenItChanges) {
   }
 }
 
-TEST(CudaGraphs, RandomOpsRunWithoutAGraph) {
+// {x * 2 dropped out with p = 0.5, its mask}: the scale is 2, so the output is exact in any
+// precision and the compiled program (rand, then pointwise ops) gives eager's values bit for bit.
+std::vector<Tensor> dropout_step(const std::vector<Tensor>& in) {
+  auto [out, mask] = native_dropout(in[0] * 2, 0.5, /*train=*/true);
+  return {out, mask};
+}
+
+// Five calls of `f` on x after manual_seed(seed), copied to the CPU; and the CUDA generator's
+// offset after them.
+template <typename F>
+std::pair<std::vector<std::vector<Tensor>>, uint64_t> five_calls(F&& f, const Tensor& x,
+                                                                 uint64_t seed) {
+  manual_seed(seed);
+  std::vector<std::vector<Tensor>> results;
+  for (int call = 0; call < 5; ++call) {
+    std::vector<Tensor> got = f(std::vector<Tensor>{x});
+    for (Tensor& t : got) t = cpu(t);
+    results.push_back(std::move(got));
+  }
+  return {results, default_generator(Device::cuda()).offset()};
+}
+
+TEST(CudaGraphs, DropoutReplaysDrawWhatAnUngraphedRunDraws) {
   REQUIRE_GPU();
   testing::LogCapture logs("cudagraphs,perf_hints");
-  auto compiled = compile(
-      [](const std::vector<Tensor>& in) {
-        return std::vector<Tensor>{dropout(in[0], 0.5, /*train=*/true)};
-      },
-      reduce_overhead());
-  const Tensor x = gpu(ones({4096}));
-  std::vector<Tensor> masks;
-  for (int call = 0; call < 4; ++call) masks.push_back(cpu(compiled(std::vector<Tensor>{x})[0]));
-  // Each call draws new numbers: no two masks agree everywhere.
-  for (size_t i = 1; i < masks.size(); ++i)
-    EXPECT_FALSE(all_close(masks[i], masks[i - 1], 0.0, 0.0)) << i;
+  const Tensor x = sample({4099}, DType::Float32, 15);  // not a whole number of Philox blocks
+  const Tensor gx = gpu(x);
+  auto graphed = compile(dropout_step, reduce_overhead());
+  CompileOptions no_graphs;
+  no_graphs.mode = "reduce-overhead";
+  no_graphs.options["cudagraphs"] = "false";
+  auto compiled = compile(dropout_step, no_graphs);
+  // Call 1 runs uncaptured, call 2 is captured (and replayed at once), calls 3 to 5 replay.
+  const auto [got, graphed_offset] = five_calls(graphed, gx, 77);
+  const auto [ungraphed, ungraphed_offset] = five_calls(compiled, gx, 77);
+  const auto [eager, eager_offset] = five_calls(dropout_step, gx, 77);
+  // The CPU's generator starts from the same seed and its kernel draws the same mask.
+  const std::vector<std::vector<Tensor>> on_cpu = five_calls(dropout_step, x, 77).first;
+  for (size_t call = 0; call < got.size(); ++call) {
+    SCOPED_TRACE(call);
+    ASSERT_EQ(got[call].size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_TRUE(same_values(got[call][k], ungraphed[call][k])) << k;
+      EXPECT_TRUE(same_values(got[call][k], eager[call][k])) << k;
+      EXPECT_TRUE(same_values(got[call][k], on_cpu[call][k])) << k;
+    }
+    // Each replay draws new numbers.
+    if (call > 0) {
+      EXPECT_FALSE(same_values(got[call][1], got[call - 1][1]));
+    }
+  }
+  EXPECT_EQ(graphed_offset, ungraphed_offset);
+  EXPECT_EQ(graphed_offset, eager_offset);
+  EXPECT_EQ(logs.count("recorded a CUDA graph"), 1u) << logs.all();
+  EXPECT_EQ(logs.count("Philox counters per replay"), 1u) << logs.all();
+  EXPECT_EQ(logs.count("without a CUDA graph"), 0u) << logs.all();
+}
+
+TEST(CudaGraphs, RandpermRunsWithoutAGraph) {
+  REQUIRE_GPU();
+  testing::LogCapture logs("cudagraphs,perf_hints");
+  const auto f = [](const std::vector<Tensor>& in) {
+    const Tensor perm = randperm(in[0].size(0), TensorOptions(DType::Int64).device(Device::cuda()));
+    return std::vector<Tensor>{in[0] + perm.to(DType::Float32)};
+  };
+  auto graphed = compile(f, reduce_overhead());
+  const Tensor gx = gpu(sample({64}, DType::Float32, 16));
+  const auto [got, graphed_offset] = five_calls(graphed, gx, 78);
+  const auto [eager, eager_offset] = five_calls(f, gx, 78);
+  for (size_t call = 0; call < got.size(); ++call) {
+    EXPECT_TRUE(same_values(got[call][0], eager[call][0])) << call;
+  }
+  EXPECT_EQ(graphed_offset, eager_offset);
   EXPECT_EQ(logs.count("recorded a CUDA graph"), 0u) << logs.all();
-  EXPECT_GE(logs.count("draws random numbers"), 1u) << logs.all();
+  EXPECT_GE(logs.count("randperm (CUDA): cannot be captured"), 1u) << logs.all();
 }
 
 // rand, randn (float64) and randint on the GPU: {values copied to the CPU}.

@@ -194,7 +194,8 @@ TEST(CudaModels, CompiledTrainingMatchesTheCpu) {
 
 // reduce-overhead replays CUDA graphs from the third call of each compiled graph (the forward
 // and the backward): five steps run once normally, once captured and three times replayed.
-// bert's and gpt2's forwards draw dropout masks and run without a graph; their backwards replay.
+// bert's and gpt2's forwards draw their dropout masks in the graph: each replay reserves new
+// counters from the generator, so the masks are the CPU's after the same manual_seed.
 TEST(CudaModels, ReduceOverheadTrainingMatchesTheCpu) {
   REQUIRE_GPU();
   CompileOptions options;
