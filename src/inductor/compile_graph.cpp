@@ -68,9 +68,6 @@ void check_cuda_kernels(const Program& program) {
   }
 }
 
-// CUDA graphs with options{"cudagraphs": "true"}, in any mode. PyTorch turns them on in modes
-// "reduce-overhead" and "max-autotune"; kiln will too once its GPU tests have run on them
-// (docs/CUDA.md): until then they are asked for.
 bool uses_cuda_graphs(const BackendContext& context) {
   // As PyTorch: reduce-overhead and max-autotune replay CUDA graphs; options{"cudagraphs"}
   // turns them on or off in any mode.

@@ -84,10 +84,8 @@ struct CudaGraphRunner::Recorded {
   std::vector<Output> outputs;
 };
 
-CudaGraphRunner::CudaGraphRunner(RunProgram run, std::string name, std::string why_not)
-    : run_(std::move(run)), name_(std::move(name)) {
-  if (!why_not.empty()) disable(std::move(why_not));
-}
+CudaGraphRunner::CudaGraphRunner(RunProgram run, std::string name)
+    : run_(std::move(run)), name_(std::move(name)) {}
 
 CudaGraphRunner::~CudaGraphRunner() = default;
 

@@ -30,8 +30,7 @@ namespace kiln::inductor {
 class CudaGraphRunner {
  public:
   using RunProgram = std::function<std::vector<Tensor>(std::span<const Tensor>)>;
-  // `why_not`: set when the program cannot be captured (it runs as `run` does, always).
-  CudaGraphRunner(RunProgram run, std::string name, std::string why_not = {});
+  CudaGraphRunner(RunProgram run, std::string name);
   ~CudaGraphRunner();
 
   std::vector<Tensor> operator()(std::span<const Tensor> inputs);
