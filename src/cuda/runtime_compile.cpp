@@ -61,6 +61,13 @@ std::string architecture(int device) {
   return fmt::format("sm_{}{}", major, minor);
 }
 
+std::string device_name(int device) {
+  check_available("cuda::device_name");
+  cudaDeviceProp properties{};
+  KILN_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  return properties.name;
+}
+
 std::string compiler_version() {
   int major = 0, minor = 0;
   check_nvrtc(nvrtcVersion(&major, &minor), "nvrtcVersion", "the version query");

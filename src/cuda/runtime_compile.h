@@ -12,6 +12,8 @@ namespace kiln::cuda {
 
 // NVRTC's target for `device` (its compute capability): "sm_90" on an H100/H200.
 std::string architecture(int device);
+// The device's model ("NVIDIA H100 80GB HBM3"): max-autotune's winners are per model.
+std::string device_name(int device);
 // "nvrtc <major>.<minor>": part of the code cache's key.
 std::string compiler_version();
 // `source` compiled for `architecture` into a cubin. A compile error raises kiln::Error with

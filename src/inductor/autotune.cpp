@@ -1,5 +1,6 @@
 #include "inductor/autotune.h"
 
+#include "inductor/codegen_cuda.h"
 #include "inductor/kernel_variants.h"
 
 #include <kiln/capture/logs.h>
@@ -59,6 +60,7 @@ AutotuneSettings autotune_settings(const BackendContext& context) {
   if (auto it = context.options.find("autotune_force"); it != context.options.end()) {
     std::vector<std::string> labels = {"default", "extern", "generated"};
     for (const NestVariant& v : autotune_variants()) labels.push_back(v.label);
+    for (const std::string& label : cuda_variant_labels()) labels.push_back(label);
     KILN_CHECK(std::find(labels.begin(), labels.end(), it->second) != labels.end(),
                "inductor: options{{\"autotune_force\": \"{}\"}} names no variant; expected one "
                "of {}",

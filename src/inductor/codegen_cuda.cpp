@@ -362,7 +362,10 @@ std::string close_loop(std::string& indent) {
 // Writes one loop nest as a kernel.
 class KernelWriter {
  public:
-  KernelWriter(const Program& program, const LoopNest& nest) : program_(program), nest_(nest) {
+  // `block_threads`: a block kernel's threads (default: block_threads(parts)).
+  KernelWriter(const Program& program, const LoopNest& nest,
+               std::optional<int> block_threads = std::nullopt)
+      : program_(program), nest_(nest), block_threads_override_(block_threads) {
     size_t vars = nest.outer.size();
     for (const Kernel& k : nest.parts) {
       vars = std::max(vars, k.ranges.size() + k.reduction_ranges.size());
@@ -430,11 +433,13 @@ class KernelWriter {
     std::string text;
     if (flat) {
       const Sizes& loops = p == 0 || same_loops ? parts.front().ranges : nest_.outer;
+      launch.form = CudaLaunch::Form::Flat;
       launch.threads = kFlatThreads;
       launch.blocks =
           symbolic::floordiv(product(loops) + Size(kFlatThreads - 1), Size(kFlatThreads));
       text = flat_kernel(parts, loops);
     } else if (const std::optional<int> rows = column_rows(parts, p)) {
+      launch.form = CudaLaunch::Form::Column;
       launch.threads = kColumnTile * *rows;
       threads_ = launch.threads;
       launch.blocks =
@@ -443,7 +448,8 @@ class KernelWriter {
       shared += int64_t{kColumnTile} * *rows * 8;
     } else {
       // A lone reduction to one value has no shared loops: one block.
-      launch.threads = block_threads(parts, p);
+      launch.form = CudaLaunch::Form::Block;
+      launch.threads = block_threads_override_.value_or(block_threads(parts, p));
       threads_ = launch.threads;
       launch.blocks = p == 0 ? Size(1) : product(nest_.outer);
       text = block_kernel(parts, p, shared);
@@ -684,6 +690,7 @@ class KernelWriter {
 
   const Program& program_;
   const LoopNest& nest_;
+  std::optional<int> block_threads_override_;
   int threads_ = 0;  // a block kernel's threads per block
   std::vector<std::string> names_;
   std::map<int, DType> output_dtype_;  // by argument position
@@ -692,11 +699,41 @@ class KernelWriter {
 
 }  // namespace
 
-CudaSource generate_cuda(Program& program) {
+namespace {
+
+// A kernel's text: its parameter struct and the __global__ function around `body`.
+std::string kernel_text(const std::string& name, const LoopNest& nest, size_t num_symbols,
+                        int threads, const std::string& body) {
+  std::string members = fmt::format("void* b[{}];", nest.args.size());
+  if (num_symbols > 0) members += fmt::format(" int64_t s[{}];", num_symbols);
+  return fmt::format(
+      "\nstruct {0}_args {{ {1} }};\nextern \"C\" __global__ void __launch_bounds__({2}) "
+      "{0}(const {0}_args a) {{\n  extern __shared__ __align__(16) unsigned char "
+      "kiln_shared[];\n{3}}}\n",
+      name, members, threads, body);
+}
+
+// Threads a block of the variants (the flat ones also "t256x4": a quarter of the blocks).
+constexpr int kVariantThreads[] = {128, 256, 512, 1024};
+
+}  // namespace
+
+const std::vector<std::string>& cuda_variant_labels() {
+  static const std::vector<std::string> labels = [] {
+    std::vector<std::string> l;
+    for (int t : kVariantThreads) l.push_back(fmt::format("t{}", t));
+    l.push_back("t256x4");
+    return l;
+  }();
+  return labels;
+}
+
+CudaSource generate_cuda(Program& program, bool variants) {
   CudaSource source;
   source.text = kCudaPrelude;
-  // Nests with the same text (the same layer repeated) share one kernel.
+  // Nests with the same text (the same layer repeated) share one kernel (and its variants).
   std::map<std::string, std::string> kernel_of_body;
+  std::map<std::string, std::vector<LoopNest::Variant>> variants_of_kernel;
   for (Step& step : program.steps) {
     for (LoopNest* nest : loop_nests(step)) {
       nest->args.clear();
@@ -709,17 +746,45 @@ CudaSource generate_cuda(Program& program) {
       auto [it, added] =
           kernel_of_body.emplace(body, fmt::format("kernel{}", kernel_of_body.size()));
       nest->function = it->second;
-      nest->variants.clear();
-      if (!added) continue;
-      const std::string& name = it->second;
-      std::string members = fmt::format("void* b[{}];", nest->args.size());
-      if (program.num_symbols > 0) members += fmt::format(" int64_t s[{}];", program.num_symbols);
-      source.text += fmt::format(
-          "\nstruct {0}_args {{ {1} }};\nextern \"C\" __global__ void __launch_bounds__({2}) "
-          "{0}(const {0}_args a) {{\n  extern __shared__ __align__(16) unsigned char "
-          "kiln_shared[];\n{3}}}\n",
-          name, members, launch.threads, body);
-      source.launches.emplace(name, std::move(launch));
+      if (added) {
+        const std::string& name = it->second;
+        source.text += kernel_text(name, *nest, program.num_symbols, launch.threads, body);
+        std::vector<LoopNest::Variant>& found = variants_of_kernel[name];
+        // Flat kernels stride over any grid: their variants are other launches of the same code.
+        const auto add_launch = [&](const std::string& label, CudaLaunch v) {
+          const std::string function = fmt::format("{}_{}", name, label);
+          v.symbol = name;
+          source.launches.emplace(function, std::move(v));
+          found.push_back({label, function});
+        };
+        if (variants && launch.form == CudaLaunch::Form::Flat) {
+          for (int threads : kVariantThreads) {
+            if (threads == launch.threads) continue;
+            CudaLaunch v = launch;
+            v.threads = threads;
+            v.blocks = symbolic::floordiv(launch.blocks * Size(launch.threads) + Size(threads - 1),
+                                          Size(threads));
+            add_launch(fmt::format("t{}", threads), std::move(v));
+          }
+          CudaLaunch quarter = launch;
+          quarter.blocks = symbolic::floordiv(launch.blocks + Size(3), Size(4));
+          add_launch("t256x4", std::move(quarter));
+        } else if (variants && launch.form == CudaLaunch::Form::Block) {
+          // A block kernel's threads are part of its code (loops over them unrolled).
+          for (int threads : kVariantThreads) {
+            if (threads == launch.threads) continue;
+            CudaLaunch v;
+            std::vector<int> args;
+            const std::string text = KernelWriter(program, *nest, threads).body(args, v);
+            const std::string function = fmt::format("{}_t{}", name, threads);
+            source.text += kernel_text(function, *nest, program.num_symbols, v.threads, text);
+            source.launches.emplace(function, std::move(v));
+            found.push_back({fmt::format("t{}", threads), function});
+          }
+        }
+        source.launches.emplace(name, std::move(launch));
+      }
+      nest->variants = variants_of_kernel[it->second];
     }
   }
   return source;

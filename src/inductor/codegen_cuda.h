@@ -23,6 +23,10 @@ namespace kiln::inductor {
 // time, the kernel strides over the rest) of `threads` threads with `shared_bytes` of dynamic
 // shared memory; its parameter struct holds `args.size()` pointers, then the symbols.
 struct CudaLaunch {
+  // The kernel's name in the source; empty: the name the launch is filed under (a launch variant
+  // of max-autotune runs another kernel's code with other threads or blocks).
+  std::string symbol;
+  enum class Form { Flat, Column, Block } form = Form::Flat;  // the kernel shapes above
   Size blocks;
   int threads = 0;
   int64_t shared_bytes = 0;
@@ -39,7 +43,13 @@ struct CudaSource {
 
 // The CUDA source of every loop nest of `program`, whose `function` and `args` it sets (nests with
 // the same code share one kernel). Raises kiln::Error for what it cannot generate (a nest whose
-// local buffers do not fit in shared memory).
-CudaSource generate_cuda(Program& program);
+// local buffers do not fit in shared memory). With `variants` (max-autotune), each nest also gets
+// LoopNest::variants that max-autotune times at the first call: a flat kernel launched with
+// 128, 512 or 1024 threads a block, or with a quarter of the blocks (each thread striding over
+// four elements); a block kernel generated for 128 to 1024 threads (column kernels keep theirs).
+CudaSource generate_cuda(Program& program, bool variants = false);
+
+// The labels of those variants, for options{"autotune_force": ...}.
+const std::vector<std::string>& cuda_variant_labels();
 
 }  // namespace kiln::inductor

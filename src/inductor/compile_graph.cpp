@@ -76,9 +76,10 @@ bool uses_cuda_graphs(const BackendContext& context) {
   return context.mode == "reduce-overhead" || context.mode == "max-autotune";
 }
 
-// The CUDA path: kernels from generate_cuda, compiled by NVRTC; no autotuned variants yet.
+// The CUDA path: kernels from generate_cuda, compiled by NVRTC; in max-autotune each kernel's
+// launch variants are timed at the first call (winners kept per device model).
 CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
-                               const BackendContext& context) {
+                               const BackendContext& context, AutotuneSettings autotune) {
   const int device = program.device.index();
   std::optional<KernelLoader> kernels;
   const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),
@@ -86,7 +87,7 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
   if (has_kernels) {
     CudaSource source;
     try {
-      source = generate_cuda(program);
+      source = generate_cuda(program, autotune.enabled);
     } catch (const Error& e) {
       return interpreted_because(graph, context, e);
     }
@@ -99,6 +100,7 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
     }
     try {
       kernels = cuda_kernels(source, program.num_symbols, device, context.graph_name);
+      autotune.cache_entry = cuda_autotune_entry(source, device);
     } catch (const Error& e) {
       if (!option_is(context, "fallback", "eager")) throw;
       capture::warn(fmt::format("inductor: {} could not be compiled and runs eagerly: {}",
@@ -108,7 +110,8 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
   }
   if (!uses_cuda_graphs(context)) {
     auto compiled = std::make_shared<const CompiledProgram>(
-        std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead");
+        std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead",
+        std::move(autotune));
     return [compiled, device](std::span<const Tensor> inputs) {
       cuda::DeviceGuard on_device(device);
       return compiled->run(inputs);
@@ -117,8 +120,8 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
   // A CUDA graph keeps the intermediates at the addresses of its capture: the arena is the
   // graph's, not one kept by the program. Random ops are captured too (cuda/graph_rng.h: each
   // replay draws new numbers); work that cannot be captured turns the graph off at its capture.
-  auto compiled =
-      std::make_shared<const CompiledProgram>(std::move(program), kernels.value_or(KernelLoader()));
+  auto compiled = std::make_shared<const CompiledProgram>(
+      std::move(program), kernels.value_or(KernelLoader()), false, std::move(autotune));
   auto graphed = std::make_shared<CudaGraphRunner>(
       [compiled](std::span<const Tensor> inputs) { return compiled->run(inputs); },
       context.graph_name);
@@ -156,7 +159,9 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
   } catch (const Error& e) {
     return interpreted_because(graph, context, e);
   }
-  if (device->is_cuda()) return compile_for_cuda(graph, std::move(program), context);
+  if (device->is_cuda()) {
+    return compile_for_cuda(graph, std::move(program), context, std::move(autotune));
+  }
   const bool has_kernels = std::any_of(program.steps.begin(), program.steps.end(),
                                        [](const Step& s) { return !loop_nests(s).empty(); });
   std::shared_ptr<const LoadedModule> module;

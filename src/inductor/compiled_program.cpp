@@ -4,6 +4,7 @@
 
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
+#include <kiln/cuda/cuda.h>
 #include <kiln/ops/creation.h>
 #include <kiln/symbolic/sym_node.h>
 
@@ -304,8 +305,12 @@ void CompiledProgram::run_nest(const LoopNest& nest, NestFunctions& functions, B
     } else if (const auto why = not_repeatable(nest, buffers)) {
       functions.chosen = tuner->keep_default(functions.site, *why);
     } else {
-      functions.chosen = tuner->time(
-          functions.site, [&](size_t i) { functions.functions[i](args.data(), symbols); });
+      // A GPU launch returns before its kernel ends: each timed run waits for it.
+      const bool on_gpu = program_.device.is_cuda();
+      functions.chosen = tuner->time(functions.site, [&](size_t i) {
+        functions.functions[i](args.data(), symbols);
+        if (on_gpu) cuda::synchronize(program_.device.index());
+      });
     }
   }
   // The chosen function runs last: the results are its own.

@@ -107,7 +107,7 @@ KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int devi
   return [library, launches = std::move(launches), num_symbols](
              const LoopNest& nest, const std::string& function) -> KernelFunction {
     const CudaLaunch& launch = launches.at(function);
-    const void* kernel = library->kernel(function);
+    const void* kernel = library->kernel(launch.symbol.empty() ? function : launch.symbol);
     const size_t num_args = nest.args.size();
     const std::optional<int64_t> fixed_blocks = launch.blocks.constant_value();
     return [library, kernel, launch, fixed_blocks, num_args, num_symbols](void* const* args,
@@ -136,5 +136,12 @@ KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int devi
 }
 
 size_t cuda_compilation_count() { return compilations.load(); }
+
+std::filesystem::path cuda_autotune_entry(const CudaSource& source, int device) {
+  const std::string key = cuda_cache_key(source.text, cuda::architecture(device));
+  // Devices of one architecture differ in bandwidth and SMs: the winners are per device model.
+  return cache_dir() / "cuda" / "autotune" /
+         fmt::format("{}-{}", key, content_hash(cuda::device_name(device)).substr(0, 16));
+}
 
 }  // namespace kiln::inductor

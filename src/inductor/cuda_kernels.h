@@ -9,6 +9,7 @@
 #include "inductor/codegen_cuda.h"
 #include "inductor/kernel_function.h"
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -27,5 +28,9 @@ std::string cached_cubin(const std::string& source, const std::string& architect
 
 // How many cubins cuda_kernels and cached_cubin have compiled in this process (for tests).
 size_t cuda_compilation_count();
+
+// The folder of max-autotune's winners file for `source` on `device` (autotune.h): under
+// <cache_dir()>/cuda/autotune/, per source, architecture, NVRTC and device model.
+std::filesystem::path cuda_autotune_entry(const CudaSource& source, int device);
 
 }  // namespace kiln::inductor

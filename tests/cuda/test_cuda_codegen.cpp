@@ -153,16 +153,17 @@ TEST(CudaCodegen, OpInfoGraphsCompileWithNvrtc) {
 }
 
 // The CUDA sources of the forward graphs `f` compiles to, run on `inputs` (CPU tensors:
-// lowered and scheduled for cuda:0, generated, and interpreted on the CPU).
+// lowered and scheduled for cuda:0, generated (with max-autotune's variants when `variants`),
+// and interpreted on the CPU).
 template <typename F, typename... Inputs>
-std::vector<inductor::CudaSource> cuda_sources_of(F f, const Inputs&... inputs) {
+std::vector<inductor::CudaSource> cuda_sources_with(bool variants, F f, const Inputs&... inputs) {
   std::vector<inductor::CudaSource> sources;
   auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
                      const BackendContext& context) -> CompiledGraph {
     inductor::Program program = inductor::lower(graph);
     program.device = Device::cuda();
     program = inductor::schedule(std::move(program), context.graph_name);
-    sources.push_back(inductor::generate_cuda(program));
+    sources.push_back(inductor::generate_cuda(program, variants));
     auto owned = std::make_shared<const graph::Graph>(graph.clone());
     return [owned](std::span<const Tensor> in) { return graph::interpret(*owned, in); };
   };
@@ -171,6 +172,62 @@ std::vector<inductor::CudaSource> cuda_sources_of(F f, const Inputs&... inputs) 
   autograd::NoGradGuard no_grad;
   compile(f, options)(inputs...);
   return sources;
+}
+
+template <typename F, typename... Inputs>
+std::vector<inductor::CudaSource> cuda_sources_of(F f, const Inputs&... inputs) {
+  return cuda_sources_with(false, f, inputs...);
+}
+
+// max-autotune's variants: a flat kernel's are launches of its own code (128, 512, 1024 threads;
+// a quarter of the blocks), a block kernel's are its code written for other thread counts; the
+// whole source compiles with NVRTC; nests share variants as they share kernels.
+TEST(CudaCodegen, MaxAutotuneVariantsAreLaunchesOrRewrittenBlockKernels) {
+  auto f = [](const Tensor& x, const Tensor& y) {
+    return std::make_tuple((y.sin() * 2.0).relu(), softmax(x, -1));
+  };
+  const std::vector<inductor::CudaSource> sources =
+      cuda_sources_with(true, f, randn({64, 300}), randn({5000}));
+  ASSERT_EQ(sources.size(), 1u);
+  const inductor::CudaSource& source = sources[0];
+  int flat = 0, block = 0;
+  for (const auto& [name, launch] : source.launches) {
+    if (name.find('_') != std::string::npos) continue;  // a variant: <kernel>_<label>
+    using Form = inductor::CudaLaunch::Form;
+    if (launch.form == Form::Flat) {
+      ++flat;
+      const int64_t blocks = launch.blocks.constant_value().value();
+      // Variants cover the same elements: blocks x threads at least the default's.
+      for (const auto& [label, threads, want] : {std::tuple{"t128", 128, 2 * blocks},
+                                                 {"t512", 512, (blocks + 1) / 2},
+                                                 {"t1024", 1024, (blocks + 3) / 4},
+                                                 {"t256x4", 256, (blocks + 3) / 4}}) {
+        const auto it = source.launches.find(name + "_" + label);
+        ASSERT_NE(it, source.launches.end()) << name << " " << label << "\n" << source.text;
+        EXPECT_EQ(it->second.symbol, name);
+        EXPECT_EQ(it->second.threads, threads);
+        EXPECT_EQ(it->second.blocks.constant_value(), std::optional<int64_t>(want)) << label;
+      }
+    } else if (launch.form == Form::Block) {
+      ++block;
+      for (int threads : {128, 256, 512, 1024}) {
+        if (threads == launch.threads) continue;
+        const std::string variant = fmt::format("{}_t{}", name, threads);
+        const auto it = source.launches.find(variant);
+        ASSERT_NE(it, source.launches.end()) << variant;
+        EXPECT_TRUE(it->second.symbol.empty()) << variant;  // code of its own
+        EXPECT_EQ(it->second.threads, threads);
+        EXPECT_NE(source.text.find(fmt::format("__launch_bounds__({}) {}(", threads, variant)),
+                  std::string::npos)
+            << variant;
+      }
+    }
+  }
+  EXPECT_GE(flat, 1) << source.text;
+  EXPECT_GE(block, 1) << source.text;
+  if (have_nvrtc()) {
+    EXPECT_FALSE(cuda::compile_to_cubin(source.text, "sm_90", "variants").empty());
+  }
 }
 
 // Layer norm as training saves it (output, mean and rstd per row) over (batch, seq, hidden): one

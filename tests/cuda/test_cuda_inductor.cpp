@@ -5,6 +5,7 @@
 #include "capture/capture_test_util.h"
 #include "cuda/cuda_test_util.h"
 #include "inductor/cuda_kernels.h"
+#include "inductor/inductor_test_util.h"
 #include "opinfo_selection.h"
 
 #include <cstdlib>
@@ -190,6 +191,41 @@ TEST(CudaInductor, MlpForwardAndBackward) {
         return (matmul(h, in[3].t()) + in[4]).tanh().square().mean();
       },
       {x, w1, b1, w2, b2}, 1e-4, 1e-6);
+}
+
+// max-autotune on the GPU: each kernel's launch variants are timed at the first call (the
+// fusion channel logs the choices), results match the CPU with the winners and with each variant
+// forced, and a second compilation in the same cache reads the winners file instead of timing.
+TEST(CudaInductor, MaxAutotuneTimesLaunchVariants) {
+  REQUIRE_GPU();
+  testing::TemporaryFolder folder;
+  testing::ScopedEnv cache("KILN_CACHE_DIR", (folder.path() / "cache").string());
+  const Tensor x = sample({64, 300}, DType::Float32, 21), y = sample({5000}, DType::Float32, 22);
+  auto f = [](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[1].sin() * 2.0).relu(), softmax(in[0], -1)};
+  };
+  CompileOptions options;
+  options.mode = "max-autotune-no-cudagraphs";
+  for (int compilation = 0; compilation < 2; ++compilation) {
+    testing::LogCapture logs("fusion");
+    expect_compiled_on_gpu_matches_cpu(f, {x, y}, options);
+    if (compilation == 0) {
+      EXPECT_GE(logs.count(" -> t"), 1u) << logs.all();  // timed, and a label chosen
+      EXPECT_GE(logs.count("winners written to"), 1u) << logs.all();
+    } else {
+      EXPECT_GE(logs.count("winners read from"), 1u) << logs.all();
+      EXPECT_EQ(logs.count(" -> "), 0u) << logs.all();
+    }
+  }
+  for (const std::string& label : inductor::cuda_variant_labels()) {
+    SCOPED_TRACE(label);
+    CompileOptions forced = options;
+    forced.options["autotune_force"] = label;
+    testing::LogCapture logs("fusion");
+    expect_compiled_on_gpu_matches_cpu(f, {x, y}, forced);
+    EXPECT_GE(logs.count(": " + label + " (forced)") + logs.count(": default (forced)"), 1u)
+        << logs.all();
+  }
 }
 
 TEST(CudaInductor, SymbolicSizesOneCompilationForEverySize) {

@@ -98,6 +98,7 @@ bool cudnn_benchmark() { return cudnn_timed.load(); }
 Tensor pinned_empty(IntList, DType) { unavailable(); }
 
 std::string architecture(int) { unavailable(); }
+std::string device_name(int) { unavailable(); }
 std::string compiler_version() { unavailable(); }
 std::string compile_to_cubin(const std::string&, const std::string&, const std::string&) {
   unavailable();
