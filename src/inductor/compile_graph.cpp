@@ -100,7 +100,7 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
     }
     try {
       kernels = cuda_kernels(source, program.num_symbols, device, context.graph_name);
-      autotune.cache_entry = cuda_autotune_entry(source, device);
+      if (autotune.enabled) autotune.cache_entry = cuda_autotune_entry(source, device);
     } catch (const Error& e) {
       if (!option_is(context, "fallback", "eager")) throw;
       capture::warn(fmt::format("inductor: {} could not be compiled and runs eagerly: {}",
