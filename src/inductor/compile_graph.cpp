@@ -108,7 +108,20 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
       return interpreted(graph);
     }
   }
-  if (!uses_cuda_graphs(context)) {
+  // Programs that draw random numbers are graphed (cuda/graph_rng.h) only when graphs are asked
+  // for explicitly, until the graph-safe Philox state's GPU tests have run (docs/CUDA.md).
+  const bool draws = std::any_of(program.steps.begin(), program.steps.end(), [](const Step& s) {
+    const ExternCall* call = extern_call(s);
+    return call != nullptr && call->op->is_random;
+  });
+  const bool graphed_draws = option_is(context, "cudagraphs", "true");
+  if (uses_cuda_graphs(context) && draws && !graphed_draws) {
+    logs::log(logs::Channel::perf_hints,
+              fmt::format("inductor: {} runs without a CUDA graph: it draws random numbers "
+                          "(graphed with options{{\"cudagraphs\": \"true\"}})",
+                          context.graph_name));
+  }
+  if (!uses_cuda_graphs(context) || (draws && !graphed_draws)) {
     auto compiled = std::make_shared<const CompiledProgram>(
         std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead",
         std::move(autotune));
@@ -118,7 +131,7 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
     };
   }
   // A CUDA graph keeps the intermediates at the addresses of its capture: the arena is the
-  // graph's, not one kept by the program. Random ops are captured too (cuda/graph_rng.h: each
+  // graph's, not one kept by the program. Random ops are captured too when asked for (each
   // replay draws new numbers); work that cannot be captured turns the graph off at its capture.
   auto compiled = std::make_shared<const CompiledProgram>(
       std::move(program), kernels.value_or(KernelLoader()), false, std::move(autotune));
