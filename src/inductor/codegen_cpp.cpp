@@ -129,8 +129,7 @@ std::string math_declarations() {
 // `value` (a `from`) as a `to`: 16-bit floats are floats rounded to their type.
 std::string cpp_converted(const std::string& value, DType from, DType to) {
   if (from == to) return value;
-  if (to == DType::Float16) return fmt::format("kiln_round_half(static_cast<float>({}))", value);
-  if (to == DType::BFloat16) return fmt::format("kiln_round_bf16(static_cast<float>({}))", value);
+  if (is_half_float(to)) return cpp_rounded_to(to, fmt::format("static_cast<float>({})", value));
   return fmt::format("static_cast<{}>({})", c_type(to), value);
 }
 

@@ -139,6 +139,10 @@ DType widened(DType d) { return is_half_float(d) ? DType::Float32 : d; }
 
 const char* cpp_value_type(DType d) { return c_type(widened(d)); }
 
+std::string cpp_rounded_to(DType d, const std::string& value) {
+  return fmt::format("kiln_round_{}({})", d == DType::Float16 ? "half" : "bf16", value);
+}
+
 const char* cpp_storage_type(DType d) {
   if (d == DType::Float16) return "kiln_half";
   if (d == DType::BFloat16) return "kiln_bf16";

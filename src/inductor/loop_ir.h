@@ -70,6 +70,8 @@ DType widened(DType d);
 // (the prelude's kiln_half and kiln_bf16 structs for those).
 const char* cpp_value_type(DType d);
 const char* cpp_storage_type(DType d);
+// A float expression rounded to 16-bit float type `d` by the prelude (kiln_round_bf16/_half).
+std::string cpp_rounded_to(DType d, const std::string& value);
 
 Expr load(int buffer, Index index, DType dtype);
 Expr constant_of(double value, DType dtype);

@@ -103,7 +103,7 @@ std::optional<std::string> scalar_literal(const ExprNode& e) {
     wide.dtype = DType::Float32;
     const auto literal = scalar_literal(wide);
     if (!literal) return std::nullopt;
-    return fmt::format("kiln_round_{}({})", e.dtype == DType::Float16 ? "half" : "bf16", *literal);
+    return cpp_rounded_to(e.dtype, *literal);
   }
   const bool floating = e.dtype == DType::Float32 || e.dtype == DType::Float64;
   const char* t = e.dtype == DType::Float32 ? "float" : "double";
@@ -249,10 +249,7 @@ class VectorBodyWriter {
       if (!scalar) return fail();
       const std::string value = fmt::format("static_cast<{}>({})", types_.scalar, *scalar);
       return {fmt::format("{}::broadcast({})", types_.vec,
-                          is_half_float(e.dtype)
-                              ? fmt::format("kiln_round_{}({})",
-                                            e.dtype == DType::Float16 ? "half" : "bf16", value)
-                              : value),
+                          is_half_float(e.dtype) ? cpp_rounded_to(e.dtype, value) : value),
               false, true};
     }
     if (!is_lane(from.dtype) && !is_bool(from.dtype)) return fail();
