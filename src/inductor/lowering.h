@@ -18,8 +18,7 @@ struct LoweringOptions {
 // conversion, a reduction it lowers, a creation, a view) rather than an extern call.
 bool generates_loops(const ops::OpDef& op);
 
-// Raises kiln::Error naming the node for what it cannot lower (a dtype without generated
-// kernels yet).
+// Raises kiln::Error naming the node for what it cannot lower.
 Program lower(const graph::Graph& graph, const LoweringOptions& options = {});
 
 }  // namespace kiln::inductor

@@ -130,15 +130,18 @@ template <typename T, int N> struct Vec {
     __builtin_memcpy(&r.v, &w, sizeof(w));
     return r;
   }
-  void store(kiln_bf16* p) const {
-    using halves = typename kiln_lanes16<N>::halves;
+  // Each lane's bfloat16 bits (in the low half of 32-bit lanes).
+  typename kiln_lanes16<N>::words bf16_bits() const {
     using words = typename kiln_lanes16<N>::words;
     words x;
     __builtin_memcpy(&x, &v, sizeof(x));
     const words rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
     const words quiet_nan = (x >> 16) | 0x40u;
-    const words out = (x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
-    const halves h = __builtin_convertvector(out, halves);
+    return (x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded;
+  }
+  void store(kiln_bf16* p) const {
+    using halves = typename kiln_lanes16<N>::halves;
+    const halves h = __builtin_convertvector(bf16_bits(), halves);
     __builtin_memcpy(p, &h, sizeof(h));
   }
   static Vec load(const kiln_half* p) {
@@ -205,6 +208,12 @@ template <typename T, int N> struct Vec {
 
 // A float vector rounded to bfloat16 or float16 (a 16-bit value lives in float lanes).
 template <typename H, int N> Vec<float, N> vec_round_to(Vec<float, N> a) {
+  if constexpr (std::is_same_v<H, kiln_bf16>) {  // in 32-bit lanes (no narrowing and widening)
+    const typename kiln_lanes16<N>::words w = a.bf16_bits() << 16;
+    Vec<float, N> r;
+    __builtin_memcpy(&r.v, &w, sizeof(w));
+    return r;
+  }
   H h[N];
   a.store(h);
   return Vec<float, N>::load(h);
