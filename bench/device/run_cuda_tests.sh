@@ -199,15 +199,22 @@ bench() {
 
 # Where the GPU time of one workload goes: Nsight Compute's per-kernel summary (device time of
 # every kernel, by name, with counts) of one eager and one compiled iteration of
-# `kiln_bench --device cuda --workload $1 --phase $2`; to $OUT/profile_<workload>_<phase>.log.
+# `kiln_bench --device cuda --workload $1 --phase $2`, each side on its own (kiln_bench marks its
+# batches with the NVTX ranges kiln_eager and kiln_compiled); to
+# $OUT/profile_<workload>_<phase>_<side>.log. Extra arguments go to kiln_bench (--mode, --autocast).
 profile() {
   local root out cublas cudnn libs workload="${1:?usage: profile WORKLOAD PHASE}" phase="${2:-inference}"
+  shift 2 || shift $#
   unpack kiln_bench
   export KILN_COMMIT="$(cat "$root/KILN_COMMIT")"
-  LD_LIBRARY_PATH="$libs" ncu --clock-control none --metrics gpu__time_duration.sum \
-    --print-summary per-kernel "$root/kiln_bench" --device cuda --workload "$workload" \
-    --phase "$phase" --iters 1 --repeats 1 --quiet >"$out/profile_${workload}_${phase}.log" 2>&1 || true
-  tail -c 20000 "$out/profile_${workload}_${phase}.log"
+  local side log
+  for side in kiln_eager kiln_compiled; do
+    log="$out/profile_${workload}_${phase}_${side}.log"
+    LD_LIBRARY_PATH="$libs" ncu --clock-control none --metrics gpu__time_duration.sum \
+      --nvtx --nvtx-include "$side/" --print-summary per-kernel "$root/kiln_bench" --device cuda \
+      --workload "$workload" --phase "$phase" --iters 1 --repeats 1 --quiet "$@" >"$log" 2>&1 || true
+    echo "== $side: $(grep -c 'gpu__time_duration.sum' "$log") kernels =="
+  done
   rm -rf "$root"
 }
 

@@ -47,8 +47,11 @@ int batch_size(const TimingOptions& options, double single_s) {
 
 // Iterations run back to back (on a GPU the host queues the next while the device works, as a
 // training loop does); the device is waited for once, at the end of the batch.
-double ms_per_iteration(kiln::Device device, const std::function<std::vector<Tensor>()>& fn,
-                        int iters) {
+// `side` names the batch's NVTX range ("kiln_eager", "kiln_compiled"), which a profiler can
+// filter on (bench/device/run_cuda_tests.sh profile).
+double ms_per_iteration(kiln::Device device, const char* side,
+                        const std::function<std::vector<Tensor>()>& fn, int iters) {
+  const kiln::cuda::ProfileRange range(side);
   return seconds_of(device,
                     [&] {
                       for (int i = 0; i < iters; ++i) fn();
@@ -73,10 +76,11 @@ InterleavedTimes time_interleaved(
   for (int r = 0; r < std::max(1, options.repeats); ++r) {
     on_repeat(r, times);
     const auto eager_batch = [&] {
-      eager.push_back(ms_per_iteration(device, step.eager, times.eager_iters));
+      eager.push_back(ms_per_iteration(device, "kiln_eager", step.eager, times.eager_iters));
     };
     const auto compiled_batch = [&] {
-      compiled.push_back(ms_per_iteration(device, step.compiled, times.compiled_iters));
+      compiled.push_back(
+          ms_per_iteration(device, "kiln_compiled", step.compiled, times.compiled_iters));
     };
     if (r == 0) {
       times.eager_peak_mb = peak_mb_of(device, eager_batch);

@@ -136,6 +136,17 @@ bool cudnn_allow_tf32();
 void set_cudnn_benchmark(bool on);
 bool cudnn_benchmark();
 
+// A named range on the profilers' timelines (NVTX, as torch.cuda.nvtx.range): Nsight Systems
+// shows it, and Nsight Compute's --nvtx-include keeps only the kernels launched inside it. Costs
+// nothing unless a profiler is attached; a no-op without CUDA.
+class ProfileRange {
+ public:
+  explicit ProfileRange(const char* name);
+  ~ProfileRange();
+  ProfileRange(const ProfileRange&) = delete;
+  ProfileRange& operator=(const ProfileRange&) = delete;
+};
+
 // A CPU tensor in page-locked memory (cudaHostAlloc), which host<->device copies read and write
 // at full bandwidth and asynchronously.
 Tensor pinned_empty(IntList sizes, DType dtype = DType::Float32);

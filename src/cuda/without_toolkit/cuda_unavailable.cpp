@@ -61,6 +61,9 @@ float Event::elapsed_ms(const Event&) const {
   unavailable();
 }
 
+ProfileRange::ProfileRange(const char*) {}
+ProfileRange::~ProfileRange() = default;
+
 size_t memory_allocated(int) { unavailable(); }
 size_t memory_reserved(int) { unavailable(); }
 size_t max_memory_allocated(int) { unavailable(); }
