@@ -715,6 +715,7 @@ std::string kernel_text(const std::string& name, const LoopNest& nest, size_t nu
 
 // Threads a block of the variants (the flat ones also "t256x4": a quarter of the blocks).
 constexpr int kVariantThreads[] = {128, 256, 512, 1024};
+constexpr int kMaxVariantThreads = 1024;
 
 }  // namespace
 
@@ -748,7 +749,11 @@ CudaSource generate_cuda(Program& program, bool variants) {
       nest->function = it->second;
       if (added) {
         const std::string& name = it->second;
-        source.text += kernel_text(name, *nest, program.num_symbols, launch.threads, body);
+        // A flat kernel's variants launch its code with up to 1024 threads: its launch bounds
+        // must allow them (a launch past them fails with cudaErrorInvalidValue).
+        const bool flat_variants = variants && launch.form == CudaLaunch::Form::Flat;
+        source.text += kernel_text(name, *nest, program.num_symbols,
+                                   flat_variants ? kMaxVariantThreads : launch.threads, body);
         std::vector<LoopNest::Variant>& found = variants_of_kernel[name];
         // Flat kernels stride over any grid: their variants are other launches of the same code.
         const auto add_launch = [&](const std::string& label, CudaLaunch v) {

@@ -196,6 +196,10 @@ TEST(CudaCodegen, MaxAutotuneVariantsAreLaunchesOrRewrittenBlockKernels) {
     using Form = inductor::CudaLaunch::Form;
     if (launch.form == Form::Flat) {
       ++flat;
+      // Launched with up to 1024 threads: bounds of 256 made those launches fail on the GPU.
+      EXPECT_NE(source.text.find(fmt::format("__launch_bounds__(1024) {}(", name)),
+                std::string::npos)
+          << name;
       const int64_t blocks = launch.blocks.constant_value().value();
       // Variants cover the same elements: blocks x threads at least the default's.
       for (const auto& [label, threads, want] : {std::tuple{"t128", 128, 2 * blocks},
@@ -261,6 +265,48 @@ TEST(CudaCodegen, SumsOverRowsTakeTheColumnForm) {
     EXPECT_EQ(launch.blocks.constant_value(), std::optional<int64_t>(over_rows ? 96 : 768))
         << sources[0].text;
   }
+}
+
+// Kernels with thousands of elements per iteration of few shared loops stay apart on a GPU, each
+// a flat kernel: bert's dropout masks beside its pooler, fused over its batch of 16, ran one
+// block per batch row (16 blocks: 3.3 ms on an H100, where apart they take about 0.1 ms). Rows of
+// little work still share a nest.
+TEST(CudaCodegen, KernelsWithMuchWorkPerRowStayApartOverFewRows) {
+  auto f = [](const Tensor& x, const Tensor& y) {
+    return std::make_tuple(x.tanh(), y < 0.5, y.sum(-1));
+  };
+  const std::vector<inductor::CudaSource> sources =
+      cuda_sources_of(f, randn({16, 768}), randn({16, 128, 768}));
+  ASSERT_EQ(sources.size(), 1u);
+  for (const auto& [name, launch] : sources[0].launches) {
+    // The row sum alone keeps a block per row (2048 of them); nothing runs 16 blocks.
+    EXPECT_NE(launch.blocks.constant_value(), std::optional<int64_t>(16)) << name << "\n"
+                                                                          << sources[0].text;
+  }
+  auto small = [](const Tensor& x, const Tensor& y) { return std::make_tuple(x.tanh(), y * 2); };
+  const std::vector<inductor::CudaSource> fused =
+      cuda_sources_of(small, randn({16, 64}), randn({16, 8, 64}));
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_EQ(fused[0].launches.size(), 1u) << fused[0].text;
+}
+
+// A pointwise value read back at the same element by the one later kernel of its nest over the
+// same loops is computed in that kernel (a register) instead of a block's shared memory, so the
+// nest runs one thread per element: resnet18's batch norm, residual add and ReLU under bfloat16
+// autocast ran a block of 32 threads per row of 28 (72 us a kernel on an H100).
+TEST(CudaCodegen, PointwiseValuesReadAtTheirElementStayInRegisters) {
+  auto f = [](const Tensor& x, const Tensor& y, const Tensor& scale) {
+    // Costly enough (exp) that its two reads below get it a buffer.
+    const Tensor sum = ((x * scale).exp() + y).to(DType::BFloat16).to(DType::Float32);
+    return where(sum < 0, zeros_like(sum), sum).to(DType::BFloat16);
+  };
+  const std::vector<inductor::CudaSource> sources =
+      cuda_sources_of(f, randn({4, 8, 28, 28}), randn({4, 8, 28, 28}), randn({8, 1, 1}));
+  ASSERT_EQ(sources.size(), 1u);
+  for (const auto& [name, launch] : sources[0].launches) {
+    EXPECT_EQ(launch.form, inductor::CudaLaunch::Form::Flat) << name << "\n" << sources[0].text;
+  }
+  EXPECT_EQ(sources[0].text.find("kiln_shared + 0);"), std::string::npos) << sources[0].text;
 }
 
 // The disk cache of cubins: a second request is served from the file without compiling; a

@@ -71,6 +71,25 @@ TEST(CudaInductor, PointwiseAndBroadcastingMatchTheCpu) {
       {i, j, d}, {}, 1e-12, 1e-12);
 }
 
+// The scheduler's GPU rules (CudaCodegen.KernelsWithMuchWorkPerRowStayApartOverFewRows,
+// PointwiseValuesReadAtTheirElementStayInRegisters) run: siblings over 16 rows kept apart, and a
+// value computed in the kernel that reads it back, in bfloat16.
+TEST(CudaInductor, KernelsKeptApartOrComputedInTheirReaderMatchTheCpu) {
+  REQUIRE_GPU();
+  const Tensor x = sample({16, 96}, DType::Float32, 31),
+               y = sample({16, 64, 96}, DType::Float32, 32);
+  const Tensor a = sample({4, 8, 28, 28}, DType::Float32, 33);
+  const Tensor b = sample({4, 8, 28, 28}, DType::Float32, 34),
+               s = sample({8, 1, 1}, DType::Float32, 35);
+  expect_compiled_on_gpu_matches_cpu(
+      [](const std::vector<Tensor>& in) {
+        const Tensor sum = ((in[2] * in[4]).exp() + in[3]).to(DType::BFloat16).to(DType::Float32);
+        return std::vector<Tensor>{in[0].tanh(), in[1] < 0.5, in[1].sum(-1),
+                                   where(sum < 0, zeros_like(sum), sum).to(DType::BFloat16)};
+      },
+      {x, y, a, b, s});
+}
+
 TEST(CudaInductor, ReductionsMatchTheCpu) {
   REQUIRE_GPU();
   for (const std::vector<int64_t>& sizes :

@@ -47,7 +47,7 @@ constexpr double kLn10 = std::numbers::ln10;
 constexpr double kTwoOverSqrtPi = std::numbers::inv_sqrtpi * 2.0;
 constexpr double kSqrtPiOverTwo = 0.5 / std::numbers::inv_sqrtpi;
 
-const UnaryDerivative kUnaryDerivatives[] = {
+constexpr UnaryDerivative kUnaryDerivatives[] = {
     {"neg", [](const Tensor&, const Tensor&, const Tensor& g) { return -g; },
      DerivativeReads::Nothing},
     {"abs", [](const Tensor& x, const Tensor&, const Tensor& g) { return g * sign(x); }},

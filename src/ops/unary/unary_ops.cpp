@@ -80,7 +80,7 @@ struct UnaryDecl {
 
 using R = UnaryDTypeRule;
 using U = UnaryOpId;
-const UnaryDecl kUnaryOps[] = {
+constexpr UnaryDecl kUnaryOps[] = {
     {"neg", U::Neg, R::KeepNoBool, true, true},
     {"abs", U::Abs, R::KeepNoBool, true, true},
     {"sign", U::Sign, R::Keep, true, true},
