@@ -2,6 +2,7 @@
 
 #include "inductor/conv_activation_fusion.h"
 #include "inductor/conv_affine_folding.h"
+#include "inductor/conv_widening.h"
 #include "inductor/graph_device.h"
 #include "inductor/layout_optimization.h"
 #include "inductor/options.h"
@@ -39,6 +40,7 @@ Tensor with_layout(const Tensor& t, const graph::ValueMeta& meta) {
 
 ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
   graph::Graph g = graph.clone();
+  widen_half_float_convolutions(g);
   if (options.convolution_passes) fold_affine_into_convolutions(g);
   if (options.convolution_passes && options.channels_last) convolutions_to_channels_last(g);
   if (options.prepack_weights) {

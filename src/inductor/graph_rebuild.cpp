@@ -69,6 +69,11 @@ graph::Node& GraphRebuild::rederive(const graph::Node& source) {
 
 Tensor GraphRebuild::TwinStack::twin_of(graph::Value v) {
   Tensor twin = graph::tensor_of_meta(v.meta(), kMeta);
+  // A number the op layer wrapped into a tensor promotes as a number (f32 / 2 stays f32): a
+  // plain 0-dim float64 twin made mean's division float64 when its node was derived again.
+  if (v.node != nullptr && v.node->kind == graph::NodeKind::Input && v.node->number) {
+    twin.impl()->set_wrapped_number(true);
+  }
   value_of_twin.emplace(twin.impl(), v);
   device = v.meta().device;
   return twin;

@@ -1,6 +1,7 @@
 #include "inductor/layout_optimization.h"
 
 #include "inductor/constant_folding.h"
+#include "inductor/conv_widening.h"
 #include "inductor/graph_device.h"
 #include "inductor/graph_rebuild.h"
 #include "inductor/options.h"
@@ -155,8 +156,14 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
 }
 
 void optimize_joint_graph(graph::Graph& joint, const BackendContext& context) {
-  // Channels-last is oneDNN's preference; GPU convolutions are not generated yet.
-  if (option_is(context, "layout_optimization", "false") || !on_cpu(joint)) return;
+  // Both are oneDNN's preferences; cuDNN runs 16-bit convolutions as they are.
+  if (!on_cpu(joint)) return;
+  if (const size_t n = widen_half_float_convolutions(joint)) {
+    logs::log(logs::Channel::fusion,
+              fmt::format("inductor: {}: {} 16-bit convolutions run in float32 between casts",
+                          context.graph_name, n));
+  }
+  if (option_is(context, "layout_optimization", "false")) return;
   if (graph::has_symbolic_sizes(joint)) {
     logs::log(logs::Channel::perf_hints,
               fmt::format("inductor: {}: convolutions keep their layout: the graph has symbolic "

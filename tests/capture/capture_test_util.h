@@ -7,23 +7,34 @@
 #include <kiln/capture/logs.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace kiln::testing {
 
-// Turns on the given log channels and collects their records for the test's lifetime.
+// Turns on the given log channels and collects their records for the test's lifetime. Captures
+// nest: an inner one (a helper's) adds its channels to those already on and hands the records of
+// those to the outer one too; both are restored when it ends.
 class LogCapture {
  public:
   explicit LogCapture(std::string_view channels) {
-    logs::set_enabled(channels);
+    std::string on(channels);
+    for (logs::Channel c : logs::all_channels()) {
+      if (!logs::enabled(c)) continue;
+      previously_on_.insert(c);
+      previous_list_ +=
+          std::string(previous_list_.empty() ? "" : ",") + std::string(logs::channel_name(c));
+    }
+    logs::set_enabled(on + (on.empty() || previous_list_.empty() ? "" : ",") + previous_list_);
     previous_ = logs::set_sink([this](logs::Channel c, std::string_view m) {
       records.push_back(std::string(logs::channel_name(c)) + ": " + std::string(m));
+      if (previous_ && previously_on_.count(c)) previous_(c, m);
     });
   }
   ~LogCapture() {
     logs::set_sink(previous_);
-    logs::set_enabled("");
+    logs::set_enabled(previous_list_);
   }
   LogCapture(const LogCapture&) = delete;
   LogCapture& operator=(const LogCapture&) = delete;
@@ -52,6 +63,8 @@ class LogCapture {
 
  private:
   logs::Sink previous_;
+  std::set<logs::Channel> previously_on_;
+  std::string previous_list_;
 };
 
 // Collects compile warnings for the test's lifetime.

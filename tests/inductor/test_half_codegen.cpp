@@ -179,5 +179,69 @@ TEST(Inductor16BitAutocast, TrainingStepMatchesEager) {
   EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
 }
 
+// 16-bit convolutions on the CPU compute in float32 between casts, in eager's kernels and, said in
+// nodes, in compiled graphs (conv_widening.h): a training step's convolutions then run
+// channels-last, and a frozen graph's weights are cast once and pre-packed. Results match eager.
+TEST(Inductor16BitAutocast, ConvolutionsRunInFloat32BetweenCasts) {
+  manual_seed(7);
+  const Tensor x = randn({2, 3, 12, 12});
+  const Tensor w1 = (randn({8, 3, 3, 3}) * 0.2).requires_grad_();
+  const Tensor b1 = (randn({8}) * 0.1).requires_grad_();
+  const Tensor w2 = (randn({4, 8, 3, 3}) * 0.2).requires_grad_();
+  const Tensor mean = zeros({8}), var = ones({8});
+  auto net = [&](const Tensor& input) {
+    const Tensor h = conv2d(input, w1, b1, 1, 1).relu();
+    const Tensor n = batch_norm(h, Tensor(), Tensor(), mean, var, false, 0.1, 1e-5);
+    return conv2d(n, w2, Tensor(), 2, 1);
+  };
+  {
+    LogCapture logs("fusion,perf_hints");
+    auto step = [&](const Tensor& input) {
+      const Tensor y = net(input).to(kFloat32);
+      return (y * y).mean();
+    };
+    auto compiled = compile(step, inductor());
+    Tensor want, got;
+    std::vector<Tensor> want_grads, got_grads;
+    for (const bool compiled_run : {false, true}) {
+      for (Tensor p : {w1, b1, w2}) p.mutable_grad() = Tensor();
+      Tensor loss;
+      {
+        autocast amp(Device::cpu(), kBFloat16);
+        loss = compiled_run ? compiled(x) : step(x);
+      }
+      loss.backward();
+      (compiled_run ? got : want) = loss.detach();
+      for (const Tensor& p : {w1, b1, w2}) {
+        (compiled_run ? got_grads : want_grads).push_back(p.grad().clone());
+      }
+    }
+    EXPECT_TRUE(all_close(got, want, 1e-2, 1e-3));
+    for (size_t i = 0; i < want_grads.size(); ++i) {
+      EXPECT_TRUE(all_close(got_grads[i], want_grads[i], 2e-2, 2e-3)) << "gradient " << i;
+    }
+    // The forward's two and the backward's two, in the joint graph.
+    EXPECT_EQ(logs.count("4 16-bit convolutions run in float32 between casts"), 1u) << logs.all();
+    EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+  }
+  {
+    // Inference: frozen, the weights are constants (cast once and packed).
+    const Tensor c1 = w1.detach(), c2 = w2.detach(), cb = b1.detach();
+    auto frozen = [&](const Tensor& input) {
+      const Tensor h = conv2d(input, c1, cb, 1, 1).relu();
+      return conv2d(h, c2, Tensor(), 2, 1);
+    };
+    LogCapture logs("aot_graphs,perf_hints");
+    autograd::NoGradGuard no_grad;
+    autocast amp(Device::cpu(), kBFloat16);
+    const Tensor want = frozen(x);
+    const Tensor got = compile(frozen, inductor())(x);
+    EXPECT_EQ(got.dtype(), kBFloat16);
+    EXPECT_TRUE(all_close(got.to(kFloat32), want.to(kFloat32), 1e-2, 1e-2));
+    EXPECT_GE(logs.count("_convolution_packed"), 1u) << logs.all();
+    EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -213,5 +213,26 @@ TEST(InductorLayoutOptimization, TrainingStepsRunChannelsLastForwardAndBackward)
   }
 }
 
+// A number the op layer wrapped into a tensor (the count that mean divides by) stays a number
+// when the joint graph's nodes are derived again for channels-last: it was derived as a 0-dim
+// float64 tensor, which made a training step's mean float64 and the compiled call raise.
+TEST(InductorLayoutOptimization, WrappedNumbersKeepPromotingAsNumbers) {
+  manual_seed(9);
+  const Tensor x = randn({2, 3, 10, 10});
+  const Tensor w = (randn({6, 3, 3, 3}) * 0.2).requires_grad_();
+  auto step = [&w](const Tensor& input) {
+    const Tensor y = conv2d(input, w, Tensor(), 1, 1);
+    return (y * y).mean() / 3;
+  };
+  const Tensor want = step(x);
+  const Tensor want_grad = autograd::grad({want}, {w})[0];
+  testing::LogCapture logs("fusion");
+  const Tensor got = compile(step, {.backend = std::string("inductor")})(x);
+  EXPECT_EQ(logs.count("convolutions and their backward run channels-last"), 1u) << logs.all();
+  EXPECT_EQ(got.dtype(), kFloat32);
+  EXPECT_TRUE(all_close(got, want, 1e-5, 1e-6));
+  EXPECT_TRUE(all_close(autograd::grad({got}, {w})[0], want_grad, 1e-4, 1e-6));
+}
+
 }  // namespace
 }  // namespace kiln

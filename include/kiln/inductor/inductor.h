@@ -37,7 +37,8 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
 // The inductor's rewrites of a training joint graph before aot partitions it: a convolution net
 // runs channels-last inside, forward and backward (its saved activations in that layout), its
 // outputs and gradients in the layouts eager code gives; option "layout_optimization" = "false"
-// leaves the layouts as they are.
+// leaves the layouts as they are. On the CPU, 16-bit convolutions become float32 ones between
+// casts first (conv_widening.h), as kiln's kernels compute them.
 void optimize_joint_graph(graph::Graph& joint, const BackendContext& context);
 
 }  // namespace kiln::inductor
