@@ -108,20 +108,9 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
       return interpreted(graph);
     }
   }
-  // Programs that draw random numbers are graphed (cuda/graph_rng.h) only when graphs are asked
-  // for explicitly, until the graph-safe Philox state's GPU tests have run (docs/CUDA.md).
-  bool graphs = uses_cuda_graphs(context);
-  const bool draws = std::any_of(program.steps.begin(), program.steps.end(), [](const Step& s) {
-    const ExternCall* call = extern_call(s);
-    return call != nullptr && call->op->is_random;
-  });
-  if (graphs && draws && !option_is(context, "cudagraphs", "true")) {
-    logs::log(logs::Channel::perf_hints,
-              fmt::format("inductor: {} runs without a CUDA graph: it draws random numbers "
-                          "(graphed with options{{\"cudagraphs\": \"true\"}})",
-                          context.graph_name));
-    graphs = false;
-  }
+  // Programs that draw random numbers are graphed too: each replay reserves its draws from the
+  // device's generator (cuda/graph_rng.h).
+  const bool graphs = uses_cuda_graphs(context);
   if (!graphs) {
     auto compiled = std::make_shared<const CompiledProgram>(
         std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead",

@@ -113,14 +113,6 @@ CompileOptions reduce_overhead() {
   return options;
 }
 
-// Programs with random ops are graphed when graphs are asked for explicitly (until these tests
-// have run on a GPU; docs/CUDA.md).
-CompileOptions reduce_overhead_with_random_ops() {
-  CompileOptions options = reduce_overhead();
-  options.options["cudagraphs"] = "true";
-  return options;
-}
-
 TEST(CudaGraphs, ReduceOverheadRecordsOnceAndReplays) {
   REQUIRE_GPU();
   testing::LogCapture logs("cudagraphs,perf_hints");
@@ -234,7 +226,7 @@ TEST(CudaGraphs, DropoutReplaysDrawWhatAnUngraphedRunDraws) {
   testing::LogCapture logs("cudagraphs,perf_hints");
   const Tensor x = sample({4099}, DType::Float32, 15);  // not a whole number of Philox blocks
   const Tensor gx = gpu(x);
-  auto graphed = compile(dropout_step, reduce_overhead_with_random_ops());
+  auto graphed = compile(dropout_step, reduce_overhead());
   CompileOptions no_graphs;
   no_graphs.mode = "reduce-overhead";
   no_graphs.options["cudagraphs"] = "false";
@@ -272,7 +264,7 @@ TEST(CudaGraphs, RandpermRunsWithoutAGraph) {
     const Tensor perm = randperm(in[0].size(0), TensorOptions(DType::Int64).device(Device::cuda()));
     return std::vector<Tensor>{in[0] + perm.to(DType::Float32)};
   };
-  auto graphed = compile(f, reduce_overhead_with_random_ops());
+  auto graphed = compile(f, reduce_overhead());
   const Tensor gx = gpu(sample({64}, DType::Float32, 16));
   const auto [got, graphed_offset] = five_calls(graphed, gx, 78);
   const auto [eager, eager_offset] = five_calls(f, gx, 78);
