@@ -88,14 +88,32 @@ Tensor extend_for_output_padding(const Tensor& x, const ConvParams& p) {
   return out;
 }
 
-// The convolution without bias into `out` when it is contiguous of the input's dtype (else into
-// a new tensor); undefined when cuDNN has no kernel for it.
+// The layout cuDNN computes a convolution in: channels-last where the input or the weight is
+// (conv::output_format, as on the CPU and in PyTorch), so that NHWC activations are read as they
+// are; row-major for transposed convolutions (their output padding is added in row-major
+// copies).
+MemoryFormat cudnn_format(const Tensor& input, const Tensor& weight, const ConvParams& p) {
+  if (p.transposed || input.dim() != 4) return MemoryFormat::Contiguous;
+  return ops::conv::output_format(input, weight);
+}
+
+// `t` itself when dense in `fmt`, else a tensor like it in `fmt` for finish() to copy back.
+Tensor dense_in(const Tensor& t, MemoryFormat fmt) {
+  if (t.is_contiguous(fmt)) return t;
+  return empty_strided(t.sizes(), strides_for_memory_format(t.sizes(), fmt),
+                       options_of(t.dtype(), t.device()));
+}
+
+// The convolution without bias into `out` when it is dense in the computing layout and of the
+// input's dtype (else into a new tensor); undefined when cuDNN has no kernel for it.
 Tensor cudnn_convolution(const Tensor& input, const Tensor& weight, const ConvParams& p,
                          const Tensor& out, const char* op) {
-  const Tensor y = out.is_contiguous() && out.dtype() == input.dtype()
-                       ? out
-                       : empty(out.sizes(), options_of(input.dtype(), out.device()));
-  const Tensor x = input.contiguous(), w = weight.contiguous();
+  const MemoryFormat fmt = cudnn_format(input, weight, p);
+  const Tensor y = out.dtype() == input.dtype()
+                       ? dense_in(out, fmt)
+                       : empty_strided(out.sizes(), strides_for_memory_format(out.sizes(), fmt),
+                                       options_of(input.dtype(), out.device()));
+  const Tensor x = input.contiguous(fmt), w = weight.contiguous(fmt);
   const bool ran =
       p.transposed ? run_cudnn(ConvPass::BackwardData, y, w, extend_for_output_padding(x, p), p, op)
                    : run_cudnn(ConvPass::Forward, x, w, y, p, op);
@@ -247,11 +265,6 @@ void convolution_cuda(const Stack& args, const std::vector<Tensor>& outs) {
   if (!result.is_same(out)) device_copy(out, result);
 }
 
-// `t` itself when contiguous, else a contiguous tensor like it for finish() to copy back.
-Tensor dense_like(const Tensor& t) {
-  return t.is_contiguous() ? t : empty(t.sizes(), options_of(t.dtype(), t.device()));
-}
-
 void finish(const Tensor& out, const Tensor& result) {
   if (!result.is_same(out)) device_copy(out, result);
 }
@@ -295,9 +308,10 @@ std::vector<Tensor> convolution_backward_cuda(const Stack& args) {
   std::array<bool, 3> pending{grads[0].defined(), grads[1].defined(), false};
   const bool empty_problem = go.numel() == 0 || input.numel() == 0 || weight.numel() == 0;
   if (cudnn_takes(dtype) && !empty_problem && !padding_beyond_stride(p)) {
-    const Tensor x = input.contiguous(), dy = go.contiguous(), w = weight.contiguous();
+    const MemoryFormat fmt = cudnn_format(input, weight, p);
+    const Tensor x = input.contiguous(fmt), dy = go.contiguous(fmt), w = weight.contiguous(fmt);
     if (pending[0]) {
-      const Tensor gi = dense_like(grads[0]);
+      const Tensor gi = dense_in(grads[0], fmt);
       // Transposed, the input is the equivalent convolution's output: its gradient is the
       // forward convolution of grad_output.
       const bool ran = p.transposed ? run_cudnn(ConvPass::Forward, dy, w, gi, p, op)
@@ -308,7 +322,7 @@ std::vector<Tensor> convolution_backward_cuda(const Stack& args) {
       }
     }
     if (pending[1]) {
-      const Tensor gw = dense_like(grads[1]);
+      const Tensor gw = dense_in(grads[1], fmt);
       const bool ran = p.transposed ? run_cudnn(ConvPass::BackwardFilter, dy, gw, x, p, op)
                                     : run_cudnn(ConvPass::BackwardFilter, x, gw, dy, p, op);
       if (ran) {

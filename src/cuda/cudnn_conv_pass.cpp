@@ -38,6 +38,24 @@ std::vector<int> dense_strides(const std::vector<int>& dims) {
   return strides;
 }
 
+// A 4-d tensor dense in channels-last order (NHWC) and not row-major.
+bool is_nhwc(const Tensor& t) {
+  return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(MemoryFormat::ChannelsLast);
+}
+
+// Whether a pass runs in NHWC: one of its tensors is (the caller makes all three dense in one
+// layout; a tensor dense in both, such as one of a single channel, takes the pass's).
+bool nhwc_pass(const Tensor& x, const Tensor& w, const Tensor& y) {
+  return is_nhwc(x) || is_nhwc(w) || is_nhwc(y);
+}
+
+// The strides cuDNN is told: channels-last ones in an NHWC pass, row-major ones otherwise.
+std::vector<int> cudnn_strides(const std::vector<int>& dims, bool nhwc) {
+  if (!nhwc) return dense_strides(dims);
+  const int c = dims[1], h = dims[2], w = dims[3];
+  return {c * h * w, 1, w * c, c};
+}
+
 struct Descriptors {
   TensorDescriptor x, y;
   FilterDescriptor w;
@@ -59,12 +77,14 @@ void describe(Descriptors& d, const Tensor& x, const Tensor& w, const Tensor& y,
   // Half types accumulate in float32 (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16 configurations).
   const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   const std::vector<int> xd = cudnn_dims(x), yd = cudnn_dims(y), wd = cudnn_dims(w);
-  const std::vector<int> xs = dense_strides(xd), ys = dense_strides(yd);
+  const bool nhwc = nhwc_pass(x, w, y);
+  const std::vector<int> xs = cudnn_strides(xd, nhwc), ys = cudnn_strides(yd, nhwc);
   KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.x.get(), type, static_cast<int>(xd.size()),
                                               xd.data(), xs.data()));
   KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.y.get(), type, static_cast<int>(yd.size()),
                                               yd.data(), ys.data()));
-  KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d.w.get(), type, CUDNN_TENSOR_NCHW,
+  KILN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(d.w.get(), type,
+                                              nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                               static_cast<int>(wd.size()), wd.data()));
   std::vector<int> pad, stride, dilation;
   if (p.spatial() == 1) {
@@ -258,6 +278,7 @@ ProblemKey problem_key(ConvPass pass, const Tensor& x, const Tensor& w, const Te
                timed,
                x.dim(),
                p.groups};
+  k.push_back(nhwc_pass(x, w, y));
   for (const Tensor* t : {&x, &w, &y}) k.insert(k.end(), t->sizes().begin(), t->sizes().end());
   for (const std::vector<int64_t>* v : {&p.padding, &p.stride, &p.dilation}) {
     k.insert(k.end(), v->begin(), v->end());

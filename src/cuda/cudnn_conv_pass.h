@@ -17,9 +17,10 @@ namespace kiln::cuda {
 
 enum class ConvPass { Forward, BackwardData, BackwardFilter };
 
-// Runs `pass` with x, w, y contiguous, of one cuDNN dtype, sizes fitting cuDNN's ints. With
-// `accumulate` the filter pass adds to w. False when cuDNN has no kernel for the problem (nothing
-// useful is written then).
+// Runs `pass` with x, w, y contiguous (or, 4-d, dense in channels-last order: NHWC tensors and
+// filter, as cuDNN's tensor-core kernels for 16-bit types read them), of one cuDNN dtype, sizes
+// fitting cuDNN's ints. With `accumulate` the filter pass adds to w. False when cuDNN has no
+// kernel for the problem (nothing useful is written then).
 bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
                     const ops::conv::ConvParams& p, bool accumulate, const char* op);
 

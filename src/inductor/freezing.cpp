@@ -117,6 +117,12 @@ size_t FrozenGraph::constant_runs() const {
 CompiledGraph compile_inference_graph(const graph::Graph& graph,
                                       std::span<const Tensor> example_inputs,
                                       const BackendContext& context) {
+  // GPU graphs are not frozen; their 16-bit convolutions still go channels-last.
+  if (const std::optional<Device> device = graph_device(graph); device && device->is_cuda()) {
+    graph::Graph g = graph.clone();
+    optimize_layout(g, context, /*training=*/false);
+    return compile_graph(g, example_inputs, context);
+  }
   // Freezing's passes prepare weights for oneDNN and OpenBLAS: CPU graphs only.
   if (option_is(context, "freezing", "false") || !on_cpu(graph)) {
     return compile_graph(graph, example_inputs, context);

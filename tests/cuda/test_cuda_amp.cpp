@@ -2,6 +2,7 @@
 // CPU under autocast(cpu) with the same dtype, with values within 16-bit tolerance of the CPU's;
 // 16-bit matrix products through cuBLAS; a compiled model under autocast against eager under
 // autocast on the GPU; a float16 training step with a GradScaler. Skipped without a CUDA device.
+#include "capture/capture_test_util.h"
 #include "cuda/cuda_test_util.h"
 
 #include <kiln/models/models.h>
@@ -70,6 +71,57 @@ TEST(CudaAmp, CompiledBertUnderAutocastMatchesEager) {
   const Tensor got = (*compiled)(ids);
   EXPECT_EQ(got.dtype(), want.dtype());
   EXPECT_TRUE(all_close(cpu(got).to(DType::Float32), cpu(want).to(DType::Float32), 3e-2, 3e-2));
+}
+
+// A small resnet under bfloat16 autocast on the GPU, compiled: its convolutions run channels-last
+// (cuDNN's tensor-core kernels read NHWC), forward and backward, inference and training, and
+// match eager within bfloat16's rounding; gradients keep the parameters' layouts.
+TEST(CudaAmp, CompiledConvolutionNetsRunChannelsLast) {
+  REQUIRE_GPU();
+  auto make = [] {
+    manual_seed(9);
+    auto m = std::make_shared<models::ResNet>(
+        models::ResNetConfig{.layers = {1, 1, 1, 1}, .num_classes = 10});
+    m->to(Device::cuda());
+    return m;
+  };
+  auto eager = make(), model = make();
+  manual_seed(8);
+  const Tensor x = gpu(randn({4, 3, 64, 64}));
+  {
+    testing::LogCapture logs("fusion,perf_hints");
+    eager->eval();
+    model->eval();
+    autograd::NoGradGuard no_grad;
+    autocast amp(Device::cuda(), DType::BFloat16);
+    const Tensor want = eager->forward(x);
+    const Tensor got = (*compile(model))(x);
+    EXPECT_TRUE(all_close(cpu(got).to(DType::Float32), cpu(want).to(DType::Float32), 5e-2, 5e-2));
+    EXPECT_EQ(logs.count("convolutions run channels-last"), 1u) << logs.all();
+  }
+  eager->train();
+  model->train();
+  testing::LogCapture logs("fusion,perf_hints");
+  auto compiled = compile(model);
+  Tensor want, got;
+  {
+    autocast amp(Device::cuda(), DType::BFloat16);
+    want = eager->forward(x).to(DType::Float32).square().mean();
+    got = (*compiled)(x).to(DType::Float32).square().mean();
+  }
+  want.backward();
+  got.backward();
+  EXPECT_TRUE(all_close(cpu(got), cpu(want), 5e-2, 5e-2));
+  const auto reference = eager->named_parameters();
+  for (const auto& [name, p] : model->named_parameters()) {
+    ASSERT_TRUE(p.grad().defined()) << name;
+    EXPECT_TRUE(p.grad().is_contiguous()) << name;
+    const Tensor r = cpu(reference.at(name).grad());
+    // bfloat16 gradients: within a few percent of the largest.
+    const double scale = r.abs().max().item<double>() + 1e-6;
+    EXPECT_LT((cpu(p.grad()) - r).abs().max().item<double>(), 0.08 * scale) << name;
+  }
+  EXPECT_EQ(logs.count("convolutions and their backward run channels-last"), 1u) << logs.all();
 }
 
 TEST(CudaAmp, Float16TrainingStepWithGradScaler) {

@@ -217,6 +217,14 @@ TEST(CudaConv, HalfTypesAccumulateInFloat) {
     expect_forward_matches(plain({2, 16, 10, 10}, {8, 16, 3, 3}, {1, 1}, {1, 1}), dtype, ++seed);
     expect_forward_matches(transposed({2, 8, 5, 5}, {8, 4, 3, 3}, {2, 2}, {1, 1}, {1, 1}), dtype,
                            ++seed);
+    // Channels-last activations (and a row-major weight) run as NHWC in cuDNN, where its
+    // tensor-core kernels are; the output stays channels-last.
+    const Conv c = plain({2, 16, 10, 10}, {8, 16, 3, 3}, {2, 2}, {1, 1});
+    const ConvInputs in = inputs_of(c, dtype, ++seed);
+    const Tensor x = in.x.contiguous(MemoryFormat::ChannelsLast);
+    const Tensor got = run_conv(c, gpu(x), gpu(in.w), gpu(in.b));
+    EXPECT_TRUE(close(got, run_conv(c, x, in.w, in.b))) << dtype_name(dtype);
+    EXPECT_TRUE(got.is_contiguous(MemoryFormat::ChannelsLast));
   }
 }
 
@@ -327,6 +335,24 @@ TEST(CudaConv, BackwardEveryMaskMatchesCpu) {
   for (const Conv& c : resnet_layers()) expect_backward_matches(c, DType::Float32, ++seed);
   expect_backward_matches(plain({2, 16, 10, 10}, {8, 16, 3, 3}, {1, 1}, {1, 1}), DType::BFloat16,
                           ++seed);
+  {
+    // bfloat16, channels-last: NHWC in cuDNN for all three passes.
+    const Conv h = plain({2, 16, 10, 10}, {8, 16, 3, 3}, {1, 1}, {1, 1});
+    const ConvInputs hin = inputs_of(h, DType::BFloat16, ++seed);
+    const Tensor x = hin.x.contiguous(MemoryFormat::ChannelsLast);
+    const Tensor g = sample(run_conv(h, x, hin.w, hin.b).sizes(), DType::BFloat16, ++seed)
+                         .contiguous(MemoryFormat::ChannelsLast);
+    static const ops::OpDef& op = ops::OpRegistry::instance().get("convolution_backward");
+    auto stack = [&](const Tensor& go, const Tensor& in, const Tensor& w) {
+      return ops::Stack{go,           in,         w,     Ints{8},          h.stride,
+                        h.padding,    h.dilation, false, h.output_padding, h.groups,
+                        Ints{1, 1, 1}};
+    };
+    const std::vector<Tensor> want = ops::call(op, stack(g, x, hin.w));
+    const std::vector<Tensor> got = ops::call(op, stack(gpu(g), gpu(x), gpu(hin.w)));
+    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(close(got[i], want[i])) << "bf16 gradient " << i;
+    EXPECT_TRUE(got[0].is_contiguous(MemoryFormat::ChannelsLast));
+  }
   expect_backward_matches(plain({2, 3, 6, 6}, {2, 3, 2, 2}, {1, 1}, {1, 1}), DType::Int64, ++seed);
   // A channels-last input: grad_input channels-last, as on the CPU.
   const Conv c = plain({2, 3, 6, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1});
