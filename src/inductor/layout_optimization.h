@@ -28,6 +28,7 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
 // options{"layout_optimization": "false"}; says what it did on `fusion` (convolutions "and their
 // backward" for a `training` joint graph) or why not on `perf_hints`. GPU inference graphs take
 // it before compilation (they are not frozen); training joint graphs through optimize_joint_graph.
+// On GPUs it runs only with options{"layout_optimization": "true"} until its GPU tests have run.
 void optimize_layout(graph::Graph& graph, const BackendContext& context, bool training);
 
 }  // namespace kiln::inductor
