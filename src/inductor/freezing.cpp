@@ -139,7 +139,7 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
   }
   ConstantSplit split =
       freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false"),
-                     .channels_last = !option_is(context, "layout_optimization", "false"),
+                     .channels_last = cpu_channels_last(context),
                      .convolution_passes = !symbolic});
   if (split.num_folded() == 0) return compile_graph(split.main, example_inputs, context);
   if (logs::enabled(logs::Channel::aot_graphs)) {

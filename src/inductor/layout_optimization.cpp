@@ -5,6 +5,7 @@
 #include "inductor/graph_device.h"
 #include "inductor/graph_rebuild.h"
 #include "inductor/options.h"
+#include "ops/cpu/capability.h"
 
 #include <kiln/capture/logs.h>
 #include <kiln/core/error.h>
@@ -161,6 +162,12 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
   return convolutions;
 }
 
+bool cpu_channels_last(const BackendContext& context) {
+  if (option_is(context, "layout_optimization", "true")) return true;
+  if (option_is(context, "layout_optimization", "false")) return false;
+  return cpu::detected_capability() == cpu::Capability::AVX512;
+}
+
 void optimize_layout(graph::Graph& graph, const BackendContext& context, bool training) {
   if (option_is(context, "layout_optimization", "false")) return;
   const bool has_convolutions =
@@ -173,6 +180,14 @@ void optimize_layout(graph::Graph& graph, const BackendContext& context, bool tr
     logs::log(logs::Channel::perf_hints,
               fmt::format("inductor: {}: convolutions keep their layout on the GPU (channels-last "
                           "with options{{\"layout_optimization\": \"true\"}})",
+                          context.graph_name));
+    return;
+  }
+  if (device && device->is_cpu() && !cpu_channels_last(context)) {
+    logs::log(logs::Channel::perf_hints,
+              fmt::format("inductor: {}: convolutions keep their layout: channels-last is the "
+                          "default on CPUs with AVX-512 only (options{{\"layout_optimization\": "
+                          "\"true\"}} forces it)",
                           context.graph_name));
     return;
   }

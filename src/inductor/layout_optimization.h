@@ -24,6 +24,13 @@ namespace kiln::inductor {
 size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_only = true,
                                      std::string* why_not = nullptr);
 
+// Whether CPU convolution nets go channels-last: as options{"layout_optimization": "true" or
+// "false"} says; unset, on CPUs with AVX-512 only. There oneDNN's NHWC kernels won (resnet18
+// training 1.10x kiln eager's speed, PERF.md "fifth run"); on an AVX2 EPYC they lost to the
+// row-major layout with reorders (resnet18 inference 194-211 against 178-186 ms, training
+// 720-798 against 649-652; PERF.md "CPU autocast").
+bool cpu_channels_last(const BackendContext& context);
+
 // convolutions_to_channels_last on every convolution of `graph` (weights constant or not), unless
 // options{"layout_optimization": "false"}; says what it did on `fusion` (convolutions "and their
 // backward" for a `training` joint graph) or why not on `perf_hints`. GPU inference graphs take

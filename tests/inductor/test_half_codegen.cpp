@@ -180,8 +180,8 @@ TEST(Inductor16BitAutocast, TrainingStepMatchesEager) {
 }
 
 // 16-bit convolutions on the CPU compute in float32 between casts, in eager's kernels and, said in
-// nodes, in compiled graphs (conv_widening.h): a training step's convolutions then run
-// channels-last, and a frozen graph's weights are cast once and pre-packed. Results match eager.
+// nodes, in compiled graphs (conv_widening.h): the float32 passes then apply (channels-last where
+// the CPU has AVX-512; a frozen graph's weights cast once and pre-packed). Results match eager.
 TEST(Inductor16BitAutocast, ConvolutionsRunInFloat32BetweenCasts) {
   manual_seed(7);
   const Tensor x = randn({2, 3, 12, 12});

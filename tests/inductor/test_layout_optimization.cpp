@@ -5,6 +5,7 @@
 #include "capture/capture_test_util.h"
 #include "inductor/freezing.h"
 #include "inductor/freezing_test_util.h"
+#include "ops/cpu/capability.h"
 
 #include <kiln/kiln.h>
 
@@ -143,6 +144,28 @@ std::shared_ptr<nn::Sequential> training_net() {
 // read and write it, the backward's convolution gradients of the activations follow, and the
 // activations saved between them are channels-last. Three SGD steps match eager's: losses,
 // gradients (in the parameters' own layouts) and batch norm's running statistics.
+// Unset, the option leaves CPU training steps row-major where the CPU lacks AVX-512 (oneDNN's
+// NHWC kernels lost there) and converts them where it has it; "false" never converts.
+TEST(InductorLayoutOptimization, TheDefaultFollowsTheCpu) {
+  const bool avx512 = cpu::detected_capability() == cpu::Capability::AVX512;
+  for (const char* option : {"", "false"}) {
+    SCOPED_TRACE(option);
+    manual_seed(8);
+    auto model = training_net();
+    std::map<std::string, std::string> options;
+    if (*option != 0) options["layout_optimization"] = option;
+    testing::LogCapture logs("fusion,perf_hints");
+    auto compiled =
+        compile(model, CompileOptions{.backend = std::string("inductor"), .options = options});
+    (*compiled)(randn({2, 3, 12, 12})).sum().backward();
+    const bool converted = logs.count("run channels-last") > 0;
+    EXPECT_EQ(converted, avx512 && *option == 0) << logs.all();
+    if (*option == 0 && !avx512) {
+      EXPECT_EQ(logs.count("default on CPUs with AVX-512 only"), 1u) << logs.all();
+    }
+  }
+}
+
 TEST(InductorLayoutOptimization, TrainingStepsRunChannelsLastForwardAndBackward) {
   const Tensor x = [] {
     manual_seed(7);
@@ -153,7 +176,8 @@ TEST(InductorLayoutOptimization, TrainingStepsRunChannelsLastForwardAndBackward)
   manual_seed(8);
   auto model = training_net();
   auto record = std::make_shared<RecordedGraphs>();
-  auto compiled = compile(model, recording(record));
+  // Forced: the default is channels-last on AVX-512 CPUs only (cpu_channels_last).
+  auto compiled = compile(model, recording(record, {{"layout_optimization", "true"}}));
   optim::SGD eager_opt(eager->parameters(), {.lr = 0.05, .momentum = 0.9});
   optim::SGD opt(model->parameters(), {.lr = 0.05, .momentum = 0.9});
   for (int step = 0; step < 3; ++step) {
@@ -227,7 +251,8 @@ TEST(InductorLayoutOptimization, WrappedNumbersKeepPromotingAsNumbers) {
   const Tensor want = step(x);
   const Tensor want_grad = autograd::grad({want}, {w})[0];
   testing::LogCapture logs("fusion");
-  const Tensor got = compile(step, {.backend = std::string("inductor")})(x);
+  const Tensor got = compile(
+      step, {.backend = std::string("inductor"), .options = {{"layout_optimization", "true"}}})(x);
   EXPECT_EQ(logs.count("convolutions and their backward run channels-last"), 1u) << logs.all();
   EXPECT_EQ(got.dtype(), kFloat32);
   EXPECT_TRUE(all_close(got, want, 1e-5, 1e-6));
