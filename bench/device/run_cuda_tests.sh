@@ -201,7 +201,8 @@ bench() {
 # every kernel, by name, with counts) of one eager and one compiled iteration of
 # `kiln_bench --device cuda --workload $1 --phase $2`, each side on its own (kiln_bench marks its
 # batches with the NVTX ranges kiln_eager and kiln_compiled); to
-# $OUT/profile_<workload>_<phase>_<side>.log. Extra arguments go to kiln_bench (--mode, --autocast).
+# $OUT/profile_<workload>_<phase>_<side>.log, and printed largest first by
+# bench/device/ncu_kernel_summary.py. Extra arguments go to kiln_bench (--mode, --autocast).
 profile() {
   local root out cublas cudnn libs workload="${1:?usage: profile WORKLOAD PHASE}" phase="${2:-inference}"
   shift 2 || shift $#
@@ -213,7 +214,7 @@ profile() {
     LD_LIBRARY_PATH="$libs" ncu --clock-control none --metrics gpu__time_duration.sum \
       --nvtx --nvtx-include "$side/" --print-summary per-kernel "$root/kiln_bench" --device cuda \
       --workload "$workload" --phase "$phase" --iters 1 --repeats 1 --quiet "$@" >"$log" 2>&1 || true
-    echo "== $side: $(grep -c 'gpu__time_duration.sum' "$log") kernels =="
+    python3 bench/device/ncu_kernel_summary.py "$log" --top 30 || tail -c 4000 "$log"
   done
   rm -rf "$root"
 }
