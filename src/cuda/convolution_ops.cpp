@@ -97,11 +97,14 @@ MemoryFormat cudnn_format(const Tensor& input, const Tensor& weight, const ConvP
   return ops::conv::output_format(input, weight);
 }
 
+// A new tensor of `sizes` dense in `fmt`.
+Tensor empty_in(IntList sizes, MemoryFormat fmt, DType dtype, Device device) {
+  return empty_strided(sizes, strides_for_memory_format(sizes, fmt), options_of(dtype, device));
+}
+
 // `t` itself when dense in `fmt`, else a tensor like it in `fmt` for finish() to copy back.
 Tensor dense_in(const Tensor& t, MemoryFormat fmt) {
-  if (t.is_contiguous(fmt)) return t;
-  return empty_strided(t.sizes(), strides_for_memory_format(t.sizes(), fmt),
-                       options_of(t.dtype(), t.device()));
+  return t.is_contiguous(fmt) ? t : empty_in(t.sizes(), fmt, t.dtype(), t.device());
 }
 
 // The convolution without bias into `out` when it is dense in the computing layout and of the
@@ -111,8 +114,7 @@ Tensor cudnn_convolution(const Tensor& input, const Tensor& weight, const ConvPa
   const MemoryFormat fmt = cudnn_format(input, weight, p);
   const Tensor y = out.dtype() == input.dtype()
                        ? dense_in(out, fmt)
-                       : empty_strided(out.sizes(), strides_for_memory_format(out.sizes(), fmt),
-                                       options_of(input.dtype(), out.device()));
+                       : empty_in(out.sizes(), fmt, input.dtype(), out.device());
   const Tensor x = input.contiguous(fmt), w = weight.contiguous(fmt);
   const bool ran =
       p.transposed ? run_cudnn(ConvPass::BackwardData, y, w, extend_for_output_padding(x, p), p, op)

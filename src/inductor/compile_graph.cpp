@@ -108,10 +108,7 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
       return interpreted(graph);
     }
   }
-  // Programs that draw random numbers are graphed too: each replay reserves its draws from the
-  // device's generator (cuda/graph_rng.h).
-  const bool graphs = uses_cuda_graphs(context);
-  if (!graphs) {
+  if (!uses_cuda_graphs(context)) {
     auto compiled = std::make_shared<const CompiledProgram>(
         std::move(program), kernels.value_or(KernelLoader()), context.mode == "reduce-overhead",
         std::move(autotune));
@@ -121,7 +118,7 @@ CompiledGraph compile_for_cuda(const graph::Graph& graph, Program program,
     };
   }
   // A CUDA graph keeps the intermediates at the addresses of its capture: the arena is the
-  // graph's, not one kept by the program. Random ops are captured too when asked for (each
+  // graph's, not one kept by the program. Random ops are captured too (cuda/graph_rng.h: each
   // replay draws new numbers); work that cannot be captured turns the graph off at its capture.
   auto compiled = std::make_shared<const CompiledProgram>(
       std::move(program), kernels.value_or(KernelLoader()), false, std::move(autotune));

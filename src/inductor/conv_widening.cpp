@@ -1,14 +1,11 @@
 #include "inductor/conv_widening.h"
 
 #include "inductor/graph_rebuild.h"
-
-#include <kiln/core/dtype.h>
+#include "inductor/loop_ir.h"
 
 namespace kiln::inductor {
 
 namespace {
-
-bool is_16_bit_float(DType dtype) { return dtype == DType::BFloat16 || dtype == DType::Float16; }
 
 // A CPU convolution (or its backward) whose tensor arguments all have one 16-bit float type.
 bool widenable(const graph::Node& n) {
@@ -17,7 +14,7 @@ bool widenable(const graph::Node& n) {
     return false;
   }
   const graph::ValueMeta& first = n.uses.front().value.meta();
-  if (!is_16_bit_float(first.dtype) || !first.device.is_cpu()) return false;
+  if (!is_half_float(first.dtype) || !first.device.is_cpu()) return false;
   for (const graph::TensorUse& u : n.uses) {
     if (u.element >= 0 || u.value.meta().dtype != first.dtype) return false;
   }

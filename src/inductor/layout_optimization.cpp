@@ -4,6 +4,7 @@
 #include "inductor/conv_widening.h"
 #include "inductor/graph_device.h"
 #include "inductor/graph_rebuild.h"
+#include "inductor/loop_ir.h"
 #include "inductor/options.h"
 #include "ops/cpu/capability.h"
 
@@ -41,7 +42,7 @@ bool convertible(const graph::Node& n, const std::unordered_set<const graph::Nod
   const graph::ValueMeta& in = input.meta();
   if (in.sizes.size() != 4 || weight.meta().dtype != in.dtype) return false;
   if (in.device.is_cpu()) return in.dtype == DType::Float32;
-  return in.device.is_cuda() && (in.dtype == DType::BFloat16 || in.dtype == DType::Float16);
+  return in.device.is_cuda() && is_half_float(in.dtype);
 }
 
 // Whether every size and stride of a node's outputs is a number (layouts of symbolic sizes are
@@ -214,13 +215,11 @@ void optimize_layout(graph::Graph& graph, const BackendContext& context, bool tr
 void optimize_joint_graph(graph::Graph& joint, const BackendContext& context) {
   const std::optional<Device> device = graph_device(joint);
   if (!device) return;
-  // oneDNN computes 16-bit convolutions in float32; cuDNN runs them as they are.
-  if (device->is_cpu()) {
-    if (const size_t n = widen_half_float_convolutions(joint)) {
-      logs::log(logs::Channel::fusion,
-                fmt::format("inductor: {}: {} 16-bit convolutions run in float32 between casts",
-                            context.graph_name, n));
-    }
+  // oneDNN computes 16-bit convolutions in float32 (CPU ones only: cuDNN runs them as they are).
+  if (const size_t n = widen_half_float_convolutions(joint)) {
+    logs::log(logs::Channel::fusion,
+              fmt::format("inductor: {}: {} 16-bit convolutions run in float32 between casts",
+                          context.graph_name, n));
   }
   optimize_layout(joint, context, /*training=*/true);
 }
