@@ -66,6 +66,9 @@ void write_winners(const std::filesystem::path& path, const Winners& winners,
   json doc = {
       {"format", kFormat}, {"machine", machine}, {"threads", threads}, {"winners", json::object()}};
   for (const auto& [site, label] : winners) doc["winners"][site] = label;
+  // A CPU entry's folder holds its module already; a CUDA source's winners have a folder of
+  // their own (cuda_autotune_entry), made here at the first write.
+  create_private_directory(path.parent_path(), "set KILN_CACHE_DIR to a writable folder");
   replace_file(path, doc.dump(2) + "\n");
 }
 

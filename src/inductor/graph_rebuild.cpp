@@ -5,6 +5,8 @@
 #include <kiln/core/error.h>
 #include <kiln/ops/schema.h>
 
+#include <optional>
+
 namespace kiln::inductor {
 
 graph::Value GraphRebuild::operator[](graph::Value source) const {
@@ -75,20 +77,43 @@ Tensor GraphRebuild::TwinStack::twin_of(graph::Value v) {
     twin.impl()->set_wrapped_number(true);
   }
   value_of_twin.emplace(twin.impl(), v);
-  device = v.meta().device;
   return twin;
+}
+
+Device GraphRebuild::TwinStack::output_device() const {
+  std::optional<Device> found;
+  const auto see = [&](const Tensor& t) {
+    if (!t.defined()) return;
+    const Device d = value_of_twin.at(t.impl()).meta().device;
+    if (!found || (found->is_cpu() && !d.is_cpu())) found = d;
+  };
+  for (const ops::IValue& v : stack) {
+    if (std::holds_alternative<Device>(v.variant())) return v.to_device();
+  }
+  for (const ops::IValue& v : stack) {
+    if (v.is_tensor()) see(v.to_tensor());
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) see(t);
+    }
+  }
+  return found.value_or(Device::cpu());
 }
 
 graph::Node& GraphRebuild::add_with_meta(const ops::OpDef& op, TwinStack twins,
                                          graph::SourceLoc loc) {
+  const Device device = twins.output_device();
   ops::Stack meta_args = twins.stack;
+  // Factories (zeros, full) allocate nothing on the meta device.
+  for (size_t i = 0; i < meta_args.size() && i < op.schema.arguments.size(); ++i) {
+    if (op.schema.arguments[i].type == ops::ArgType::Device) meta_args[i] = ops::IValue(kMeta);
+  }
   const std::vector<Tensor> meta_outputs = ops::call_kernel(op, meta_args);
   std::vector<graph::ValueMeta> metas;
   for (const Tensor& m : meta_outputs) {
     // An output the op leaves undefined (convolution_backward's unwanted gradients): a
     // placeholder, as the tracer records it.
     graph::ValueMeta vm = m.defined() ? graph::ValueMeta::of(m) : graph::ValueMeta{};
-    vm.device = twins.device;
+    vm.device = device;
     vm.requires_grad = false;
     metas.push_back(std::move(vm));
   }

@@ -43,8 +43,10 @@ class GraphRebuild {
   struct TwinStack {
     ops::Stack stack;
     std::unordered_map<const TensorImpl*, graph::Value> value_of_twin;
-    Device device = Device::cpu();
     Tensor twin_of(graph::Value v);
+    // Where the op's outputs live, as the dispatcher decides (graph::output_device's rule): a
+    // device argument's, else the first tensor value's, a 0-dim CPU one giving way to another.
+    Device output_device() const;
   };
   graph::Node& add_with_meta(const ops::OpDef& op, TwinStack twins, graph::SourceLoc loc);
 

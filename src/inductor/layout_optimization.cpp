@@ -175,15 +175,7 @@ void optimize_layout(graph::Graph& graph, const BackendContext& context, bool tr
       std::any_of(graph.nodes().begin(), graph.nodes().end(),
                   [](const auto& n) { return is_op(n.get(), "convolution"); });
   if (!has_convolutions) return;
-  // On GPUs only when asked for, until its GPU tests have run (docs/CUDA.md).
   const std::optional<Device> device = graph_device(graph);
-  if (device && device->is_cuda() && !option_is(context, "layout_optimization", "true")) {
-    logs::log(logs::Channel::perf_hints,
-              fmt::format("inductor: {}: convolutions keep their layout on the GPU (channels-last "
-                          "with options{{\"layout_optimization\": \"true\"}})",
-                          context.graph_name));
-    return;
-  }
   if (device && device->is_cpu() && !cpu_channels_last(context)) {
     logs::log(logs::Channel::perf_hints,
               fmt::format("inductor: {}: convolutions keep their layout: channels-last is the "

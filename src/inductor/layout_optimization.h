@@ -35,7 +35,8 @@ bool cpu_channels_last(const BackendContext& context);
 // options{"layout_optimization": "false"}; says what it did on `fusion` (convolutions "and their
 // backward" for a `training` joint graph) or why not on `perf_hints`. GPU inference graphs take
 // it before compilation (they are not frozen); training joint graphs through optimize_joint_graph.
-// On GPUs it runs only with options{"layout_optimization": "true"} until its GPU tests have run.
+// On GPUs it converts 16-bit convolutions only (cuDNN's tensor-core kernels read NHWC; float32
+// ones stay row-major, where cuDNN's NCHW kernels are as fast).
 void optimize_layout(graph::Graph& graph, const BackendContext& context, bool training);
 
 }  // namespace kiln::inductor

@@ -86,9 +86,9 @@ TEST(CudaAmp, CompiledConvolutionNetsRunChannelsLast) {
     return m;
   };
   auto eager = make(), model = make();
-  // Opt-in on GPUs until this test has run on one (docs/CUDA.md).
-  CompileOptions options;
-  options.options["layout_optimization"] = "true";
+  // The default; options{"layout_optimization": "false"} keeps the row-major layout.
+  CompileOptions options, row_major;
+  row_major.options["layout_optimization"] = "false";
   manual_seed(8);
   const Tensor x = gpu(randn({4, 3, 64, 64}));
   {
@@ -100,6 +100,12 @@ TEST(CudaAmp, CompiledConvolutionNetsRunChannelsLast) {
     const Tensor want = eager->forward(x);
     const Tensor got = (*compile(model, options))(x);
     EXPECT_TRUE(all_close(cpu(got).to(DType::Float32), cpu(want).to(DType::Float32), 5e-2, 5e-2));
+    EXPECT_EQ(logs.count("convolutions run channels-last"), 1u) << logs.all();
+    // Every node derived again on the GPU (a rebuilt node once took the CPU, and the graph
+    // "on several devices" ran with the interpreter).
+    EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
+    const Tensor kept = (*compile(model, row_major))(x);
+    EXPECT_TRUE(all_close(cpu(kept).to(DType::Float32), cpu(want).to(DType::Float32), 5e-2, 5e-2));
     EXPECT_EQ(logs.count("convolutions run channels-last"), 1u) << logs.all();
   }
   eager->train();
@@ -125,6 +131,7 @@ TEST(CudaAmp, CompiledConvolutionNetsRunChannelsLast) {
     EXPECT_LT((cpu(p.grad()) - r).abs().max().item<double>(), 0.08 * scale) << name;
   }
   EXPECT_EQ(logs.count("convolutions and their backward run channels-last"), 1u) << logs.all();
+  EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
 }
 
 TEST(CudaAmp, Float16TrainingStepWithGradScaler) {

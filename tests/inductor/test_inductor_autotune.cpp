@@ -311,6 +311,19 @@ inductor::Program in_place_program(int64_t n) {
   return p;
 }
 
+// A CUDA source's winners live in a folder of their own under the cache (no module is there):
+// the first write makes it, private, and the winners read back.
+TEST(InductorAutotune, WinnersMakeTheirFolderAtTheFirstWrite) {
+  kiln::testing::TemporaryFolder cache;
+  const fs::path file =
+      cache.path() / "cuda" / "autotune" / "key-model" / "autotune-1-threads.json";
+  inductor::write_winners(file, {{"kernel0", "t512"}}, inductor::this_machine(), 1);
+  EXPECT_EQ(fs::status(file.parent_path()).permissions() & fs::perms::all, fs::perms::owner_all);
+  const auto read = inductor::read_winners(file, inductor::this_machine(), 1);
+  ASSERT_TRUE(read.winners.has_value());
+  EXPECT_EQ(read.winners->at("kernel0"), "t512");
+}
+
 TEST(InductorAutotune, AnInPlaceKernelIsNotTimed) {
   LogCapture logs("fusion");
   inductor::Program program = in_place_program(100000);
