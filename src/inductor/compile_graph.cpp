@@ -9,6 +9,7 @@
 #include "inductor/graph_device.h"
 #include "inductor/lowering.h"
 #include "inductor/options.h"
+#include "inductor/reduction_splitting.h"
 #include "inductor/scheduler.h"
 
 #include "capture/symbolic_interpreter.h"
@@ -155,6 +156,13 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
         lower(fused, {.gemm_alternatives = device->is_cpu() && is_max_autotune(context.mode)});
     program.device = *device;
     if (device->is_cuda()) check_cuda_kernels(program);
+    if (splits_reductions(context, *device)) {
+      if (const size_t n = split_long_reductions(program)) {
+        logs::log(logs::Channel::fusion,
+                  fmt::format("inductor: {}: {} long reductions with few outputs split in two",
+                              context.graph_name, n));
+      }
+    }
     program = schedule(std::move(program), context.graph_name);
   } catch (const Error& e) {
     return interpreted_because(graph, context, e);

@@ -1,7 +1,8 @@
 #pragma once
 // The inductor's options, from compile()'s `options` map (documented in
 // include/kiln/inductor/inductor.h): "fallback", "extern_epilogues", "freezing",
-// "prepack_weights", "layout_optimization", "autotune_force" (autotune.h).
+// "prepack_weights", "layout_optimization", "split_reductions" (reduction_splitting.h),
+// "autotune_force" (autotune.h).
 #include <kiln/backends/backend.h>
 
 #include <string_view>

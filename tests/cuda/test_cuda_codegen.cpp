@@ -9,6 +9,7 @@
 #include "inductor/cuda_kernels.h"
 #include "inductor/inductor_test_util.h"
 #include "inductor/lowering.h"
+#include "inductor/reduction_splitting.h"
 #include "inductor/scheduler.h"
 
 #include <kiln/aot/aot.h>
@@ -288,6 +289,35 @@ TEST(CudaCodegen, KernelsWithMuchWorkPerRowStayApartOverFewRows) {
       cuda_sources_of(small, randn({16, 64}), randn({16, 8, 64}));
   ASSERT_EQ(fused.size(), 1u);
   EXPECT_EQ(fused[0].launches.size(), 1u) << fused[0].text;
+}
+
+// Batch norm's per-channel sums over [32, 64, 56, 56] ran on 64 blocks (one per channel; 8 in the
+// column form of channels-last activations) of an H100's 132 multiprocessors. Split, the partial
+// sums run on 1024 blocks (128 in the column form), then a small reduction of the partials.
+TEST(CudaCodegen, LongReductionsWithFewOutputsRunOnManyBlocks) {
+  for (const MemoryFormat format : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+    std::vector<inductor::CudaLaunch> launches;
+    auto capture = [&](const graph::Graph& graph, std::span<const Tensor>,
+                       const BackendContext& context) -> CompiledGraph {
+      inductor::Program program = inductor::lower(graph);
+      program.device = Device::cuda();
+      EXPECT_EQ(inductor::split_long_reductions(program), 1u);
+      program = inductor::schedule(std::move(program), context.graph_name);
+      for (const auto& [name, launch] : inductor::generate_cuda(program).launches) {
+        launches.push_back(launch);
+      }
+      auto owned = std::make_shared<const graph::Graph>(graph.clone());
+      return [owned](std::span<const Tensor> in) { return graph::interpret(*owned, in); };
+    };
+    CompileOptions options;
+    options.backend = aot::aot_autograd({.forward_compiler = capture, .decompose = true});
+    autograd::NoGradGuard no_grad;
+    const Tensor x = empty({32, 64, 56, 56}).contiguous(format);
+    compile([](const Tensor& x) { return x.sum({0, 2, 3}); }, options)(x);
+    ASSERT_EQ(launches.size(), 2u);
+    const int64_t wanted = format == MemoryFormat::Contiguous ? 1024 : 128;
+    EXPECT_EQ(launches[0].blocks.constant_value(), std::optional<int64_t>(wanted));
+  }
 }
 
 // A pointwise value read back at the same element by the one later kernel of its nest over the

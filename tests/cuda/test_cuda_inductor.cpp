@@ -146,6 +146,27 @@ void expect_gradients_match(const std::function<Tensor(const std::vector<Tensor>
   }
 }
 
+// Split reductions (on by default on GPUs): batch norm's statistics and gradient sums per channel
+// over [32, 16, 32, 32] (16 outputs of 32768: 32 partials each), row-major and channels-last, and
+// a sum to one value, forward and backward against the CPU.
+TEST(CudaInductor, SplitReductionsMatchTheCpu) {
+  REQUIRE_GPU();
+  for (const MemoryFormat format : {MemoryFormat::Contiguous, MemoryFormat::ChannelsLast}) {
+    SCOPED_TRACE(format == MemoryFormat::Contiguous ? "row-major" : "channels-last");
+    const Tensor x = sample({32, 16, 32, 32}, DType::Float32, 50).contiguous(format);
+    const Tensor w = sample({16}, DType::Float32, 51), b = sample({16}, DType::Float32, 52);
+    testing::LogCapture logs("fusion");
+    expect_gradients_match(
+        [](const std::vector<Tensor>& in) {
+          auto [y, mean, invstd] =
+              native_batch_norm(in[0], in[1], in[2], Tensor(), Tensor(), true, 0.1, 1e-5);
+          return (y.relu() * y).mean() + in[0].amax();
+        },
+        {x, w, b}, 1e-4, 1e-5);
+    EXPECT_GE(logs.count("long reductions with few outputs split in two"), 2u) << logs.all();
+  }
+}
+
 // Sums over rows (bias and layer-norm weight gradients: [rows, features].sum(0)) run in the
 // column form, 8 features to a block: feature counts that are no multiple of 8, a leading
 // loop kept outside ([5, 33, 40].sum(1)), a per-feature epilogue in the same kernel, float64,

@@ -16,9 +16,10 @@ namespace kiln::inductor {
 // mm/bmm/convolution a generated kernel instead of fusing it into the extern call;
 // "autotune_force" = a variant label (max-autotune only: "default", "one_thread", "all_threads",
 // "compiler_simd", "chunk_1024", "chunk_16384", "extern", "generated") uses that variant wherever
-// it exists instead of timing (docs/INDUCTOR.md). On a GPU, "cudagraphs" = "true" replays each
-// graph's calls from a CUDA graph (docs/CUDA.md; not yet on by default in "reduce-overhead" and
-// "max-autotune", as PyTorch has them).
+// it exists instead of timing (docs/INDUCTOR.md); "split_reductions" = "true" or "false" splits
+// reductions with few outputs over long loops in two kernels (by default on GPUs only). On a GPU,
+// "cudagraphs" = "true" or "false" replays each graph's calls from a CUDA graph or not (by default
+// in "reduce-overhead" and "max-autotune", as PyTorch has them; docs/CUDA.md).
 CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> example_inputs,
                             const BackendContext& context);
 

@@ -1,0 +1,146 @@
+#include "inductor/reduction_splitting.h"
+
+#include "inductor/options.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace kiln::inductor {
+
+namespace {
+
+// Splitting aims at this many blocks (partials), each reducing at least kLeastChunk elements;
+// reductions with at least as many outputs already keep a GPU busy.
+constexpr int64_t kTargetPartials = 1024;
+constexpr int64_t kLeastChunk = 1024;
+
+// The largest divisor d >= 2 of `first` with outputs * d <= kTargetPartials and length / d >=
+// kLeastChunk, or 1 when none.
+int64_t split_factor(int64_t outputs, int64_t length, int64_t first) {
+  if (outputs * 2 > kTargetPartials || length < 2 * kLeastChunk) return 1;
+  for (int64_t d = std::min(first, kTargetPartials / outputs); d >= 2; --d) {
+    if (first % d == 0 && length / d >= kLeastChunk) return d;
+  }
+  return 1;
+}
+
+// The type partial results are kept in: what the GPU's accumulator holds for sums and products
+// (so that splitting rounds no more than one block's loop), the output's own for max and min.
+DType partial_dtype(const std::string& reduction, DType out) {
+  if (reduction == "max" || reduction == "min") return out;
+  return is_floating_point(out) ? DType::Float64 : DType::Int64;
+}
+
+Sizes contiguous_sizes(const Sizes& sizes) {
+  Sizes strides(sizes.size(), Size(1));
+  for (size_t d = sizes.size(); d-- > 1;) strides[d - 1] = strides[d] * sizes[d];
+  return strides;
+}
+
+std::vector<Index> loop_vars(int64_t first, size_t count) {
+  std::vector<Index> v;
+  for (size_t i = 0; i < count; ++i) v.push_back(var(first + static_cast<int64_t>(i)));
+  return v;
+}
+
+// Rewrites variables all at once: variable k becomes to[k] (through numbers no kernel uses, so
+// that no replacement is replaced again).
+Index renamed(Index e, const std::vector<Index>& to) {
+  const auto parked = static_cast<int64_t>(to.size()) + 1000;
+  for (size_t k = 0; k < to.size(); ++k) {
+    e = substitute(e, static_cast<int64_t>(k), var(parked + static_cast<int64_t>(k)));
+  }
+  for (size_t k = 0; k < to.size(); ++k) e = substitute(e, parked + static_cast<int64_t>(k), to[k]);
+  return e;
+}
+
+// The two nests of a split reduction `k` (factor `split`), its partials in buffer `partials`.
+std::pair<LoopNest, LoopNest> split_nests(const Kernel& k, int64_t split, int partials,
+                                          DType partials_dtype) {
+  const size_t n = k.ranges.size(), r = k.reduction_ranges.size();
+  const Size chunk(k.reduction_ranges[0].constant_value().value() / split);
+  // Partials over [split, outputs...], the split loop outermost: the outputs' innermost loop
+  // stays the innermost (a channels-last column keeps its contiguous lanes).
+  Kernel partial = k;
+  partial.ranges.insert(partial.ranges.begin(), Size(split));
+  partial.reduction_ranges[0] = chunk;
+  std::vector<Index> to;
+  for (size_t i = 0; i < n; ++i) to.push_back(var(static_cast<int64_t>(i) + 1));
+  to.push_back(var(0) * constant(chunk) + var(static_cast<int64_t>(n) + 1));
+  for (size_t j = 1; j < r; ++j) to.push_back(var(static_cast<int64_t>(n + 1 + j)));
+  partial.body = rewrite(
+      k.body, [&to](const Index& e) { return renamed(e, to); }, [](int b) { return b; });
+  partial.output = partials;
+  const Sizes partial_strides = contiguous_sizes(partial.ranges);
+  partial.store = strided_offset(loop_vars(0, n + 1), partial_strides, 0);
+
+  // The partials reduced over the split loop, into the original output.
+  Kernel total;
+  total.kind = Kernel::Kind::Reduction;
+  total.ranges = k.ranges;
+  total.reduction_ranges = {Size(split)};
+  total.reduction = k.reduction;
+  std::vector<Index> at = {var(static_cast<int64_t>(n))};
+  const std::vector<Index> outputs = loop_vars(0, n);
+  at.insert(at.end(), outputs.begin(), outputs.end());
+  total.body = load(partials, strided_offset(at, partial_strides, 0), partials_dtype);
+  total.output = k.output;
+  total.store = k.store;
+
+  LoopNest first, second;
+  first.parts.push_back(std::move(partial));
+  second.parts.push_back(std::move(total));
+  return {std::move(first), std::move(second)};
+}
+
+}  // namespace
+
+bool splits_reductions(const BackendContext& context, const Device& device) {
+  if (option_is(context, "split_reductions", "true")) return true;
+  if (option_is(context, "split_reductions", "false")) return false;
+  return device.is_cuda();
+}
+
+size_t split_long_reductions(Program& program) {
+  size_t split_count = 0;
+  std::vector<Step> steps;
+  steps.reserve(program.steps.size());
+  for (Step& step : program.steps) {
+    auto* nest = std::get_if<LoopNest>(&step);
+    const Kernel* k = nest != nullptr && nest->parts.size() == 1 && nest->outer.empty()
+                          ? &nest->parts.front()
+                          : nullptr;
+    if (k == nullptr || k->kind != Kernel::Kind::Reduction || k->reduction_ranges.empty() ||
+        !is_static(k->ranges) || !is_static(k->reduction_ranges)) {
+      steps.push_back(std::move(step));
+      continue;
+    }
+    const int64_t outputs = product(k->ranges).constant_value().value();
+    const int64_t length = product(k->reduction_ranges).constant_value().value();
+    const int64_t first = k->reduction_ranges[0].constant_value().value();
+    const int64_t split = split_factor(outputs, length, first);
+    if (split == 1) {
+      steps.push_back(std::move(step));
+      continue;
+    }
+    const DType out = program.buffers.at(static_cast<size_t>(k->output)).dtype;
+    Buffer partials;
+    partials.sizes = k->ranges;
+    partials.sizes.insert(partials.sizes.begin(), Size(split));
+    partials.strides = contiguous_sizes(partials.sizes);
+    partials.dtype = partial_dtype(k->reduction, out);
+    partials.name = fmt::format("buf{}", program.buffers.size());
+    const DType partials_dtype = partials.dtype;
+    program.buffers.push_back(std::move(partials));
+    auto [first_nest, second_nest] =
+        split_nests(*k, split, static_cast<int>(program.buffers.size()) - 1, partials_dtype);
+    steps.emplace_back(std::move(first_nest));
+    steps.emplace_back(std::move(second_nest));
+    ++split_count;
+  }
+  program.steps = std::move(steps);
+  return split_count;
+}
+
+}  // namespace kiln::inductor
