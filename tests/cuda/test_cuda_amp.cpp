@@ -108,8 +108,11 @@ TEST(CudaAmp, CompiledConvolutionNetsRunChannelsLast) {
     EXPECT_TRUE(all_close(cpu(kept).to(DType::Float32), cpu(want).to(DType::Float32), 5e-2, 5e-2));
     EXPECT_EQ(logs.count("convolutions run channels-last"), 1u) << logs.all();
   }
-  eager->train();
-  model->train();
+  // Training: eager and compiled under autocast against a float32 reference (bfloat16's rounding
+  // through a few convolutions moves gradients by several percent of their largest, and ReLU
+  // masks flip; the compiled step must stay as close to float32 as eager's).
+  auto reference = make();
+  for (auto* m : {eager.get(), model.get(), reference.get()}) m->train();
   testing::LogCapture logs("fusion,perf_hints");
   auto compiled = compile(model, options);
   Tensor want, got;
@@ -118,17 +121,24 @@ TEST(CudaAmp, CompiledConvolutionNetsRunChannelsLast) {
     want = eager->forward(x).to(DType::Float32).square().mean();
     got = (*compiled)(x).to(DType::Float32).square().mean();
   }
+  const Tensor exact = reference->forward(x).square().mean();
   want.backward();
   got.backward();
+  exact.backward();
   EXPECT_TRUE(all_close(cpu(got), cpu(want), 5e-2, 5e-2));
-  const auto reference = eager->named_parameters();
+  const auto eager_parameters = eager->named_parameters();
+  const auto exact_parameters = reference->named_parameters();
   for (const auto& [name, p] : model->named_parameters()) {
     ASSERT_TRUE(p.grad().defined()) << name;
     EXPECT_TRUE(p.grad().is_contiguous()) << name;
-    const Tensor r = cpu(reference.at(name).grad());
-    // bfloat16 gradients: within a few percent of the largest.
+    const Tensor r = cpu(exact_parameters.at(name).grad());
     const double scale = r.abs().max().item<double>() + 1e-6;
-    EXPECT_LT((cpu(p.grad()) - r).abs().max().item<double>(), 0.08 * scale) << name;
+    const double eager_error =
+        (cpu(eager_parameters.at(name).grad()) - r).abs().max().item<double>();
+    const double compiled_error = (cpu(p.grad()) - r).abs().max().item<double>();
+    EXPECT_LT(compiled_error, 2 * eager_error + 0.02 * scale)
+        << name << ": eager " << eager_error / scale << ", compiled " << compiled_error / scale
+        << " of the largest float32 gradient";
   }
   EXPECT_EQ(logs.count("convolutions and their backward run channels-last"), 1u) << logs.all();
   EXPECT_EQ(logs.count("runs with the interpreter"), 0u) << logs.all();
