@@ -127,7 +127,9 @@ constexpr int kFlatThreads = 256;
 constexpr int64_t kSharedBytes = 48 * 1024;
 // Bytes of the reduction scratch: 32 values of at most 8 bytes.
 constexpr int64_t kScratchBytes = 32 * 8;
-// Iterations of the shared loops a column-form block takes (KernelWriter::column_rows).
+// Iterations of the shared loops a column-form block takes (KernelWriter::column_shape): a
+// 32-byte sector of the narrowest strided load per row (8 floats, 16 bfloat16), at least 8.
+constexpr int kSectorBytes = 32;
 constexpr int kColumnTile = 8;
 
 // The device type of a dtype: the C++ generator's, and the prelude's 16-bit float structs.
@@ -438,14 +440,14 @@ class KernelWriter {
       launch.blocks =
           symbolic::floordiv(product(loops) + Size(kFlatThreads - 1), Size(kFlatThreads));
       text = flat_kernel(parts, loops);
-    } else if (const std::optional<int> rows = column_rows(parts, p)) {
+    } else if (const std::optional<ColumnShape> column = column_shape(parts, p)) {
       launch.form = CudaLaunch::Form::Column;
-      launch.threads = kColumnTile * *rows;
+      launch.threads = column->tile * column->rows;
       threads_ = launch.threads;
       launch.blocks =
-          symbolic::floordiv(product(nest_.outer) + Size(kColumnTile - 1), Size(kColumnTile));
-      text = column_kernel(parts, *rows, shared);
-      shared += int64_t{kColumnTile} * *rows * 8;
+          symbolic::floordiv(product(nest_.outer) + Size(column->tile - 1), Size(column->tile));
+      text = column_kernel(parts, *column, shared);
+      shared += int64_t{column->tile} * column->rows * 8;
     } else {
       // A lone reduction to one value has no shared loops: one block.
       launch.form = CudaLaunch::Form::Block;
@@ -480,17 +482,22 @@ class KernelWriter {
     return threads;
   }
 
-  // Rows of threads for the column form (a reduction whose shared loop walks the memory
-  // contiguously and whose reduction loop strides: a bias gradient, [rows, features].sum(0)), or
-  // nullopt for the block form. One block per iteration of the shared loops would have a warp
-  // read 32 rows of one column, each load a sector of its own for 4 bytes; the column form gives
-  // kColumnTile consecutive iterations to a block (8 floats: one 32-byte sector per row, read
-  // whole), and splits the reduction loop over 4 to 64 rows of threads. Narrow tiles keep many
-  // blocks: [2048, 768].sum(0) runs on 96. Every part has only the shared loops (a reduction to
-  // one value per iteration, or a pointwise value per iteration), and no local buffers.
-  std::optional<int> column_rows(const std::vector<Kernel>& parts, size_t p) const {
+  // The tile and rows of threads for the column form (a reduction whose shared loop walks the
+  // memory contiguously and whose reduction loop strides: a bias gradient, [rows,
+  // features].sum(0)), or nullopt for the block form. One block per iteration of the shared loops
+  // would have a warp read 32 rows of one column, each load a sector of its own for 4 bytes; the
+  // column form gives a tile of consecutive iterations to a block (a 32-byte sector per row of
+  // the narrowest load, read whole: 8 floats, 16 bfloat16 of channels-last batch norm), and
+  // splits the reduction loop over rows of threads (a warp to 512 threads). Narrow tiles keep
+  // many blocks: [2048, 768].sum(0) runs on 96. Every part has only the shared loops (a reduction
+  // to one value per iteration, or a pointwise value per iteration), and no local buffers.
+  struct ColumnShape {
+    int tile = kColumnTile, rows = 4;
+  };
+  std::optional<ColumnShape> column_shape(const std::vector<Kernel>& parts, size_t p) const {
     if (p == 0 || !nest_.locals.empty()) return std::nullopt;
     int along = 0, across = 0;
+    size_t narrowest = 8;  // bytes of the narrowest load across the columns
     int64_t longest = 1;
     for (const Kernel& k : parts) {
       if (k.ranges.size() != p) return std::nullopt;
@@ -506,30 +513,34 @@ class KernelWriter {
           ++along;
         } else if (o == std::optional<int64_t>(1) && r != std::optional<int64_t>(0)) {
           ++across;
+          narrowest = std::min(narrowest, itemsize(load.dtype));
         }
       });
     }
     if (across == 0 || across <= along) return std::nullopt;
-    int rows = 32 / kColumnTile;  // a warp at least
-    while (rows < 64 && rows * 2 <= longest) rows *= 2;
-    return rows;
+    ColumnShape shape;
+    shape.tile = std::max(kColumnTile, kSectorBytes / static_cast<int>(narrowest));
+    shape.rows = 32 / shape.tile;  // a warp at least
+    while (shape.tile * shape.rows < 512 && shape.rows * 2 <= longest) shape.rows *= 2;
+    return shape;
   }
 
-  // The column form: a block takes tiles of kColumnTile consecutive iterations of the shared
-  // loops (lane = iteration), its `rows` rows of threads splitting each reduction loop; the rows'
-  // partial results are combined in shared memory (`scratch_at`), in row order.
-  std::string column_kernel(const std::vector<Kernel>& parts, int rows, int64_t scratch_at) {
+  // The column form: a block takes tiles of `shape.tile` consecutive iterations of the shared
+  // loops (lane = iteration), its `shape.rows` rows of threads splitting each reduction loop; the
+  // rows' partial results are combined in shared memory (`scratch_at`), in row order.
+  std::string column_kernel(const std::vector<Kernel>& parts, const ColumnShape& shape,
+                            int64_t scratch_at) {
+    const int rows = shape.rows, tile = shape.tile;
     std::string indent = "  ";
     const std::string total = size_cpp(product(nest_.outer));
     std::string s = fmt::format(
         "{0}const int64_t lane = threadIdx.x % {2}, row = threadIdx.x / {2};\n"
         "{0}[[maybe_unused]] void* scratch = kiln_shared + {1};\n",
-        indent, scratch_at, kColumnTile);
-    s += open_loop("tile", "blockIdx.x",
-                   fmt::format("({} + {}) / {}", total, kColumnTile - 1, kColumnTile), "gridDim.x",
-                   indent);
+        indent, scratch_at, tile);
+    s += open_loop("tile", "blockIdx.x", fmt::format("({} + {}) / {}", total, tile - 1, tile),
+                   "gridDim.x", indent);
     s += fmt::format("{0}const int64_t o = tile * {2} + lane;\n{0}const bool active = o < {1};\n",
-                     indent, total, kColumnTile);
+                     indent, total, tile);
     s += unravel("o", 0, nest_.outer, indent);
     for (const Kernel& k : parts) {
       s += indent + "{\n";
@@ -552,7 +563,7 @@ class KernelWriter {
         s += inner + "if (row == 0) {\n";
         s += fmt::format(
             "{}  for (int k = 1; k < {}; ++k) acc = {}()(acc, partial[k * {} + lane]);\n", inner,
-            rows, acc.combine, kColumnTile);
+            rows, acc.combine, tile);
         s += inner + "  if (active) {\n" + store(k, "acc", acc.dtype, inner + "    ") + inner +
              "  }\n";
         s += inner + "}\n";

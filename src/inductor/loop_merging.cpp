@@ -90,6 +90,16 @@ void merge_reduction_loops(Kernel& k, const SizeFacts& facts) {
 
 }  // namespace
 
+bool merge_reduction_pair(Kernel& k, size_t d, const SizeFacts& facts) {
+  if (d + 1 >= k.reduction_ranges.size()) return false;
+  const auto outer = static_cast<int64_t>(k.ranges.size() + d);
+  if (!mergeable(k, outer, k.reduction_ranges[d + 1], facts)) return false;
+  k = merged(k, outer);
+  k.reduction_ranges[d] = k.reduction_ranges[d] * k.reduction_ranges[d + 1];
+  k.reduction_ranges.erase(k.reduction_ranges.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+  return true;
+}
+
 void merge_contiguous_loops(Program& program) {
   for (Step& step : program.steps) {
     auto* nest = std::get_if<LoopNest>(&step);

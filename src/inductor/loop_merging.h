@@ -15,4 +15,9 @@ inline constexpr int64_t kShortLoop = 256;
 // coefficient equal to the inner one's times its range, and the inner range below kShortLoop.
 void merge_contiguous_loops(Program& program);
 
+// Merges reduction loops `d` and `d + 1` of `k` into one where every index reads them as one run
+// of memory (any range); returns whether it did. Split reductions (reduction_splitting.h) merge a
+// channels-last batch norm's [N, H, W] before choosing a split.
+bool merge_reduction_pair(Kernel& k, size_t d, const SizeFacts& facts);
+
 }  // namespace kiln::inductor

@@ -1,25 +1,53 @@
 #include "inductor/reduction_splitting.h"
 
+#include "inductor/loop_merging.h"
 #include "inductor/options.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace kiln::inductor {
 
 namespace {
 
-// Splitting aims at this many blocks (partials), each reducing at least kLeastChunk elements;
-// reductions with at least as many outputs already keep a GPU busy.
-constexpr int64_t kTargetPartials = 1024;
+// Splitting aims at kTargetBlocks blocks of partials, each reducing at least kLeastChunk
+// elements, for reductions over at least kLongReduction elements.
+constexpr int64_t kTargetBlocks = 1024;
 constexpr int64_t kLeastChunk = 1024;
+constexpr int64_t kLongReduction = 4096;
 
-// The largest divisor d >= 2 of `first` with outputs * d <= kTargetPartials and length / d >=
-// kLeastChunk, or 1 when none.
-int64_t split_factor(int64_t outputs, int64_t length, int64_t first) {
-  if (outputs * 2 > kTargetPartials || length < 2 * kLeastChunk) return 1;
-  for (int64_t d = std::min(first, kTargetPartials / outputs); d >= 2; --d) {
+// Outputs the GPU's code generator gives one block: a tile of the column form (a 32-byte sector
+// of the narrowest load, when the reduction reads across the outputs' innermost loop), else one
+// (codegen_cuda.cpp's KernelWriter::column_shape decides the same way).
+int64_t outputs_per_block(const Kernel& k) {
+  if (k.ranges.empty()) return 1;
+  const auto output_var = static_cast<int64_t>(k.ranges.size() - 1);
+  const auto reduction_var = static_cast<int64_t>(k.ranges.size() + k.reduction_ranges.size() - 1);
+  int along = 0, across = 0;
+  size_t narrowest = 8;
+  for_each_load(k.body, [&](const ExprNode& load) {
+    const std::optional<int64_t> o = linear_coefficient(load.index, output_var);
+    const std::optional<int64_t> r = linear_coefficient(load.index, reduction_var);
+    if (r == std::optional<int64_t>(1)) {
+      ++along;
+    } else if (o == std::optional<int64_t>(1) && r != std::optional<int64_t>(0)) {
+      ++across;
+      narrowest = std::min(narrowest, itemsize(load.dtype));
+    }
+  });
+  if (across == 0 || across <= along) return 1;
+  return std::max<int64_t>(8, 32 / static_cast<int64_t>(narrowest));
+}
+
+// The largest divisor d >= 2 of `first` (the first reduction loop's size) with outputs * d within
+// the blocks aimed at and length / d >= kLeastChunk, or 1 when none.
+int64_t split_factor(int64_t outputs, int64_t per_block, int64_t length, int64_t first) {
+  const int64_t target = kTargetBlocks * per_block;
+  if (outputs * 2 > target || length < kLongReduction) return 1;
+  for (int64_t d = std::min(first, target / outputs); d >= 2; --d) {
     if (first % d == 0 && length / d >= kLeastChunk) return d;
   }
   return 1;
@@ -116,14 +144,20 @@ size_t split_long_reductions(Program& program) {
       steps.push_back(std::move(step));
       continue;
     }
-    const int64_t outputs = product(k->ranges).constant_value().value();
-    const int64_t length = product(k->reduction_ranges).constant_value().value();
-    const int64_t first = k->reduction_ranges[0].constant_value().value();
-    const int64_t split = split_factor(outputs, length, first);
+    // Leading reduction loops read as one run (channels-last [N, H, W] with stride C) are split
+    // as one: more divisors than N's alone.
+    Kernel merged = *k;
+    while (merge_reduction_pair(merged, 0, program.facts)) {
+    }
+    const int64_t outputs = product(merged.ranges).constant_value().value();
+    const int64_t length = product(merged.reduction_ranges).constant_value().value();
+    const int64_t first = merged.reduction_ranges[0].constant_value().value();
+    const int64_t split = split_factor(outputs, outputs_per_block(merged), length, first);
     if (split == 1) {
       steps.push_back(std::move(step));
       continue;
     }
+    k = &merged;
     const DType out = program.buffers.at(static_cast<size_t>(k->output)).dtype;
     Buffer partials;
     partials.sizes = k->ranges;

@@ -15,10 +15,12 @@ namespace kiln::inductor {
 bool splits_reductions(const BackendContext& context, const Device& device);
 
 // Splits every lone reduction of `program` (a nest of one Reduction kernel, as lowering makes
-// them) with fewer than kFewOutputs outputs and a reduction loop of at least kLongReduction
-// elements, on a divisor of its first reduction loop's size; static sizes only. Partial sums and
-// products are kept in the device accumulator's type (float64 for floats, int64 for integers),
-// maxima and minima in the output's. Returns how many were split.
+// them) over at least 4096 elements whose outputs fill fewer than 512 blocks (one output a block,
+// or a tile of 8 or 16 in the column form), on a divisor of its first reduction loop (leading
+// loops read as one run merged first), aiming at 1024 blocks of partials of at least 1024
+// elements; static sizes only. Partial sums and products are kept in the device accumulator's
+// type (float64 for floats, int64 for integers), maxima and minima in the output's. Returns how
+// many were split.
 size_t split_long_reductions(Program& program);
 
 }  // namespace kiln::inductor
