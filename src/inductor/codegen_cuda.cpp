@@ -1,5 +1,6 @@
 #include "inductor/codegen_cuda.h"
 
+#include "inductor/column_reads.h"
 #include "inductor/pointwise_text.h"
 
 #include <kiln/core/error.h>
@@ -127,10 +128,6 @@ constexpr int kFlatThreads = 256;
 constexpr int64_t kSharedBytes = 48 * 1024;
 // Bytes of the reduction scratch: 32 values of at most 8 bytes.
 constexpr int64_t kScratchBytes = 32 * 8;
-// Iterations of the shared loops a column-form block takes (KernelWriter::column_shape): a
-// 32-byte sector of the narrowest strided load per row (8 floats, 16 bfloat16), at least 8.
-constexpr int kSectorBytes = 32;
-constexpr int kColumnTile = 8;
 
 // The device type of a dtype: the C++ generator's, and the prelude's 16-bit float structs.
 const char* cuda_type(DType d) {
@@ -492,34 +489,23 @@ class KernelWriter {
   // many blocks: [2048, 768].sum(0) runs on 96. Every part has only the shared loops (a reduction
   // to one value per iteration, or a pointwise value per iteration), and no local buffers.
   struct ColumnShape {
-    int tile = kColumnTile, rows = 4;
+    int tile = 8, rows = 4;
   };
   std::optional<ColumnShape> column_shape(const std::vector<Kernel>& parts, size_t p) const {
     if (p == 0 || !nest_.locals.empty()) return std::nullopt;
-    int along = 0, across = 0;
-    size_t narrowest = 8;  // bytes of the narrowest load across the columns
+    ColumnReads reads;
     int64_t longest = 1;
     for (const Kernel& k : parts) {
       if (k.ranges.size() != p) return std::nullopt;
       if (k.kind != Kernel::Kind::Reduction) continue;
       if (k.reduction_ranges.empty()) return std::nullopt;
       longest = std::max(longest, program_.facts.hint(product(k.reduction_ranges)));
-      const auto outer_var = static_cast<int64_t>(p - 1);
-      const auto reduction_var = static_cast<int64_t>(p + k.reduction_ranges.size() - 1);
-      for_each_load(k.body, [&](const ExprNode& load) {
-        const std::optional<int64_t> o = linear_coefficient(load.index, outer_var);
-        const std::optional<int64_t> r = linear_coefficient(load.index, reduction_var);
-        if (r == std::optional<int64_t>(1)) {
-          ++along;
-        } else if (o == std::optional<int64_t>(1) && r != std::optional<int64_t>(0)) {
-          ++across;
-          narrowest = std::min(narrowest, itemsize(load.dtype));
-        }
-      });
+      reads.add(k, static_cast<int64_t>(p - 1),
+                static_cast<int64_t>(p + k.reduction_ranges.size() - 1));
     }
-    if (across == 0 || across <= along) return std::nullopt;
+    if (!reads.across()) return std::nullopt;
     ColumnShape shape;
-    shape.tile = std::max(kColumnTile, kSectorBytes / static_cast<int>(narrowest));
+    shape.tile = reads.tile();
     shape.rows = 32 / shape.tile;  // a warp at least
     while (shape.tile * shape.rows < 512 && shape.rows * 2 <= longest) shape.rows *= 2;
     return shape;

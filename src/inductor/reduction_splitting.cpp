@@ -1,5 +1,6 @@
 #include "inductor/reduction_splitting.h"
 
+#include "inductor/column_reads.h"
 #include "inductor/loop_merging.h"
 #include "inductor/options.h"
 
@@ -24,22 +25,10 @@ constexpr int64_t kLongReduction = 4096;
 // (codegen_cuda.cpp's KernelWriter::column_shape decides the same way).
 int64_t outputs_per_block(const Kernel& k) {
   if (k.ranges.empty()) return 1;
-  const auto output_var = static_cast<int64_t>(k.ranges.size() - 1);
-  const auto reduction_var = static_cast<int64_t>(k.ranges.size() + k.reduction_ranges.size() - 1);
-  int along = 0, across = 0;
-  size_t narrowest = 8;
-  for_each_load(k.body, [&](const ExprNode& load) {
-    const std::optional<int64_t> o = linear_coefficient(load.index, output_var);
-    const std::optional<int64_t> r = linear_coefficient(load.index, reduction_var);
-    if (r == std::optional<int64_t>(1)) {
-      ++along;
-    } else if (o == std::optional<int64_t>(1) && r != std::optional<int64_t>(0)) {
-      ++across;
-      narrowest = std::min(narrowest, itemsize(load.dtype));
-    }
-  });
-  if (across == 0 || across <= along) return 1;
-  return std::max<int64_t>(8, 32 / static_cast<int64_t>(narrowest));
+  ColumnReads reads;
+  reads.add(k, static_cast<int64_t>(k.ranges.size() - 1),
+            static_cast<int64_t>(k.ranges.size() + k.reduction_ranges.size() - 1));
+  return reads.across() ? reads.tile() : 1;
 }
 
 // The largest divisor d >= 2 of `first` (the first reduction loop's size) with outputs * d within
