@@ -79,6 +79,9 @@ Tensor validate(Tensor g, const Node::InputMetadata& m, const Node& producer, si
     g = sum_to(g, want);
   }
   if (g.dtype() != m.dtype) g = g.to(m.dtype);
+  // A gradient goes back to its input's device (x.to(cuda)'s backward hands x a CPU gradient),
+  // as PyTorch's engine moves it.
+  if (g.device() != m.device) g = g.to(m.device);
   return g;
 }
 

@@ -121,5 +121,22 @@ TEST(CudaCopy, BetweenDevices) {
   EXPECT_TRUE(same_values(cpu(on0), x));
 }
 
+// A gradient goes back to its input's device: x.to(cuda)'s backward gives a CPU leaf a CPU
+// gradient, and a GPU leaf moved to the CPU gets a GPU one, with the values of the chain rule.
+TEST(CudaCopy, GradientsGoBackToTheInputsDevice) {
+  if (!kiln::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const Tensor x = sample({4, 6}, DType::Float32, 11).requires_grad_(true);
+  (x.to(Device::cuda()).square() * 3).sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_TRUE(x.grad().device().is_cpu());
+  EXPECT_TRUE(all_close(x.grad(), x.detach() * 6, 1e-6, 1e-6));
+
+  const Tensor g = gpu(sample({3, 5}, DType::Float32, 12)).requires_grad_(true);
+  (g.to(Device::cpu()) * 2).sum().backward();
+  ASSERT_TRUE(g.grad().defined());
+  EXPECT_TRUE(g.grad().device().is_cuda());
+  EXPECT_TRUE(all_close(cpu(g.grad()), full({3, 5}, 2.0), 0, 0));
+}
+
 }  // namespace
 }  // namespace kiln
