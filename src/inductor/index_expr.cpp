@@ -165,6 +165,25 @@ std::optional<int64_t> linear_coefficient(const Index& e, int64_t var) {
   return c->constant_value();
 }
 
+Index rename_vars(const Index& e, const std::vector<Index>& to) {
+  switch (e->kind) {
+    case Kind::Const:
+    case Kind::Size:
+      return e;
+    case Kind::Var:
+      return to.at(static_cast<size_t>(e->value));
+    case Kind::Add:
+      return rename_vars(e->a, to) + rename_vars(e->b, to);
+    case Kind::Mul:
+      return rename_vars(e->a, to) * rename_vars(e->b, to);
+    case Kind::FloorDiv:
+      return floordiv(rename_vars(e->a, to), rename_vars(e->b, to));
+    case Kind::Mod:
+      return mod(rename_vars(e->a, to), rename_vars(e->b, to));
+  }
+  return e;
+}
+
 Index substitute(const Index& e, int64_t var, const Index& value) {
   if (!uses_var(e, var)) return e;
   switch (e->kind) {

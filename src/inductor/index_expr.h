@@ -57,6 +57,8 @@ std::optional<int64_t> linear_coefficient(const Index& e, int64_t var);
 std::optional<Size> linear_size_coefficient(const Index& e, int64_t var);
 // `e` with variable `var` replaced by `value`, rebuilt with the simplifying operators.
 Index substitute(const Index& e, int64_t var, const Index& value);
+// `e` with every variable v replaced by to[v] at once (`to` covers every variable e reads).
+Index rename_vars(const Index& e, const std::vector<Index>& to);
 
 // The expression simplified with the loop variables' ranges (variable v in [0, sizes[v])):
 // (a * c + r) / c becomes a and (a * c + r) % c becomes r when 0 <= r < c, which a view's

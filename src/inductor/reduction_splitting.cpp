@@ -61,17 +61,6 @@ std::vector<Index> loop_vars(int64_t first, size_t count) {
   return v;
 }
 
-// Rewrites variables all at once: variable k becomes to[k] (through numbers no kernel uses, so
-// that no replacement is replaced again).
-Index renamed(Index e, const std::vector<Index>& to) {
-  const auto parked = static_cast<int64_t>(to.size()) + 1000;
-  for (size_t k = 0; k < to.size(); ++k) {
-    e = substitute(e, static_cast<int64_t>(k), var(parked + static_cast<int64_t>(k)));
-  }
-  for (size_t k = 0; k < to.size(); ++k) e = substitute(e, parked + static_cast<int64_t>(k), to[k]);
-  return e;
-}
-
 // The two nests of a split reduction `k` (factor `split`), its partials in buffer `partials`.
 std::pair<LoopNest, LoopNest> split_nests(const Kernel& k, int64_t split, int partials,
                                           DType partials_dtype) {
@@ -87,7 +76,7 @@ std::pair<LoopNest, LoopNest> split_nests(const Kernel& k, int64_t split, int pa
   to.push_back(var(0) * constant(chunk) + var(static_cast<int64_t>(n) + 1));
   for (size_t j = 1; j < r; ++j) to.push_back(var(static_cast<int64_t>(n + 1 + j)));
   partial.body = rewrite(
-      k.body, [&to](const Index& e) { return renamed(e, to); }, [](int b) { return b; });
+      k.body, [&to](const Index& e) { return rename_vars(e, to); }, [](int b) { return b; });
   partial.output = partials;
   const Sizes partial_strides = contiguous_sizes(partial.ranges);
   partial.store = strided_offset(loop_vars(0, n + 1), partial_strides, 0);

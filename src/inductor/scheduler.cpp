@@ -26,25 +26,6 @@ constexpr int64_t kMinSharedIterations = 16;
 constexpr int64_t kMinGpuSharedIterations = 256;
 constexpr int64_t kSmallIterationWork = 1024;
 
-Index rename_vars(const Index& e, const std::vector<Index>& to) {
-  switch (e->kind) {
-    case IndexNode::Kind::Const:
-    case IndexNode::Kind::Size:
-      return e;
-    case IndexNode::Kind::Var:
-      return to.at(static_cast<size_t>(e->value));
-    case IndexNode::Kind::Add:
-      return rename_vars(e->a, to) + rename_vars(e->b, to);
-    case IndexNode::Kind::Mul:
-      return rename_vars(e->a, to) * rename_vars(e->b, to);
-    case IndexNode::Kind::FloorDiv:
-      return floordiv(rename_vars(e->a, to), rename_vars(e->b, to));
-    case IndexNode::Kind::Mod:
-      return mod(rename_vars(e->a, to), rename_vars(e->b, to));
-  }
-  return e;
-}
-
 // The kernel with loops of one iteration dropped and its parallel loops first; `parallel` is
 // their number.
 Kernel normalize(const Kernel& k, size_t* parallel, const SizeFacts& facts) {
