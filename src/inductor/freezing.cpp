@@ -48,7 +48,7 @@ ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
       prepack_convolution_weights(g);
       fuse_convolution_activations(g);
     }
-    prepack_matmul_weights(g);
+    prepack_matmul_weights(g, options.pack_plain_matmul_weights);
   }
   return split_constants(g);
 }
@@ -139,6 +139,7 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
   }
   ConstantSplit split =
       freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false"),
+                     .pack_plain_matmul_weights = option_is(context, "prepack_weights", "true"),
                      .channels_last = cpu_channels_last(context),
                      .convolution_passes = !symbolic});
   if (split.num_folded() == 0) return compile_graph(split.main, example_inputs, context);

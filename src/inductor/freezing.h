@@ -18,8 +18,11 @@
 namespace kiln::inductor {
 
 struct FreezeOptions {
-  bool prepack_weights = true;  // convolution weights packed into oneDNN's layout once
-  bool channels_last = true;    // convolution nets run on channels-last activations
+  bool prepack_weights = true;  // weights packed into oneDNN's layouts once
+  // Linear layers' weights packed even where oneDNN's layout for them is a plain one (by default
+  // only blocked layouts are worth it: weight_prepacking.h).
+  bool pack_plain_matmul_weights = false;
+  bool channels_last = true;  // convolution nets run on channels-last activations
   // Convolutions' passes: affine chains (batch norms) folded into them, channels-last, packed
   // weights and fused activations (off for graphs with symbolic sizes).
   bool convolution_passes = true;

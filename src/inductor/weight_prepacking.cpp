@@ -4,6 +4,8 @@
 #include "inductor/gemm_alternative.h"
 #include "inductor/graph_rebuild.h"
 
+#include "ops/linalg/onednn_matmul.h"
+
 #include <kiln/core/error.h>
 
 #include <unordered_set>
@@ -83,6 +85,17 @@ bool packable_product(const graph::Node& n,
   return *m * *k * *cols > kSmallGemmWork;
 }
 
+// packable_product, where oneDNN reads the weight in a blocked layout (or `plain_too`).
+auto packable_product_for(bool plain_too) {
+  return [plain_too](const graph::Node& n, const std::unordered_set<const graph::Node*>& constant) {
+    if (!packable_product(n, constant)) return false;
+    if (plain_too) return true;
+    const graph::ValueMeta& a = use_of(n, 0).meta();
+    return ops::linalg::onednn_blocks_matmul_weight(a.sizes[0].raw(), a.sizes[1].raw(),
+                                                    use_of(n, 1).meta().sizes[1].raw());
+  };
+}
+
 graph::Value emit_packed_product(GraphRebuild& rebuild, const graph::Node& mm) {
   const graph::Value self = rebuild[use_of(mm, 0)];
   const graph::Value mat2 = rebuild[use_of(mm, 1)];
@@ -119,8 +132,8 @@ size_t rewrite_nodes(graph::Graph& graph, Pick pick, Emit emit) {
 
 }  // namespace
 
-size_t prepack_matmul_weights(graph::Graph& graph) {
-  return rewrite_nodes(graph, packable_product, emit_packed_product);
+size_t prepack_matmul_weights(graph::Graph& graph, bool plain_too) {
+  return rewrite_nodes(graph, packable_product_for(plain_too), emit_packed_product);
 }
 
 size_t prepack_convolution_weights(graph::Graph& graph) {

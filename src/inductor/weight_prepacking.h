@@ -17,8 +17,9 @@ size_t prepack_convolution_weights(graph::Graph& graph);
 // The same for linear layers: an mm (float32, above kSmallGemmWork multiply-adds) of a row-major
 // non-constant self and a constant mat2 (a linear layer's weight.t()) becomes _mm_packed, reading
 // mat2 packed by _pack_mm_weight for the traced number of rows (other row counts compute from mat2
-// itself). A following bias add folds into it later (extern_epilogue.h). Returns the number
-// rewritten.
-size_t prepack_matmul_weights(graph::Graph& graph);
+// itself). A following bias add folds into it later (extern_epilogue.h). Only where oneDNN reads
+// the weight in a blocked layout (onednn_blocks_matmul_weight: brgemm on AVX-512), unless
+// `plain_too`. Returns the number rewritten.
+size_t prepack_matmul_weights(graph::Graph& graph, bool plain_too = false);
 
 }  // namespace kiln::inductor

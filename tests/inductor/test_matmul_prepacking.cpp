@@ -6,6 +6,7 @@
 #include "inductor/extern_epilogue.h"
 #include "inductor/freezing.h"
 #include "inductor/freezing_test_util.h"
+#include "ops/linalg/onednn_matmul.h"
 
 #include <kiln/kiln.h>
 
@@ -29,17 +30,20 @@ std::shared_ptr<nn::Sequential> two_linear_layers(DType dtype) {
   return net;
 }
 
+// Packing forced (options{"prepack_weights": "true"}: plain layouts too), so that every machine
+// runs the packed products.
 TEST(InductorMatmulPrepacking, LinearLayersReadPackedWeightsWithTheBiasFused) {
   manual_seed(1);
   auto net = two_linear_layers(kFloat32);
   auto record = std::make_shared<RecordedGraphs>();
-  auto compiled = compile(net, recording(record));
+  auto compiled = compile(net, recording(record, {{"prepack_weights", "true"}}));
   const Tensor x = randn({64, 96});
   autograd::NoGradGuard no_grad;
   EXPECT_TRUE(all_close((*compiled)(x), net->forward(x), 1e-5, 1e-5));
 
   ASSERT_EQ(record->graphs.size(), 1u);
-  inductor::ConstantSplit frozen = inductor::freeze(record->graphs[0]);
+  inductor::ConstantSplit frozen =
+      inductor::freeze(record->graphs[0], {.pack_plain_matmul_weights = true});
   EXPECT_EQ(count_ops(frozen.main, "_mm_packed"), 2u) << frozen.main.str();
   EXPECT_EQ(count_ops(frozen.main, "mm"), 0u) << frozen.main.str();
   EXPECT_EQ(count_ops(frozen.constants, "_pack_mm_weight"), 2u) << frozen.constants.str();
@@ -66,6 +70,27 @@ TEST(InductorMatmulPrepacking, LinearLayersReadPackedWeightsWithTheBiasFused) {
   // Another batch size (another row count than the weights were packed for).
   const Tensor x40 = randn({40, 96});
   EXPECT_TRUE(all_close((*compiled)(x40), net->forward(x40), 1e-5, 1e-5));
+}
+
+// By default a weight is packed only where oneDNN reads it in a blocked layout of its own
+// (brgemm, AVX-512); where its layout is a plain one (gemm:jit on AVX2 machines) the product
+// reads the linear layer's weight as it is, faster there (onednn_matmul.h).
+TEST(InductorMatmulPrepacking, TheDefaultPacksOnlyBlockedLayouts) {
+  manual_seed(2);
+  auto net = two_linear_layers(kFloat32);
+  auto record = std::make_shared<RecordedGraphs>();
+  auto compiled = compile(net, recording(record));
+  const Tensor x = randn({64, 96});
+  autograd::NoGradGuard no_grad;
+  EXPECT_TRUE(all_close((*compiled)(x), net->forward(x), 1e-5, 1e-5));
+  ASSERT_EQ(record->graphs.size(), 1u);
+  const size_t blocked = (ops::linalg::onednn_blocks_matmul_weight(64, 96, 80) ? 1 : 0) +
+                         (ops::linalg::onednn_blocks_matmul_weight(64, 80, 72) ? 1 : 0);
+  const inductor::ConstantSplit frozen = inductor::freeze(record->graphs[0]);
+  EXPECT_EQ(count_ops(frozen.main, "_mm_packed"), blocked) << frozen.main.str();
+  EXPECT_EQ(count_ops(frozen.main, "mm"), 2u - blocked) << frozen.main.str();
+  EXPECT_EQ(count_ops(inductor::freeze(record->graphs[0], {.prepack_weights = false}).main, "mm"),
+            2u);
 }
 
 TEST(InductorMatmulPrepacking, SmallAndFloat64ProductsStayMm) {

@@ -28,7 +28,9 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> e
 // into a constant graph run once and again only when one of those tensors changed (another
 // tensor, or its version counter moved: new weights loaded, a training step), then the rest with
 // compile_graph. Options: "freezing" = "false" compiles the graph as it is; "prepack_weights" =
-// "false" leaves convolution weights to be reordered into oneDNN's layout on every call;
+// "false" leaves convolution and linear weights to be reordered into oneDNN's layout on every
+// call, "true" packs linear layers' weights even where oneDNN reads them in a plain layout (by
+// default only its blocked ones are packed);
 // "layout_optimization" = "false" keeps convolutions on the activations' own layout (by default a
 // convolution net runs channels-last inside, its outputs in the layouts eager code gives).
 CompiledGraph compile_inference_graph(const graph::Graph& graph,

@@ -193,6 +193,14 @@ int64_t onednn_packed_matmul_bytes(int64_t m, int64_t k, int64_t n) {
   return static_cast<int64_t>(kPackedHeader + plan->weights_md.get_size());
 }
 
+bool onednn_blocks_matmul_weight(int64_t m, int64_t k, int64_t n) {
+  if (m <= 0 || k <= 0 || n <= 0) return false;
+  std::shared_ptr<const MatmulPlan> plan = packed_plan(m, k, n, false);
+  if (!plan->primitive) return false;
+  const dnnl_memory_desc_t& d = plan->weights_md.data;
+  return d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks > 0;
+}
+
 void onednn_pack_matmul_weight(const Tensor& packed, const Tensor& b, int64_t m) {
   KILN_CHECK(packed.dtype() == DType::UInt8 && packed.is_contiguous(),
              "matmul weight packing: expected a contiguous uint8 buffer");
