@@ -91,8 +91,9 @@ auto packable_product_for(bool plain_too) {
     if (!packable_product(n, constant)) return false;
     if (plain_too) return true;
     const graph::ValueMeta& a = use_of(n, 0).meta();
-    return ops::linalg::onednn_blocks_matmul_weight(a.sizes[0].raw(), a.sizes[1].raw(),
-                                                    use_of(n, 1).meta().sizes[1].raw());
+    return ops::linalg::onednn_blocks_matmul_weight(*a.sizes[0].maybe_int(),
+                                                    *a.sizes[1].maybe_int(),
+                                                    *use_of(n, 1).meta().sizes[1].maybe_int());
   };
 }
 
