@@ -291,6 +291,22 @@ TEST(CudaConv, OperandsOnOtherDevicesRaise) {
   EXPECT_TRUE(throws_error([&] { run_conv(c, gpu(in.x), gpu(in.w), in.b); }, {"device"}));
 }
 
+// convolution_backward's arguments for conv `c`.
+ops::Stack backward_args(const Conv& c, const Tensor& g, const Tensor& x, const Tensor& w,
+                         const ops::IValue& bias_sizes, const Ints& output_mask) {
+  return ops::Stack{g,
+                    x,
+                    w,
+                    bias_sizes,
+                    c.stride,
+                    c.padding,
+                    c.dilation,
+                    c.transposed,
+                    c.output_padding,
+                    c.groups,
+                    output_mask};
+}
+
 // convolution_backward with every output_mask, against the CPU kernel.
 void expect_backward_matches(const Conv& c, DType dtype, uint64_t seed) {
   const ConvInputs in = inputs_of(c, dtype, seed);
@@ -303,17 +319,7 @@ void expect_backward_matches(const Conv& c, DType dtype, uint64_t seed) {
         fmt::format("{} {} output_mask [{}]", c.str(), dtype_name(dtype), fmt::join(flags, ", ")));
     const ops::IValue bias_sizes = c.bias ? ops::IValue(Ints{out.size(1)}) : ops::IValue();
     auto args = [&](const Tensor& g, const Tensor& x, const Tensor& w) {
-      return ops::Stack{g,
-                        x,
-                        w,
-                        bias_sizes,
-                        c.stride,
-                        c.padding,
-                        c.dilation,
-                        c.transposed,
-                        c.output_padding,
-                        c.groups,
-                        flags};
+      return backward_args(c, g, x, w, bias_sizes, flags);
     };
     const std::vector<Tensor> want = ops::call(backward, args(go, in.x, in.w));
     const std::vector<Tensor> got = ops::call(backward, args(gpu(go), gpu(in.x), gpu(in.w)));
@@ -326,6 +332,32 @@ void expect_backward_matches(const Conv& c, DType dtype, uint64_t seed) {
   }
 }
 
+// convolution_backward of a channels-last input and grad_output (all three gradients) against
+// the CPU kernel: grad_input comes back channels-last, as on the CPU; with `weight_layout`, the
+// weight's gradient in the CPU's layout too.
+void expect_channels_last_backward_matches(const Conv& c, DType dtype, uint64_t& seed,
+                                           bool weight_layout) {
+  const ConvInputs in = inputs_of(c, dtype, ++seed);
+  const Tensor x = in.x.contiguous(MemoryFormat::ChannelsLast);
+  const Tensor go = sample(run_conv(c, x, in.w, in.b).sizes(), dtype, ++seed)
+                        .contiguous(MemoryFormat::ChannelsLast);
+  static const ops::OpDef& backward = ops::OpRegistry::instance().get("convolution_backward");
+  const ops::IValue bias_sizes(Ints{in.w.size(0)});
+  const Ints all{1, 1, 1};
+  const std::vector<Tensor> want =
+      ops::call(backward, backward_args(c, go, x, in.w, bias_sizes, all));
+  const std::vector<Tensor> got =
+      ops::call(backward, backward_args(c, gpu(go), gpu(x), gpu(in.w), bias_sizes, all));
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(close(got[i], want[i])) << dtype_name(dtype) << " gradient " << i;
+  }
+  EXPECT_TRUE(got[0].is_contiguous(MemoryFormat::ChannelsLast));
+  if (weight_layout) {
+    EXPECT_EQ(got[1].is_contiguous(MemoryFormat::ChannelsLast),
+              want[1].is_contiguous(MemoryFormat::ChannelsLast));
+  }
+}
+
 TEST(CudaConv, BackwardEveryMaskMatchesCpu) {
   REQUIRE_GPU();
   uint64_t seed = 800;
@@ -335,51 +367,13 @@ TEST(CudaConv, BackwardEveryMaskMatchesCpu) {
   for (const Conv& c : resnet_layers()) expect_backward_matches(c, DType::Float32, ++seed);
   expect_backward_matches(plain({2, 16, 10, 10}, {8, 16, 3, 3}, {1, 1}, {1, 1}), DType::BFloat16,
                           ++seed);
-  {
-    // bfloat16, channels-last: NHWC in cuDNN for all three passes.
-    const Conv h = plain({2, 16, 10, 10}, {8, 16, 3, 3}, {1, 1}, {1, 1});
-    const ConvInputs hin = inputs_of(h, DType::BFloat16, ++seed);
-    const Tensor x = hin.x.contiguous(MemoryFormat::ChannelsLast);
-    const Tensor g = sample(run_conv(h, x, hin.w, hin.b).sizes(), DType::BFloat16, ++seed)
-                         .contiguous(MemoryFormat::ChannelsLast);
-    static const ops::OpDef& op = ops::OpRegistry::instance().get("convolution_backward");
-    auto stack = [&](const Tensor& go, const Tensor& in, const Tensor& w) {
-      return ops::Stack{go,           in,         w,     Ints{8},          h.stride,
-                        h.padding,    h.dilation, false, h.output_padding, h.groups,
-                        Ints{1, 1, 1}};
-    };
-    const std::vector<Tensor> want = ops::call(op, stack(g, x, hin.w));
-    const std::vector<Tensor> got = ops::call(op, stack(gpu(g), gpu(x), gpu(hin.w)));
-    for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(close(got[i], want[i])) << "bf16 gradient " << i;
-    EXPECT_TRUE(got[0].is_contiguous(MemoryFormat::ChannelsLast));
-  }
+  // bfloat16, channels-last: NHWC in cuDNN for all three passes.
+  expect_channels_last_backward_matches(plain({2, 16, 10, 10}, {8, 16, 3, 3}, {1, 1}, {1, 1}),
+                                        DType::BFloat16, seed, /*weight_layout=*/false);
   expect_backward_matches(plain({2, 3, 6, 6}, {2, 3, 2, 2}, {1, 1}, {1, 1}), DType::Int64, ++seed);
   // A channels-last input: grad_input channels-last, as on the CPU.
-  const Conv c = plain({2, 3, 6, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1});
-  const ConvInputs in = inputs_of(c, DType::Float32, ++seed);
-  const Tensor cl = in.x.contiguous(MemoryFormat::ChannelsLast);
-  const Tensor go = sample(run_conv(c, cl, in.w, in.b).sizes(), DType::Float32, ++seed)
-                        .contiguous(MemoryFormat::ChannelsLast);
-  static const ops::OpDef& backward = ops::OpRegistry::instance().get("convolution_backward");
-  auto args = [&](const Tensor& g, const Tensor& x, const Tensor& w) {
-    return ops::Stack{g,
-                      x,
-                      w,
-                      Ints{4},
-                      c.stride,
-                      c.padding,
-                      c.dilation,
-                      false,
-                      c.output_padding,
-                      c.groups,
-                      Ints{1, 1, 1}};
-  };
-  const std::vector<Tensor> want = ops::call(backward, args(go, cl, in.w));
-  const std::vector<Tensor> got = ops::call(backward, args(gpu(go), gpu(cl), gpu(in.w)));
-  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(close(got[i], want[i])) << "gradient " << i;
-  EXPECT_TRUE(got[0].is_contiguous(MemoryFormat::ChannelsLast));
-  EXPECT_EQ(got[1].is_contiguous(MemoryFormat::ChannelsLast),
-            want[1].is_contiguous(MemoryFormat::ChannelsLast));
+  expect_channels_last_backward_matches(plain({2, 3, 6, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1}),
+                                        DType::Float32, seed, /*weight_layout=*/true);
 }
 
 // Autograd through conv2d on the GPU (convolution's derivative calls convolution_backward).
