@@ -1,5 +1,7 @@
 #include "cuda/cudnn_conv_pass.h"
 
+#include "cuda/cudnn_conv_problem.h"
+#include "cuda/cudnn_graph_conv.h"
 #include "cuda/cudnn_handle.h"
 
 #include <kiln/core/error.h>
@@ -22,38 +24,11 @@ using ops::conv::ConvParams;
 // PyTorch's defaults: torch.backends.cudnn.allow_tf32 = True, benchmark = False.
 std::atomic<bool> cudnn_tf32{true};
 std::atomic<bool> cudnn_timed{false};
+std::atomic<bool> cudnn_graph{true};
 
-// cuDNN's legacy API convolves 2 or 3 spatial dims: a 1-d convolution runs as a 2-d one over
-// [N, C, 1, L].
-std::vector<int> cudnn_dims(const Tensor& t) {
-  std::vector<int> dims;
-  for (int64_t d = 0; d < t.dim(); ++d) dims.push_back(static_cast<int>(t.size(d)));
-  if (t.dim() == 3) dims.insert(dims.begin() + 2, 1);
-  return dims;
-}
-
-std::vector<int> dense_strides(const std::vector<int>& dims) {
-  std::vector<int> strides(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
-
-// A 4-d tensor dense in channels-last order (NHWC) and not row-major.
-bool is_nhwc(const Tensor& t) {
-  return t.dim() == 4 && !t.is_contiguous() && t.is_contiguous(MemoryFormat::ChannelsLast);
-}
-
-// Whether a pass runs in NHWC: one of its tensors is (the caller makes all three dense in one
-// layout; a tensor dense in both, such as one of a single channel, takes the pass's).
-bool nhwc_pass(const Tensor& x, const Tensor& w, const Tensor& y) {
-  return is_nhwc(x) || is_nhwc(w) || is_nhwc(y);
-}
-
-// The strides cuDNN is told: channels-last ones in an NHWC pass, row-major ones otherwise.
-std::vector<int> cudnn_strides(const std::vector<int>& dims, bool nhwc) {
-  if (!nhwc) return dense_strides(dims);
-  const int c = dims[1], h = dims[2], w = dims[3];
-  return {c * h * w, 1, w * c, c};
+// The legacy API's descriptors hold ints (the caller checked that the sizes fit).
+std::vector<int> to_ints(const std::vector<int64_t>& v) {
+  return std::vector<int>(v.begin(), v.end());
 }
 
 struct Descriptors {
@@ -76,9 +51,11 @@ void describe(Descriptors& d, const Tensor& x, const Tensor& w, const Tensor& y,
   const cudnnDataType_t type = cudnn_data_type(dtype, op);
   // Half types accumulate in float32 (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16 configurations).
   const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  const std::vector<int> xd = cudnn_dims(x), yd = cudnn_dims(y), wd = cudnn_dims(w);
+  const std::vector<int64_t> xd64 = cudnn_dims(x), yd64 = cudnn_dims(y);
   const bool nhwc = nhwc_pass(x, w, y);
-  const std::vector<int> xs = cudnn_strides(xd, nhwc), ys = cudnn_strides(yd, nhwc);
+  const std::vector<int> xd = to_ints(xd64), yd = to_ints(yd64), wd = to_ints(cudnn_dims(w));
+  const std::vector<int> xs = to_ints(cudnn_strides(xd64, nhwc)),
+                         ys = to_ints(cudnn_strides(yd64, nhwc));
   KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.x.get(), type, static_cast<int>(xd.size()),
                                               xd.data(), xs.data()));
   KILN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(d.y.get(), type, static_cast<int>(yd.size()),
@@ -266,35 +243,15 @@ const char* execute_call(ConvPass pass) {
                                           : "cudnnConvolutionBackwardFilter";
 }
 
-// Everything the descriptors and the choice depend on.
-using ProblemKey = std::vector<int64_t>;
-
-ProblemKey problem_key(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
-                       const ConvParams& p, bool tf32, bool timed) {
-  ProblemKey k{static_cast<int64_t>(pass),
-               static_cast<int64_t>(x.dtype()),
-               x.device().index(),
-               tf32,
-               timed,
-               x.dim(),
-               p.groups};
-  k.push_back(nhwc_pass(x, w, y));
-  for (const Tensor* t : {&x, &w, &y}) k.insert(k.end(), t->sizes().begin(), t->sizes().end());
-  for (const std::vector<int64_t>* v : {&p.padding, &p.stride, &p.dilation}) {
-    k.insert(k.end(), v->begin(), v->end());
-  }
-  return k;
-}
-
 // The plans of the problems seen (a cache: each entry is what cuDNN chose for its key).
 class PlanCache {
  public:
-  std::shared_ptr<const Plan> find(const ProblemKey& key) const {
+  std::shared_ptr<const Plan> find(const ConvProblemKey& key) const {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = plans_.find(key);
     return it == plans_.end() ? nullptr : it->second;
   }
-  void store(ProblemKey key, std::shared_ptr<const Plan> plan) {
+  void store(ConvProblemKey key, std::shared_ptr<const Plan> plan) {
     std::lock_guard<std::mutex> lock(mutex_);
     plans_[std::move(key)] = std::move(plan);
   }
@@ -305,7 +262,7 @@ class PlanCache {
 
  private:
   mutable std::mutex mutex_;
-  std::map<ProblemKey, std::shared_ptr<const Plan>> plans_;
+  std::map<ConvProblemKey, std::shared_ptr<const Plan>> plans_;
 };
 
 PlanCache& plan_cache() {
@@ -320,8 +277,10 @@ bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
   const DType dtype = x.dtype();
   const bool tf32 = dtype == DType::Float32 && cudnn_tf32.load();
   const bool timed = cudnn_timed.load();
+  if (cudnn_graph.load() && run_cudnn_graph_pass(pass, x, w, y, p, accumulate, tf32, timed))
+    return true;
   cudnnHandle_t h = cudnn_handle(x.device().index());
-  ProblemKey key = problem_key(pass, x, w, y, p, tf32, timed);
+  ConvProblemKey key = conv_problem_key(pass, x, w, y, p, tf32, timed);
   if (const std::shared_ptr<const Plan> plan = plan_cache().find(key)) {
     std::optional<cudnnStatus_t> status;
     try {
@@ -364,7 +323,10 @@ bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
   return false;
 }
 
-size_t cudnn_conv_plans_cached() { return plan_cache().size(); }
+size_t cudnn_conv_plans_cached() { return plan_cache().size() + cudnn_graph_plans_cached(); }
+
+void set_cudnn_graph_api(bool on) { cudnn_graph.store(on); }
+bool cudnn_graph_api() { return cudnn_graph.load(); }
 
 void set_cudnn_allow_tf32(bool allow) { cudnn_tf32.store(allow); }
 bool cudnn_allow_tf32() { return cudnn_tf32.load(); }

@@ -1,13 +1,14 @@
 #pragma once
-// One pass of a convolution through cuDNN's convolution API, its algorithm chosen once per
-// problem. A pass is one of the three cuDNN runs of a forward convolution y = conv(x, w):
-// Forward (writes y), BackwardData (writes x from y) and BackwardFilter (writes w from x and y).
+// One pass of a convolution through cuDNN: its graph API first (cudnn_graph_conv.h: the engines
+// PyTorch's plans run), else its legacy convolution API, the choice made once per problem. A pass
+// is one of the three cuDNN runs of a forward convolution y = conv(x, w): Forward (writes y),
+// BackwardData (writes x from y) and BackwardFilter (writes w from x and y).
 //
-// The first call of a problem (pass, dtype, device, sizes, parameters and the math switches)
-// asks cuDNN for its algorithms -- its heuristics, or timing runs of each (cudnnFind) with
-// kiln::cuda::set_cudnn_benchmark(true), as PyTorch's torch.backends.cudnn.benchmark -- and keeps
-// the descriptors, the algorithm that ran and its workspace size; later calls only allocate the
-// workspace and run. Asking the heuristics took longer on the host than resnet18's convolutions
+// Legacy API: the first call of a problem (pass, dtype, device, sizes, parameters and the math
+// switches) asks cuDNN for its algorithms -- its heuristics, or timing runs of each (cudnnFind)
+// with kiln::cuda::set_cudnn_benchmark(true), as PyTorch's torch.backends.cudnn.benchmark -- and
+// keeps the descriptors, the algorithm that ran and its workspace size; later calls only allocate
+// the workspace and run. Asking the heuristics took longer on the host than resnet18's convolutions
 // took on the GPU.
 #include "ops/conv/conv_params.h"
 
@@ -24,7 +25,12 @@ enum class ConvPass { Forward, BackwardData, BackwardFilter };
 bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
                     const ops::conv::ConvParams& p, bool accumulate, const char* op);
 
-// Problems whose algorithm is cached (for tests).
+// Problems whose plan or algorithm is cached, in either API (for tests).
 size_t cudnn_conv_plans_cached();
+
+// Whether convolutions try cuDNN's graph API before its legacy one (on by default; off, for tests
+// that compare the two, every problem runs through the legacy API).
+void set_cudnn_graph_api(bool on);
+bool cudnn_graph_api();
 
 }  // namespace kiln::cuda

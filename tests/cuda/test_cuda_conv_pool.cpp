@@ -5,6 +5,7 @@
 // within 2e-2, integers exactly. Max pooling picks elements, so values and indices are exact.
 #include "cuda/cuda_test_util.h"
 #include "cuda/cudnn_conv_pass.h"
+#include "cuda/cudnn_graph_conv.h"
 
 #include <cmath>
 #include <limits>
@@ -374,6 +375,38 @@ TEST(CudaConv, BackwardEveryMaskMatchesCpu) {
   // A channels-last input: grad_input channels-last, as on the CPU.
   expect_channels_last_backward_matches(plain({2, 3, 6, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1}),
                                         DType::Float32, seed, /*weight_layout=*/true);
+}
+
+// Convolutions run through cuDNN's graph API where it has an engine (float32 and the 16-bit
+// types, row-major and NHWC, all three passes): each new problem adds a plan there, none falls
+// back. With the graph API off, the legacy API's algorithms give the CPU's results too.
+TEST(CudaConv, GraphApiPlansEveryPassAndTheLegacyApiStillMatches) {
+  REQUIRE_GPU();
+  const SwitchGuard guard{kiln::cuda::set_cudnn_graph_api, kiln::cuda::cudnn_graph_api()};
+  uint64_t seed = 1900;
+  const Conv c = plain({2, 16, 10, 10}, {8, 16, 3, 3}, {1, 1}, {1, 1});
+  for (bool graph : {true, false}) {
+    kiln::cuda::set_cudnn_graph_api(graph);
+    const size_t plans = kiln::cuda::cudnn_graph_plans_cached();
+    const size_t without = kiln::cuda::cudnn_graph_problems_without_plan();
+    for (DType dtype : {DType::Float32, DType::BFloat16}) {
+      SCOPED_TRACE(fmt::format("graph API {} {}", graph, dtype_name(dtype)));
+      // Sizes new to this test (a batch of 3), so that each pass is a new problem.
+      Conv fresh = c;
+      fresh.input[0] = 3 + (graph ? 0 : 1);
+      expect_forward_matches(fresh, dtype, ++seed);
+      expect_backward_matches(fresh, dtype, ++seed);
+      expect_channels_last_backward_matches(fresh, dtype, seed, /*weight_layout=*/false);
+    }
+    if (graph) {
+      // Forward, data and filter passes, row-major and NHWC, two dtypes; several problems per
+      // pass (masks leave gradients out, a pass accumulates or not).
+      EXPECT_GE(kiln::cuda::cudnn_graph_plans_cached(), plans + 12);
+      EXPECT_EQ(kiln::cuda::cudnn_graph_problems_without_plan(), without);
+    } else {
+      EXPECT_EQ(kiln::cuda::cudnn_graph_plans_cached(), plans);
+    }
+  }
 }
 
 // Autograd through conv2d on the GPU (convolution's derivative calls convolution_backward).

@@ -7,6 +7,7 @@
 #include <kiln/cuda/graph.h>
 
 #include "cuda/cudnn_conv_pass.h"
+#include "cuda/cudnn_graph_conv.h"
 #include "cuda/runtime_compile.h"
 
 #include <atomic>
@@ -90,10 +91,15 @@ namespace {
 std::atomic<bool> allow_tf32{false};
 std::atomic<bool> cudnn_tf32{true};
 std::atomic<bool> cudnn_timed{false};
+std::atomic<bool> cudnn_graph{true};
 }  // namespace
 void set_matmul_allow_tf32(bool allow) { allow_tf32.store(allow); }
 bool matmul_allow_tf32() { return allow_tf32.load(); }
 size_t cudnn_conv_plans_cached() { return 0; }  // no convolution ran on a GPU
+size_t cudnn_graph_plans_cached() { return 0; }
+size_t cudnn_graph_problems_without_plan() { return 0; }
+void set_cudnn_graph_api(bool on) { cudnn_graph.store(on); }
+bool cudnn_graph_api() { return cudnn_graph.load(); }
 void set_cudnn_allow_tf32(bool allow) { cudnn_tf32.store(allow); }
 bool cudnn_allow_tf32() { return cudnn_tf32.load(); }
 void set_cudnn_benchmark(bool on) { cudnn_timed.store(on); }
