@@ -47,6 +47,7 @@ struct Arguments {
   double min_time = 0.5;
   std::string json, plot;
   bool quiet = false;
+  bool cudnn_legacy = false;
   std::vector<std::string> skip;                   // "workload:phase" cases left out
   std::vector<std::string> internal_warm_compile;  // workload, phase
 };
@@ -219,6 +220,8 @@ int main(int argc, char** argv) {
                  "kiln::autocast (as torch.autocast), the others skipped")
       ->check(CLI::IsMember({"none", "bfloat16", "float16"}));
   app.add_flag("--quiet", args.quiet, "no progress on stderr");
+  app.add_flag("--cudnn-legacy", args.cudnn_legacy,
+               "GPU convolutions through cuDNN's legacy API only (default: its graph API)");
   app.add_option("--internal-warm-compile", args.internal_warm_compile,
                  "(internal) time the first compiled call of WORKLOAD PHASE and exit")
       ->expected(2)
@@ -247,6 +250,7 @@ int main(int argc, char** argv) {
   // off by default), cuDNN timing its algorithms per problem.
   kiln::cuda::set_cudnn_allow_tf32(false);
   kiln::cuda::set_cudnn_benchmark(true);
+  kiln::cuda::set_cudnn_graph_api(!args.cudnn_legacy);
   try {
     if (!args.internal_warm_compile.empty()) {
       const Case* c =

@@ -28,9 +28,4 @@ bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
 // Problems whose plan or algorithm is cached, in either API (for tests).
 size_t cudnn_conv_plans_cached();
 
-// Whether convolutions try cuDNN's graph API before its legacy one (on by default; off, for tests
-// that compare the two, every problem runs through the legacy API).
-void set_cudnn_graph_api(bool on);
-bool cudnn_graph_api();
-
 }  // namespace kiln::cuda

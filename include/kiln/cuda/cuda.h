@@ -135,6 +135,11 @@ bool cudnn_allow_tf32();
 // fastest (off: cuDNN's heuristics choose), as PyTorch's torch.backends.cudnn.benchmark.
 void set_cudnn_benchmark(bool on);
 bool cudnn_benchmark();
+// Whether convolutions go through cuDNN's graph API (its engines, as PyTorch's cuDNN v8 path),
+// falling back to the legacy convolution API only where it has no plan: on by default. Off, every
+// convolution runs through the legacy API (as PyTorch's TORCH_CUDNN_V8_API_DISABLED=1).
+void set_cudnn_graph_api(bool on);
+bool cudnn_graph_api();
 
 // A named range on the profilers' timelines (NVTX, as torch.cuda.nvtx.range): Nsight Systems
 // shows it, and Nsight Compute's --nvtx-include keeps only the kernels launched inside it. Costs
