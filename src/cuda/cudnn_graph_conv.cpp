@@ -270,11 +270,14 @@ EngineNotes engine_notes(const BackendDescriptor& config) {
 }
 
 // Whether an engine keeps the precision asked for, as PyTorch's filter and the legacy path's
-// choice do: no inputs converted to a narrower type, no tensor cores for float32 unless TF32 is
-// allowed, and -- unless timed -- no FFT or Winograd transform, whose rounding grows with the
-// values' range.
+// choice do: no inputs converted to a narrower type; for float32 and float64 no reduction in a
+// narrower one (a float32 filter gradient over 512 products came out 1.1e-4 relative apart from
+// the CPU's, ten times a float32 sum's rounding) and no tensor cores unless TF32 is allowed; and
+// -- unless timed -- no FFT or Winograd transform, whose rounding grows with the values' range.
 bool keeps_precision(const EngineNotes& notes, DType dtype, bool tf32, bool timed) {
   if (notes.has(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS)) return false;
+  const bool wide = dtype == DType::Float32 || dtype == DType::Float64;
+  if (wide && notes.has(CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION)) return false;
   if (dtype == DType::Float32 && !tf32 && notes.has(CUDNN_NUMERICAL_NOTE_TENSOR_CORE)) return false;
   if (timed) return true;
   return !notes.has(CUDNN_NUMERICAL_NOTE_FFT) && !notes.has(CUDNN_NUMERICAL_NOTE_WINOGRAD) &&
