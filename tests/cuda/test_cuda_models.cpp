@@ -5,6 +5,7 @@
 // reductions add in other orders than the CPU's, and in float32 three steps of these unstable
 // trainings amplify that past any useful tolerance (as tests/aot/test_aot_training.cpp notes).
 // Skipped without a CUDA device.
+#include "capture/capture_test_util.h"
 #include "cuda/cuda_test_util.h"
 
 #include <kiln/models/models.h>
@@ -122,6 +123,34 @@ TEST(CudaModels, InferenceMatchesTheCpu) {
     EXPECT_TRUE(all_close(cpu(model->forward(gpu(input))), want, 1e-4, 1e-5)) << "eager";
     auto compiled = compile(model);
     EXPECT_TRUE(all_close(cpu((*compiled)(gpu(input))), want, 1e-4, 1e-5)) << "compiled";
+  }
+}
+
+// Compiled inference on the GPU freezes parameters: what they alone determine (batch norms' scales
+// and shifts, autocast's 16-bit weights in channels-last order) runs once in a constant graph,
+// again only after one of them changed, and the results follow the change.
+TEST(CudaModels, InferenceFreezesParametersAndFollowsTheirChanges) {
+  REQUIRE_GPU();
+  manual_seed(8);
+  const Tensor x = gpu(randn({2, 3, 32, 32}));
+  for (bool half : {false, true}) {
+    SCOPED_TRACE(half ? "bfloat16 autocast" : "float32");
+    auto model = on_gpu(small_resnet18, 7);
+    model->eval();
+    autograd::NoGradGuard no_grad;
+    std::optional<autocast> amp;
+    if (half) amp.emplace(Device::cuda(), DType::BFloat16);
+    const double tol = half ? 5e-2 : 1e-4;
+    testing::LogCapture logs("aot_graphs,perf_hints");
+    auto compiled = compile(model);
+    EXPECT_TRUE(all_close(cpu((*compiled)(x)).to(DType::Float32),
+                          cpu(model->forward(x)).to(DType::Float32), tol, tol));
+    EXPECT_EQ(logs.count("frozen "), 1u) << logs.all();
+    EXPECT_EQ(logs.count("runs again"), 0u) << logs.all();
+    model->named_parameters().at("bn1.weight").mul_(0.5);
+    EXPECT_TRUE(all_close(cpu((*compiled)(x)).to(DType::Float32),
+                          cpu(model->forward(x)).to(DType::Float32), tol, tol));
+    EXPECT_EQ(logs.count("runs again"), 1u) << logs.all();
   }
 }
 

@@ -6,47 +6,55 @@
 #include "cuda/kernels/pooling.h"
 #include "cuda/kernels/types.cuh"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 namespace kiln::cuda::kernels {
 namespace {
 
 // Output element o's row and column, and where its channel's input plane lies: input (h, w) of
-// that plane is in[base + (h * W + w) * step].
+// that plane is in[base + (h * W + w) * step]. I is the index type: 32-bit where the input and
+// output fit (64-bit divisions are emulated, and were most of the forward kernel's time).
+template <typename I>
 struct Site {
-  int64_t base, step, oh, ow;
+  I base, step, oh, ow;
 };
 
-__device__ __forceinline__ Site site_of(const MaxPool2d& g, int64_t o) {
-  const int64_t hw = g.in_h * g.in_w;
+template <typename I>
+__device__ __forceinline__ Site<I> site_of(const MaxPool2d& g, I o) {
+  const I channels = static_cast<I>(g.channels), out_h = static_cast<I>(g.out_h),
+          out_w = static_cast<I>(g.out_w);
+  const I hw = static_cast<I>(g.in_h) * static_cast<I>(g.in_w);
   if (g.channels_last) {
-    const int64_t c = o % g.channels;
-    int64_t t = o / g.channels;
-    const int64_t ow = t % g.out_w;
-    t /= g.out_w;
-    const int64_t oh = t % g.out_h;
-    const int64_t n = t / g.out_h;
-    return {n * hw * g.channels + c, g.channels, oh, ow};
+    const I c = o % channels;
+    I t = o / channels;
+    const I ow = t % out_w;
+    t /= out_w;
+    const I oh = t % out_h;
+    const I n = t / out_h;
+    return {n * hw * channels + c, channels, oh, ow};
   }
-  const int64_t ow = o % g.out_w;
-  const int64_t t = o / g.out_w;
-  return {(t / g.out_h) * hw, 1, t % g.out_h, ow};
+  const I ow = o % out_w;
+  const I t = o / out_w;
+  return {(t / out_h) * hw, 1, t % out_h, ow};
 }
 
 // The positions [start, end) step `step` of output `o`'s window along one axis: PyTorch's
 // windows (the first tap moved past the padding by whole dilations), or the adaptive ones.
+template <typename I>
 struct Span {
-  int64_t start, end, step;
+  I start, end, step;
 };
 
-__device__ __forceinline__ Span span_of(bool adaptive, int64_t o, int64_t in, int64_t out,
-                                        int64_t kernel, int64_t stride, int64_t pad,
-                                        int64_t dilation) {
+template <typename I>
+__device__ __forceinline__ Span<I> span_of(bool adaptive, I o, I in, I out, I kernel, I stride,
+                                           I pad, I dilation) {
   if (adaptive) return {(o * in) / out, ((o + 1) * in + out - 1) / out, 1};
-  int64_t start = o * stride - pad;
-  const int64_t last = start + (kernel - 1) * dilation + 1;
-  const int64_t end = last < in ? last : in;
+  I start = o * stride - pad;
+  const I last = start + (kernel - 1) * dilation + 1;
+  const I end = last < in ? last : in;
   if (start < 0) start += ((-start + dilation - 1) / dilation) * dilation;
   return {start, end, dilation};
 }
@@ -60,24 +68,27 @@ __device__ __forceinline__ bool is_nan(A v) {
   }
 }
 
-template <typename T>
+template <typename T, typename I>
 __global__ void max_pool2d_kernel(MaxPool2d g, const T* in, T* out, int64_t* indices, T lowest,
-                                  int64_t total) {
+                                  I total) {
   using A = Acc<T>;
-  const int64_t grid = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < total;
-       o += grid) {
-    const Site s = site_of(g, o);
-    const Span rows =
-        span_of(g.adaptive, s.oh, g.in_h, g.out_h, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
-    const Span cols =
-        span_of(g.adaptive, s.ow, g.in_w, g.out_w, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
+  const I grid = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+  const I in_h = static_cast<I>(g.in_h), in_w = static_cast<I>(g.in_w);
+  for (I o = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+       o < total; o += grid) {
+    const Site<I> s = site_of<I>(g, o);
+    const Span<I> rows = span_of<I>(g.adaptive, s.oh, in_h, static_cast<I>(g.out_h),
+                                    static_cast<I>(g.kernel_h), static_cast<I>(g.stride_h),
+                                    static_cast<I>(g.pad_h), static_cast<I>(g.dilation_h));
+    const Span<I> cols = span_of<I>(g.adaptive, s.ow, in_w, static_cast<I>(g.out_w),
+                                    static_cast<I>(g.kernel_w), static_cast<I>(g.stride_w),
+                                    static_cast<I>(g.pad_w), static_cast<I>(g.dilation_w));
     T best = lowest;
     A best_value = convert<A>(lowest);
-    int64_t at = rows.start * g.in_w + cols.start;  // the CPU's index for an all -inf window
-    for (int64_t h = rows.start; h < rows.end; h += rows.step) {
-      for (int64_t w = cols.start; w < cols.end; w += cols.step) {
-        const int64_t position = h * g.in_w + w;
+    I at = rows.start * in_w + cols.start;  // the CPU's index for an all -inf window
+    for (I h = rows.start; h < rows.end; h += rows.step) {
+      for (I w = cols.start; w < cols.end; w += cols.step) {
+        const I position = h * in_w + w;
         const T v = in[s.base + position * s.step];
         const A value = convert<A>(v);
         if (value > best_value || is_nan(value)) {
@@ -99,7 +110,7 @@ __global__ void max_pool2d_backward_kernel(MaxPool2d g, const T* grad_out, const
   const int64_t grid = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < total;
        o += grid) {
-    const Site s = site_of(g, o);
+    const Site<int64_t> s = site_of<int64_t>(g, o);
     const int64_t i = indices[o];
     // Indices come from the caller; one outside the plane is skipped rather than written
     // outside grad_in (the CPU kernel's behaviour there is undefined).
@@ -130,8 +141,18 @@ void max_pool2d(ScalarType type, const MaxPool2d& g, const void* in, void* out, 
   if (total == 0) return;
   dispatch(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    max_pool2d_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(
-        g, static_cast<const T*>(in), static_cast<T*>(out), indices, lowest_of<T>(), total);
+    // Indices as large as the input's (plus a window's reach past it) or the output's count.
+    const int64_t in_numel = g.batch * g.channels * g.in_h * g.in_w;
+    const int64_t reach =
+        (g.kernel_h + g.stride_h) * g.dilation_h * (g.in_w + g.kernel_w) * g.channels;
+    if (std::max(in_numel + reach, total) < std::numeric_limits<int32_t>::max()) {
+      max_pool2d_kernel<T, int32_t><<<blocks_for(total), kThreads, 0, stream>>>(
+          g, static_cast<const T*>(in), static_cast<T*>(out), indices, lowest_of<T>(),
+          static_cast<int32_t>(total));
+    } else {
+      max_pool2d_kernel<T, int64_t><<<blocks_for(total), kThreads, 0, stream>>>(
+          g, static_cast<const T*>(in), static_cast<T*>(out), indices, lowest_of<T>(), total);
+    }
     KILN_CUDA_CHECK_LAUNCH();
   });
 }
