@@ -66,12 +66,14 @@ void pool_forward(const char* op, const Tensor& self, const Pool2dArgs& p, bool 
   const MemoryFormat fmt = layout_of(in);
   const Tensor x = as_input(self, device, self.dtype(), op).contiguous(fmt);
   const Tensor values = dense_output(out[0], fmt, self.dtype());
-  const Tensor indices = dense_output(out[1], fmt, DType::Int64);
+  // _max_pool2d_values has no indices output: the kernel writes none.
+  const Tensor indices = out.size() > 1 ? dense_output(out[1], fmt, DType::Int64) : Tensor();
   kernels::max_pool2d(scalar_type(self.dtype()), kernel_geometry(p, adaptive, in.channels_last),
-                      x.data_ptr(), values.data_ptr(), indices.data_ptr<int64_t>(),
+                      x.data_ptr(), values.data_ptr(),
+                      indices.defined() ? indices.data_ptr<int64_t>() : nullptr,
                       stream_of(device.index()));
   finish(out[0], values);
-  finish(out[1], indices);
+  if (indices.defined()) finish(out[1], indices);
 }
 
 // grad_input: every grad_output element added at its maximum's position.
@@ -113,6 +115,12 @@ Pool2dArgs adaptive_args(const PoolInput& in, IntList output_size, const char* o
 
 KILN_CUDA_REGISTER(pooling_ops) {
   structured("max_pool2d_with_indices", [](const Stack& a, const Outs& out) {
+    const char* op = "max_pool2d";
+    const Tensor& self = a[0].to_tensor();
+    const PoolInput in = ops::pool::pool_input(self, op);
+    pool_forward(op, self, window_args(a, in, 1, op), /*adaptive=*/false, in, out);
+  });
+  structured("_max_pool2d_values", [](const Stack& a, const Outs& out) {
     const char* op = "max_pool2d";
     const Tensor& self = a[0].to_tensor();
     const PoolInput in = ops::pool::pool_input(self, op);

@@ -136,6 +136,7 @@ constexpr PrimInfo kPrims[] = {
     {"unique_dim", Extern},
     {"_embedding_bag", Extern},
     {"max_pool2d_with_indices", Extern},
+    {"_max_pool2d_values", Extern},
     {"adaptive_max_pool2d", Extern},
 };
 

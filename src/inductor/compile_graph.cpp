@@ -11,6 +11,7 @@
 #include "inductor/options.h"
 #include "inductor/reduction_splitting.h"
 #include "inductor/scheduler.h"
+#include "inductor/unread_pool_indices.h"
 
 #include "capture/symbolic_interpreter.h"
 #include "capture/warnings.h"
@@ -148,6 +149,7 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
     // options{"extern_epilogues": "false"} (for comparisons). On a GPU the products are cuBLAS
     // calls without that epilogue yet.
     graph::Graph fused = graph.clone();
+    drop_unread_pool_indices(fused);
     if (device->is_cpu() && !option_is(context, "extern_epilogues", "false")) {
       fuse_extern_epilogues(fused);
     }

@@ -99,7 +99,7 @@ __global__ void max_pool2d_kernel(MaxPool2d g, const T* in, T* out, int64_t* ind
       }
     }
     out[o] = best;
-    indices[o] = at;
+    if (indices != nullptr) indices[o] = at;
   }
 }
 

@@ -21,7 +21,8 @@ struct MaxPool2d {
 
 // out = the maximum of each window, indices = its h * W + w within the plane: the first maximum
 // in window order (rows, then columns); a NaN replaces the running maximum, so the last NaN of a
-// window wins, as in the CPU kernels. `type` is any kiln dtype but bool.
+// window wins, as in the CPU kernels. `type` is any kiln dtype but bool. `indices` may be null
+// (values only).
 void max_pool2d(ScalarType type, const MaxPool2d& g, const void* in, void* out, int64_t* indices,
                 cudaStream_t stream);
 

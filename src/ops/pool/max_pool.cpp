@@ -111,6 +111,32 @@ KILN_OP(
         DerivativeReads::InputsAndOutputs)
     .samples(max_pool_samples);
 
+// max_pool2d_with_indices without its indices, for graphs that never read them (inference):
+// the compiler's pass (inductor/dead_pool_indices.h) swaps it in, so that the kernels write half
+// the bytes (int64 indices are four times a bfloat16 value).
+KILN_OP(
+    "_max_pool2d_values(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+    "int[2] dilation=1, bool ceil_mode=False) -> Tensor")
+    .meta([](const Stack& a) {
+      const Tensor& self = a[0].to_tensor();
+      pool::check_dtype(self, /*integers_ok=*/true, "max_pool2d");
+      if (self.impl()->has_symbolic_sizes_strides()) {
+        const pool::SymPoolInput in = pool::sym_pool_input(self, "max_pool2d");
+        const auto [h, w] =
+            pool::sym_window_output(in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
+                                    a[4].to_int_list(), a[5].to_bool(), "max_pool2d");
+        return Metas{pool::sym_output_meta(self, in, h, w, self.dtype())};
+      }
+      const pool::PoolInput in = pool::pool_input(self, "max_pool2d");
+      return Metas{pool::output_meta(self, in, max_pool_args(a, in), self.dtype())};
+    })
+    .cpu([](const Stack& a, const Outs& out) {
+      const Tensor& self = a[0].to_tensor();
+      pool::run(max_pool_args(a, pool::pool_input(self, "max_pool2d")), self, out[0], Tensor());
+    })
+    .not_differentiable()
+    .samples(max_pool_samples);
+
 KILN_OP(
     "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] "
     "stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor")

@@ -143,6 +143,8 @@ void pool_planes(const Pool2dArgs& a) {
   const std::vector<Window> rows = windows(a, true), cols = windows(a, false);
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(OH * OW * 4, 1));
   parallel_for(0, planes, grain, [&](int64_t p0, int64_t p1) {
+    // Values only (_max_pool2d_values): the row kernel's positions go to a scratch row.
+    std::vector<int64_t> scratch(a.indices ? 0 : static_cast<size_t>(OW));
     for (int64_t p = p0; p < p1; ++p) {
       const T* x = in + p * H * W;
       T* y = out + p * OH * OW;
@@ -150,7 +152,7 @@ void pool_planes(const Pool2dArgs& a) {
       for (int64_t oh = 0; oh < OH; ++oh) {
         const Window& wh = rows[oh];
         if (a.kind == PoolKind::Max) {
-          max_pool_row<T>(a, x, wh, cols, y + oh * OW, idx + oh * OW);
+          max_pool_row<T>(a, x, wh, cols, y + oh * OW, idx ? idx + oh * OW : scratch.data());
           continue;
         }
         for (int64_t ow = 0; ow < OW; ++ow) {
@@ -180,7 +182,7 @@ void pool_planes(const Pool2dArgs& a) {
               }
             }
             if (best_at < 0) best_at = wh.start * W + ww.start;  // no element above -inf
-            idx[oh * OW + ow] = best_at;
+            if (idx != nullptr) idx[oh * OW + ow] = best_at;
             y[oh * OW + ow] = nan ? x[best_at] : static_cast<T>(best);
           } else {
             if (wh.start >= wh.end || ww.start >= ww.end) {
@@ -228,7 +230,7 @@ void max_window_channels_last(const T* x, int64_t W, int64_t C, const Window& wh
       }
     }
     std::copy(best, best + n, y + c0);
-    std::copy(at, at + n, idx + c0);
+    if (idx != nullptr) std::copy(at, at + n, idx + c0);
   }
 }
 
@@ -250,7 +252,7 @@ void pool_channels_last(const Pool2dArgs& a) {
         const int64_t o = ((n * OH + oh) * OW + ow) * C;
         T* y = out + o;
         if (is_max(a.kind)) {
-          max_window_channels_last(x, W, C, wh, ww, y, a.indices + o);
+          max_window_channels_last(x, W, C, wh, ww, y, a.indices ? a.indices + o : nullptr);
         } else {
           if (wh.start >= wh.end || ww.start >= ww.end) {
             std::fill(y, y + C, T(0));
