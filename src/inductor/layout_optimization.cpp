@@ -129,6 +129,15 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
         if (!is_channels_last(input.meta())) {
           rebuild.map(source_input, to_channels_last(rebuild, input, n->loc));
         }
+        // cuDNN reads the filter in the activations' layout: a row-major one would be copied by
+        // every call (14 copies per resnet18 inference); here the copy is a node, which freezing
+        // folds and a training step fuses with the weight's autocast cast. oneDNN on the CPU packs
+        // weights its own way.
+        const graph::Value source_weight = use_of(*n, 1);
+        const graph::Value weight = rebuild[source_weight];
+        if (n->outputs[0].device.is_cuda() && !is_channels_last(weight.meta())) {
+          rebuild.map(source_weight, to_channels_last(rebuild, weight, n->loc));
+        }
       }
       // A node that writes into its inputs or reads their storage directly sees what the
       // source graph gave it, or the graph stays as it was.

@@ -324,11 +324,24 @@ void expect_backward_matches(const Conv& c, DType dtype, uint64_t seed) {
     };
     const std::vector<Tensor> want = ops::call(backward, args(go, in.x, in.w));
     const std::vector<Tensor> got = ops::call(backward, args(gpu(go), gpu(in.x), gpu(in.w)));
+    // Each gradient is a sum of products; the same sums of the products' magnitudes bound the
+    // rounding of float32 sums in another order. A filter gradient over 512 products came out
+    // 2.5854 from one of cuDNN's engines against the CPU's 2.5857 (about 2e-6 of the magnitudes'
+    // sum; the CPU's own error is 3e-7 of it, and TF32 operands would be about 3e-5).
+    const std::vector<Tensor> magnitude =
+        dtype == DType::Float32 ? ops::call(backward, args(go.abs(), in.x.abs(), in.w.abs()))
+                                : std::vector<Tensor>{};
     ASSERT_EQ(got.size(), 3u);
     for (size_t i = 0; i < 3; ++i) {
       ASSERT_EQ(got[i].defined(), flags[i] != 0) << "gradient " << i;
       if (!got[i].defined()) continue;
-      EXPECT_TRUE(close(got[i], want[i])) << "gradient " << i;
+      if (dtype == DType::Float32) {
+        ASSERT_TRUE(got[i].device().is_cuda());
+        const Tensor excess = (cpu(got[i]) - want[i]).abs() - magnitude[i] * 1e-5;
+        EXPECT_LE(excess.max().item<double>(), 1e-6) << "gradient " << i;
+      } else {
+        EXPECT_TRUE(close(got[i], want[i])) << "gradient " << i;
+      }
     }
   }
 }
