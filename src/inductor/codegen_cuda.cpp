@@ -346,9 +346,9 @@ struct DeviceAccumulator {
 };
 
 std::string open_loop(const std::string& var, const std::string& begin, const std::string& end,
-                      const std::string& step, std::string& indent) {
-  std::string s = fmt::format("{0}for (int64_t {1} = {2}; {1} < {3}; {1} += {4}) {{\n", indent, var,
-                              begin, end, step);
+                      const std::string& step, std::string& indent, const char* type = "int64_t") {
+  std::string s = fmt::format("{0}for ({5} {1} = {2}; {1} < {3}; {1} += {4}) {{\n", indent, var,
+                              begin, end, step, type);
   indent += "  ";
   return s;
 }
@@ -559,21 +559,22 @@ class KernelWriter {
     return s + close_loop(indent);
   }
 
-  // `linear` unravelled into the variables first .. first + ranges.size() - 1 (row-major).
+  // `linear` unravelled into the variables first .. first + ranges.size() - 1 (row-major), in
+  // `type` (the variables then widen to 64 bits in the index expressions that read them).
   std::string unravel(const std::string& linear, size_t first, const Sizes& ranges,
-                      const std::string& indent) {
+                      const std::string& indent, const char* type = "int64_t") {
     if (ranges.empty()) return "";
     if (ranges.size() == 1) {
-      return fmt::format("{}const int64_t {} = {};\n", indent, names_[first], linear);
+      return fmt::format("{}const {} {} = {};\n", indent, type, names_[first], linear);
     }
     const std::string rest = fmt::format("rest{}", counter_++);
-    std::string s = fmt::format("{}int64_t {} = {};\n", indent, rest, linear);
+    std::string s = fmt::format("{}{} {} = {};\n", indent, type, rest, linear);
     for (size_t d = ranges.size(); d-- > 1;) {
       const std::string size = size_cpp(ranges[d]);
-      s += fmt::format("{0}const int64_t {1} = {2} % {3};\n{0}{2} /= {3};\n", indent,
-                       names_[first + d], rest, size);
+      s += fmt::format("{0}const {4} {1} = {2} % {3};\n{0}{2} /= {3};\n", indent, names_[first + d],
+                       rest, size, type);
     }
-    return s + fmt::format("{}const int64_t {} = {};\n", indent, names_[first], rest);
+    return s + fmt::format("{}const {} {} = {};\n", indent, type, names_[first], rest);
   }
 
   // `value` (of dtype `from`) stored at the part's output element.
@@ -592,10 +593,21 @@ class KernelWriter {
   // One thread per element of `loops`; each runs every part there.
   std::string flat_kernel(const std::vector<Kernel>& parts, const Sizes& loops) {
     std::string indent = "  ";
+    // Fewer elements than a 32-bit int holds (with a grid's stride of room): the element index
+    // and its unravelling in 32 bits. 64-bit divisions are emulated in dozens of instructions;
+    // resnet18's batch norm + ReLU over 25.7M bfloat16 elements spent 129 us in them, a third
+    // of that being its memory traffic.
+    const std::optional<int64_t> count = product(loops).constant_value();
+    const bool narrow = count && *count < (int64_t{1} << 30);
+    const char* type = narrow ? "int" : "int64_t";
     std::string s =
-        open_loop("x", "blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x",
-                  size_cpp(product(loops)), "static_cast<int64_t>(gridDim.x) * blockDim.x", indent);
-    s += unravel("x", 0, loops, indent);
+        narrow ? open_loop("x", "static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x)",
+                           size_cpp(product(loops)), "static_cast<int>(gridDim.x * blockDim.x)",
+                           indent, type)
+               : open_loop("x", "blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x",
+                           size_cpp(product(loops)), "static_cast<int64_t>(gridDim.x) * blockDim.x",
+                           indent);
+    s += unravel("x", 0, loops, indent, type);
     for (const Kernel& k : parts)
       s += indent + "{\n" + computed_and_stored(k, indent + "  ") + indent + "}\n";
     return s + close_loop(indent);
