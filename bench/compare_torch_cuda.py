@@ -317,6 +317,44 @@ class GpuCase:
         return {name: statistics.median(v) for name, v in samples.items()}, peak_mb
 
 
+def kernel_times(torch, device, fn):
+    """[(kernel name, launches, total us)] of one call of `fn` under torch.profiler, largest
+    first: the device's kernels (CPU ops, where the device is the CPU)."""
+    from torch.profiler import ProfilerActivity, profile
+    activity = ProfilerActivity.CUDA if device.type == "cuda" else ProfilerActivity.CPU
+    with profile(activities=[activity]) as prof:
+        fn()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        # Recent PyTorch names it self_device_time_total, older releases self_cuda_time_total.
+        us = (getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
+              if device.type == "cuda" else e.self_cpu_time_total)
+        if us > 0:
+            rows.append((e.key, e.count, us))
+    return sorted(rows, key=lambda r: -r[2])
+
+
+def profile_case(torch, device, workload, phase, args, torch_modes, top):
+    """Prints the largest kernels of one iteration of each PyTorch variant (after two warm
+    calls), the counterpart of run_cuda_tests.sh profile's per-side summaries of kiln."""
+    case = GpuCase(torch, device, workload, phase, args.shapes == "tiny", torch_modes,
+                   None if args.autocast == "none" else args.autocast)
+    for name, fn in case.variants.items():
+        fn()
+        fn()
+        rows = kernel_times(torch, device, fn)
+        total = sum(r[2] for r in rows)
+        print(f"== torch {name} {workload} {phase}"
+              f"{'' if args.autocast == 'none' else ' ' + args.autocast}: "
+              f"{sum(r[1] for r in rows)} launches, {total / 1e3:.3f} ms of kernels")
+        for key, count, us in rows[:top]:
+            print(f"  {us:9.1f} us {count:5d} x {us / count:9.1f} us  {key[:110]}")
+    for name, error in case.errors.items():
+        print(f"== torch {name} failed: {error}")
+
+
 def measure_case(torch, device, workload, phase, args, torch_modes):
     """Builds and times one case: (ms per variant, peak MB per variant, compile seconds per
     mode, errors per variant). A case that fails as a whole (out of memory, say) is reported
@@ -395,6 +433,9 @@ def main():
                         help="the model workloads' forward passes under torch.autocast; the "
                         "others are skipped (as kiln_bench --autocast)")
     parser.add_argument("--json", help="write the (merged) results to this file")
+    parser.add_argument("--profile", type=int, metavar="TOP",
+                        help="instead of timing: the TOP largest kernels of one iteration of "
+                        "each variant (torch.profiler)")
     args = parser.parse_args()
 
     workloads = [w for w in args.workloads.split(",") if w]
@@ -428,14 +469,19 @@ def main():
               f"(measured on {kiln_machine.get('gpu')}, {kiln_machine.get('date')})")
     print(flush=True)
 
+    cases = [(w, p) for w in workloads for p in phases
+             if (p == "inference" or (p == "train" and w in TRAINED))
+             and (args.autocast == "none" or w in BUILDERS)]
+    if args.profile:
+        for workload, phase in cases:
+            profile_case(torch, device, workload, phase, args, torch_modes, args.profile)
+        return
+
     if not args.no_bandwidth and args.autocast == "none" and device.type == "cuda":
         print("== bandwidth: <workload> <variant> <median us> <GB/s> ==")
         bandwidth(torch, workloads)
         print(flush=True)
 
-    cases = [(w, p) for w in workloads for p in phases
-             if (p == "inference" or (p == "train" and w in TRAINED))
-             and (args.autocast == "none" or w in BUILDERS)]
     results = []
     for workload, phase in cases:
         print(f"[compare_torch_cuda] {workload} {phase}: building and compiling",

@@ -197,12 +197,15 @@ bench() {
   return "$status"
 }
 
-# Where the GPU time of one workload goes: Nsight Compute's per-kernel summary (device time of
-# every kernel, by name, with counts) of one eager and one compiled iteration of
+# Where the GPU time of one workload goes, kiln beside PyTorch: Nsight Compute's per-kernel
+# summary (device time of every kernel, by name, with counts) of one eager and one compiled
+# iteration of
 # `kiln_bench --device cuda --workload $1 --phase $2`, each side on its own (kiln_bench marks its
 # batches with the NVTX ranges kiln_eager and kiln_compiled); to
 # $OUT/profile_<workload>_<phase>_<side>.log, and printed largest first by
-# bench/device/ncu_kernel_summary.py. Extra arguments go to kiln_bench (--mode, --autocast).
+# bench/device/ncu_kernel_summary.py; then PyTorch's eager and torch.compile iterations of the
+# same case (compare_torch_cuda.py --profile, to $OUT/profile_<workload>_<phase>_torch.log).
+# Extra arguments go to kiln_bench (--mode, --autocast).
 profile() {
   local root out cublas cudnn libs workload="${1:?usage: profile WORKLOAD PHASE}" phase="${2:-inference}"
   shift 2 || shift $#
@@ -216,6 +219,16 @@ profile() {
       --workload "$workload" --phase "$phase" --iters 1 --repeats 1 --quiet "$@" >"$log" 2>&1 || true
     python3 bench/device/ncu_kernel_summary.py "$log" --top 30 || tail -c 4000 "$log"
   done
+  # PyTorch's side: its eager and torch.compile iterations' kernels (torch.profiler), with the
+  # same autocast as kiln's (--autocast among the extra arguments).
+  local autocast=none previous=""
+  for arg in "$@"; do
+    [[ "$previous" == --autocast ]] && autocast="$arg"
+    previous="$arg"
+  done
+  python3 "$root/compare_torch_cuda.py" --workloads "$workload" --phases "$phase" \
+    --autocast "$autocast" --profile 30 2>&1 | grep -v '^\[compare_torch_cuda\]' |
+    tee "$out/profile_${workload}_${phase}_torch.log" || true
   rm -rf "$root"
 }
 
