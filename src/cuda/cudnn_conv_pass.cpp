@@ -243,27 +243,8 @@ const char* execute_call(ConvPass pass) {
                                           : "cudnnConvolutionBackwardFilter";
 }
 
-// The plans of the problems seen (a cache: each entry is what cuDNN chose for its key).
-class PlanCache {
- public:
-  std::shared_ptr<const Plan> find(const ConvProblemKey& key) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = plans_.find(key);
-    return it == plans_.end() ? nullptr : it->second;
-  }
-  void store(ConvProblemKey key, std::shared_ptr<const Plan> plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    plans_[std::move(key)] = std::move(plan);
-  }
-  size_t size() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return plans_.size();
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::map<ConvProblemKey, std::shared_ptr<const Plan>> plans_;
-};
+// The plans of the problems seen.
+using PlanCache = ConvPlanCache<Plan>;
 
 PlanCache& plan_cache() {
   static PlanCache cache;
@@ -281,7 +262,7 @@ bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
     return true;
   cudnnHandle_t h = cudnn_handle(x.device().index());
   ConvProblemKey key = conv_problem_key(pass, x, w, y, p, tf32, timed);
-  if (const std::shared_ptr<const Plan> plan = plan_cache().find(key)) {
+  if (const std::shared_ptr<const Plan> plan = plan_cache().find(key).value_or(nullptr)) {
     std::optional<cudnnStatus_t> status;
     try {
       status = execute(pass, h, *plan->descriptors, plan->algo, plan->workspace_bytes, x, w, y,
@@ -323,7 +304,7 @@ bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
   return false;
 }
 
-size_t cudnn_conv_plans_cached() { return plan_cache().size() + cudnn_graph_plans_cached(); }
+size_t cudnn_conv_plans_cached() { return plan_cache().count() + cudnn_graph_plans_cached(); }
 
 void set_cudnn_graph_api(bool on) { cudnn_graph.store(on); }
 bool cudnn_graph_api() { return cudnn_graph.load(); }

@@ -8,7 +8,13 @@
 
 #include <kiln/core/tensor.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 namespace kiln::cuda {
@@ -62,5 +68,34 @@ inline ConvProblemKey conv_problem_key(ConvPass pass, const Tensor& x, const Ten
   }
   return k;
 }
+
+// The plans chosen, by problem key, shared by the threads (each entry is what cuDNN chose for its
+// key); a null plan records a problem the API has none for.
+template <typename Plan>
+class ConvPlanCache {
+ public:
+  // The entry for `key` (possibly a null plan), or nullopt when the key was never stored.
+  std::optional<std::shared_ptr<const Plan>> find(const ConvProblemKey& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = plans_.find(key);
+    if (it == plans_.end()) return std::nullopt;
+    return it->second;
+  }
+  void store(ConvProblemKey key, std::shared_ptr<const Plan> plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_[std::move(key)] = std::move(plan);
+  }
+  // Entries with a plan (`with_plan`) or without one.
+  size_t count(bool with_plan = true) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<size_t>(std::count_if(plans_.begin(), plans_.end(), [&](const auto& e) {
+      return (e.second != nullptr) == with_plan;
+    }));
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<ConvProblemKey, std::shared_ptr<const Plan>> plans_;
+};
 
 }  // namespace kiln::cuda

@@ -247,26 +247,29 @@ struct EngineNotes {
   }
 };
 
+// An engine's notes of one kind (at most `most` of them).
+template <typename Note>
+std::vector<Note> notes_of(const BackendDescriptor& engine, cudnnBackendAttributeName_t name,
+                           cudnnBackendAttributeType_t type, int64_t most) {
+  std::vector<Note> notes(static_cast<size_t>(most));
+  int64_t count = 0;
+  KILN_CUDNN_CHECK(cudnnBackendGetAttribute(engine.get(), name, type, most, &count, notes.data()));
+  notes.resize(static_cast<size_t>(std::clamp<int64_t>(count, 0, most)));
+  return notes;
+}
+
 EngineNotes engine_notes(const BackendDescriptor& config) {
   BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t raw = engine.get();
   int64_t count = 0;
   KILN_CUDNN_CHECK(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &raw));
-  EngineNotes notes;
-  notes.numerical.resize(CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
-  KILN_CUDNN_CHECK(cudnnBackendGetAttribute(
-      engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-      CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes.numerical.data()));
-  notes.numerical.resize(
-      static_cast<size_t>(std::clamp<int64_t>(count, 0, CUDNN_NUMERICAL_NOTE_TYPE_COUNT)));
-  notes.behavior.resize(CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
-  KILN_CUDNN_CHECK(cudnnBackendGetAttribute(
-      engine.get(), CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-      CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count, notes.behavior.data()));
-  notes.behavior.resize(
-      static_cast<size_t>(std::clamp<int64_t>(count, 0, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT)));
-  return notes;
+  return {notes_of<cudnnBackendNumericalNote_t>(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                                                CUDNN_TYPE_NUMERICAL_NOTE,
+                                                CUDNN_NUMERICAL_NOTE_TYPE_COUNT),
+          notes_of<cudnnBackendBehaviorNote_t>(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+                                               CUDNN_TYPE_BEHAVIOR_NOTE,
+                                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT)};
 }
 
 // Whether an engine keeps the precision asked for, as PyTorch's filter and the legacy path's
@@ -403,31 +406,8 @@ std::shared_ptr<const GraphPlan> choose_plan(ConvPass pass, cudnnHandle_t h, con
   return nullptr;
 }
 
-// The plans chosen, by problem, accumulation, operand alignments and handle; a problem the graph
-// API has no plan for maps to null.
-class GraphPlanCache {
- public:
-  std::optional<std::shared_ptr<const GraphPlan>> find(const ConvProblemKey& key) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = plans_.find(key);
-    if (it == plans_.end()) return std::nullopt;
-    return it->second;
-  }
-  void store(ConvProblemKey key, std::shared_ptr<const GraphPlan> plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    plans_[std::move(key)] = std::move(plan);
-  }
-  size_t count(bool with_plan) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return static_cast<size_t>(std::count_if(plans_.begin(), plans_.end(), [&](const auto& e) {
-      return (e.second != nullptr) == with_plan;
-    }));
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::map<ConvProblemKey, std::shared_ptr<const GraphPlan>> plans_;
-};
+// The plans chosen, by problem, accumulation, operand alignments and handle.
+using GraphPlanCache = ConvPlanCache<GraphPlan>;
 
 GraphPlanCache& graph_plan_cache() {
   static GraphPlanCache cache;

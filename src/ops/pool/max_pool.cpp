@@ -24,6 +24,27 @@ Pool2dArgs max_pool_args(const Stack& a, const pool::PoolInput& in, size_t first
   return p;
 }
 
+// The values' meta (and the indices', `with_indices`) of max pooling's forward ops.
+Metas max_pool_metas(const Stack& a, bool with_indices) {
+  const Tensor& self = a[0].to_tensor();
+  pool::check_dtype(self, /*integers_ok=*/true, "max_pool2d");
+  Metas metas;
+  if (self.impl()->has_symbolic_sizes_strides()) {
+    const pool::SymPoolInput in = pool::sym_pool_input(self, "max_pool2d");
+    const auto [h, w] =
+        pool::sym_window_output(in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
+                                a[4].to_int_list(), a[5].to_bool(), "max_pool2d");
+    metas.push_back(pool::sym_output_meta(self, in, h, w, self.dtype()));
+    if (with_indices) metas.push_back(pool::sym_output_meta(self, in, h, w, DType::Int64));
+    return metas;
+  }
+  const pool::PoolInput in = pool::pool_input(self, "max_pool2d");
+  const Pool2dArgs p = max_pool_args(a, in);
+  metas.push_back(pool::output_meta(self, in, p, self.dtype()));
+  if (with_indices) metas.push_back(pool::output_meta(self, in, p, DType::Int64));
+  return metas;
+}
+
 Tensor max_pool_sample(IntList sizes, DType dtype = DType::Float32, uint64_t seed = 0) {
   return make_sample(sizes, dtype, -3.0, 3.0, seed);
 }
@@ -81,22 +102,7 @@ std::vector<Sample> max_pool_backward_samples() {
 KILN_OP(
     "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
     "padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)")
-    .meta([](const Stack& a) {
-      const Tensor& self = a[0].to_tensor();
-      pool::check_dtype(self, /*integers_ok=*/true, "max_pool2d");
-      if (self.impl()->has_symbolic_sizes_strides()) {
-        const pool::SymPoolInput in = pool::sym_pool_input(self, "max_pool2d");
-        const auto [h, w] =
-            pool::sym_window_output(in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
-                                    a[4].to_int_list(), a[5].to_bool(), "max_pool2d");
-        return Metas{pool::sym_output_meta(self, in, h, w, self.dtype()),
-                     pool::sym_output_meta(self, in, h, w, DType::Int64)};
-      }
-      const pool::PoolInput in = pool::pool_input(self, "max_pool2d");
-      const Pool2dArgs p = max_pool_args(a, in);
-      return Metas{pool::output_meta(self, in, p, self.dtype()),
-                   pool::output_meta(self, in, p, DType::Int64)};
-    })
+    .meta([](const Stack& a) { return max_pool_metas(a, /*with_indices=*/true); })
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[0].to_tensor();
       pool::run(max_pool_args(a, pool::pool_input(self, "max_pool2d")), self, out[0], out[1]);
@@ -117,19 +123,7 @@ KILN_OP(
 KILN_OP(
     "_max_pool2d_values(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
     "int[2] dilation=1, bool ceil_mode=False) -> Tensor")
-    .meta([](const Stack& a) {
-      const Tensor& self = a[0].to_tensor();
-      pool::check_dtype(self, /*integers_ok=*/true, "max_pool2d");
-      if (self.impl()->has_symbolic_sizes_strides()) {
-        const pool::SymPoolInput in = pool::sym_pool_input(self, "max_pool2d");
-        const auto [h, w] =
-            pool::sym_window_output(in, a[1].to_int_list(), a[2].to_int_list(), a[3].to_int_list(),
-                                    a[4].to_int_list(), a[5].to_bool(), "max_pool2d");
-        return Metas{pool::sym_output_meta(self, in, h, w, self.dtype())};
-      }
-      const pool::PoolInput in = pool::pool_input(self, "max_pool2d");
-      return Metas{pool::output_meta(self, in, max_pool_args(a, in), self.dtype())};
-    })
+    .meta([](const Stack& a) { return max_pool_metas(a, /*with_indices=*/false); })
     .cpu([](const Stack& a, const Outs& out) {
       const Tensor& self = a[0].to_tensor();
       pool::run(max_pool_args(a, pool::pool_input(self, "max_pool2d")), self, out[0], Tensor());
