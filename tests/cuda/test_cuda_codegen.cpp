@@ -180,6 +180,23 @@ std::vector<inductor::CudaSource> cuda_sources_of(F f, const Inputs&... inputs) 
   return cuda_sources_with(false, f, inputs...);
 }
 
+// A flat kernel over a static count below 2^30 indexes and unravels in 32 bits (64-bit divisions
+// are emulated: resnet18's batch norm + ReLU over 25.7M elements spent 129 us in them).
+TEST(CudaCodegen, FlatKernelsIndexIn32BitsWhereTheirCountIsSmall) {
+  auto f = [](const Tensor& x, const Tensor& scale) { return (x * scale).relu(); };
+  const std::vector<inductor::CudaSource> sources =
+      cuda_sources_of(f, randn({4, 8, 6, 5}), randn({8, 1, 1}));
+  ASSERT_EQ(sources.size(), 1u);
+  const std::string& text = sources[0].text;
+  EXPECT_NE(text.find("for (int x = "), std::string::npos) << text;
+  // The channel index, a 32-bit remainder, reads the scale.
+  EXPECT_NE(text.find("const int i"), std::string::npos) << text;
+  EXPECT_EQ(text.find("int64_t rest"), std::string::npos) << text;
+  if (have_nvrtc()) {
+    EXPECT_FALSE(cuda::compile_to_cubin(text, "sm_90", "index width").empty());
+  }
+}
+
 // max-autotune's variants: a flat kernel's are launches of its own code (128, 512, 1024 threads;
 // a quarter of the blocks), a block kernel's are its code written for other thread counts; the
 // whole source compiles with NVRTC; nests share variants as they share kernels.
