@@ -258,10 +258,10 @@ bool run_cudnn_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
   const DType dtype = x.dtype();
   const bool tf32 = dtype == DType::Float32 && cudnn_tf32.load();
   const bool timed = cudnn_timed.load();
-  if (cudnn_graph.load() && run_cudnn_graph_pass(pass, x, w, y, p, accumulate, tf32, timed))
+  ConvProblemKey key = conv_problem_key(pass, x, w, y, p, tf32, timed);
+  if (cudnn_graph.load() && run_cudnn_graph_pass(pass, x, w, y, p, accumulate, tf32, timed, key))
     return true;
   cudnnHandle_t h = cudnn_handle(x.device().index());
-  ConvProblemKey key = conv_problem_key(pass, x, w, y, p, tf32, timed);
   if (const std::shared_ptr<const Plan> plan = plan_cache().find(key).value_or(nullptr)) {
     std::optional<cudnnStatus_t> status;
     try {

@@ -417,9 +417,10 @@ GraphPlanCache& graph_plan_cache() {
 }  // namespace
 
 bool run_cudnn_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
-                          const ConvParams& p, bool accumulate, bool tf32, bool timed) {
+                          const ConvParams& p, bool accumulate, bool tf32, bool timed,
+                          const ConvProblemKey& problem) {
   cudnnHandle_t h = cudnn_handle(x.device().index());
-  ConvProblemKey key = conv_problem_key(pass, x, w, y, p, tf32, timed);
+  ConvProblemKey key = problem;
   key.push_back(accumulate);
   for (const Tensor* t : {&x, &w, &y}) key.push_back(alignment_of(t->data_ptr()));
   // Plans are built with a handle, and a handle is one thread's (cudnn_handle.h).

@@ -9,6 +9,7 @@
 // Plans are kept per problem, handle (a thread's) and operand alignment; a problem with no plan
 // is remembered too, and the caller runs the legacy API then.
 #include "cuda/cudnn_conv_pass.h"
+#include "cuda/cudnn_conv_problem.h"
 
 #include <kiln/core/tensor.h>
 
@@ -16,10 +17,12 @@
 
 namespace kiln::cuda {
 
-// Runs `pass` as run_cudnn_pass describes. False when the graph API has no engine for the
+// Runs `pass` as run_cudnn_pass describes; `problem` is conv_problem_key's for these arguments
+// (the caller's, which the legacy API reads too). False when the graph API has no engine for the
 // problem (nothing is written then); raises on a cuDNN failure that is not an unsupported problem.
 bool run_cudnn_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
-                          const ops::conv::ConvParams& p, bool accumulate, bool tf32, bool timed);
+                          const ops::conv::ConvParams& p, bool accumulate, bool tf32, bool timed,
+                          const ConvProblemKey& problem);
 
 // Problems with an execution plan, and problems the graph API has none for (for tests).
 size_t cudnn_graph_plans_cached();

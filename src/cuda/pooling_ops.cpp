@@ -114,18 +114,15 @@ Pool2dArgs adaptive_args(const PoolInput& in, IntList output_size, const char* o
 }  // namespace
 
 KILN_CUDA_REGISTER(pooling_ops) {
-  structured("max_pool2d_with_indices", [](const Stack& a, const Outs& out) {
+  // The windowed forward, with its indices or (_max_pool2d_values) without.
+  const auto windowed = [](const Stack& a, const Outs& out) {
     const char* op = "max_pool2d";
     const Tensor& self = a[0].to_tensor();
     const PoolInput in = ops::pool::pool_input(self, op);
     pool_forward(op, self, window_args(a, in, 1, op), /*adaptive=*/false, in, out);
-  });
-  structured("_max_pool2d_values", [](const Stack& a, const Outs& out) {
-    const char* op = "max_pool2d";
-    const Tensor& self = a[0].to_tensor();
-    const PoolInput in = ops::pool::pool_input(self, op);
-    pool_forward(op, self, window_args(a, in, 1, op), /*adaptive=*/false, in, out);
-  });
+  };
+  structured("max_pool2d_with_indices", windowed);
+  structured("_max_pool2d_values", windowed);
   structured("max_pool2d_with_indices_backward", [](const Stack& a, const Outs& out) {
     const char* op = "max_pool2d_with_indices_backward";
     const PoolInput in = ops::pool::pool_input(a[1].to_tensor(), op);

@@ -601,12 +601,9 @@ class KernelWriter {
     const bool narrow = count && *count < (int64_t{1} << 30);
     const char* type = narrow ? "int" : "int64_t";
     std::string s =
-        narrow ? open_loop("x", "static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x)",
-                           size_cpp(product(loops)), "static_cast<int>(gridDim.x * blockDim.x)",
-                           indent, type)
-               : open_loop("x", "blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x",
-                           size_cpp(product(loops)), "static_cast<int64_t>(gridDim.x) * blockDim.x",
-                           indent);
+        open_loop("x", fmt::format("static_cast<{}>(blockIdx.x) * blockDim.x + threadIdx.x", type),
+                  size_cpp(product(loops)),
+                  fmt::format("static_cast<{}>(gridDim.x) * blockDim.x", type), indent, type);
     s += unravel("x", 0, loops, indent, type);
     for (const Kernel& k : parts)
       s += indent + "{\n" + computed_and_stored(k, indent + "  ") + indent + "}\n";

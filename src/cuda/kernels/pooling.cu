@@ -141,11 +141,13 @@ void max_pool2d(ScalarType type, const MaxPool2d& g, const void* in, void* out, 
   if (total == 0) return;
   dispatch(type, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    // Indices as large as the input's (plus a window's reach past it) or the output's count.
+    // 32-bit where every value the kernel forms fits: element offsets (at most the input's or
+    // the output's count), a window's first and last row or column (an output position times
+    // its stride, plus the window's reach), and the adaptive windows' o * in products.
     const int64_t in_numel = g.batch * g.channels * g.in_h * g.in_w;
-    const int64_t reach =
-        (g.kernel_h + g.stride_h) * g.dilation_h * (g.in_w + g.kernel_w) * g.channels;
-    if (std::max(in_numel + reach, total) < std::numeric_limits<int32_t>::max()) {
+    const int64_t rows = (g.out_h + 1) * std::max({g.in_h, g.stride_h, g.kernel_h * g.dilation_h});
+    const int64_t cols = (g.out_w + 1) * std::max({g.in_w, g.stride_w, g.kernel_w * g.dilation_w});
+    if (std::max({in_numel, total, rows, cols}) < std::numeric_limits<int32_t>::max()) {
       max_pool2d_kernel<T, int32_t><<<blocks_for(total), kThreads, 0, stream>>>(
           g, static_cast<const T*>(in), static_cast<T*>(out), indices, lowest_of<T>(),
           static_cast<int32_t>(total));

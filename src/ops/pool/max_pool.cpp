@@ -118,7 +118,7 @@ KILN_OP(
     .samples(max_pool_samples);
 
 // max_pool2d_with_indices without its indices, for graphs that never read them (inference):
-// the compiler's pass (inductor/dead_pool_indices.h) swaps it in, so that the kernels write half
+// the compiler's pass (inductor/unread_pool_indices.h) swaps it in, so that the kernels write half
 // the bytes (int64 indices are four times a bfloat16 value).
 KILN_OP(
     "_max_pool2d_values(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
