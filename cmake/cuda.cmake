@@ -29,9 +29,12 @@ option(KILN_CUDA "Build the CUDA backend (needs the CUDA toolkit)" ${KILN_CUDA_D
 file(GLOB KILN_CUDA_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/*.cpp)
 file(GLOB KILN_CUDA_KERNEL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/kernels/*.cu)
 
+set(KILN_NCCL_UNAVAILABLE_SOURCE
+    ${PROJECT_SOURCE_DIR}/src/cuda/without_nccl/process_group_nccl_unavailable.cpp)
 if(NOT KILN_CUDA)
   message(STATUS "kiln: CUDA backend off (no toolkit found, or KILN_CUDA=OFF)")
-  target_sources(kiln PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda/without_toolkit/cuda_unavailable.cpp)
+  target_sources(kiln PRIVATE ${PROJECT_SOURCE_DIR}/src/cuda/without_toolkit/cuda_unavailable.cpp
+                              ${KILN_NCCL_UNAVAILABLE_SOURCE})
   return()
 endif()
 if(NOT CUDAToolkit_FOUND)
@@ -82,3 +85,22 @@ set_source_files_properties(${KILN_CUDA_SOURCES} PROPERTIES
 target_sources(kiln PRIVATE ${KILN_CUDA_SOURCES} $<TARGET_OBJECTS:kiln_cuda_kernels>)
 target_link_libraries(kiln PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cublas_LIBRARY} ${CUDA_nvrtc_LIBRARY}
                                    ${KILN_CUDNN_LIBRARY})
+
+# NCCL (the distributed layer's "nccl" backend, src/cuda/nccl) where the toolkit has it; without
+# it the CUDA build runs and ProcessGroupNccl raises, saying what is missing.
+find_library(KILN_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+find_path(KILN_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+if(KILN_NCCL_LIBRARY AND KILN_NCCL_INCLUDE_DIR)
+  file(GLOB KILN_NCCL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/nccl/*.cpp)
+  set_source_files_properties(${KILN_NCCL_SOURCES} PROPERTIES
+    INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS};${KILN_NCCL_INCLUDE_DIR}"
+    COMPILE_DEFINITIONS KILN_WITH_CUDA)
+  target_sources(kiln PRIVATE ${KILN_NCCL_SOURCES})
+  target_link_libraries(kiln PRIVATE ${KILN_NCCL_LIBRARY})
+  message(STATUS "kiln: NCCL backend on (${KILN_NCCL_LIBRARY})")
+else()
+  message(STATUS "kiln: NCCL not found beside the CUDA toolkit: the nccl backend is off")
+  set_source_files_properties(${KILN_NCCL_UNAVAILABLE_SOURCE} PROPERTIES
+    COMPILE_DEFINITIONS KILN_WITHOUT_NCCL_ONLY)
+  target_sources(kiln PRIVATE ${KILN_NCCL_UNAVAILABLE_SOURCE})
+endif()

@@ -2,6 +2,7 @@
 
 #include <kiln/core/error.h>
 #include <kiln/distributed/process_group_gloo.h>
+#include <kiln/distributed/process_group_nccl.h>
 #include <kiln/distributed/tcp_store.h>
 
 #include "distributed/environment.h"
@@ -42,14 +43,9 @@ bool is_loopback(const std::string& host) {
 }  // namespace
 
 void init_process_group(const InitOptions& options) {
-  if (options.backend == "nccl") {
-    KILN_FAIL(
-        "init_process_group: backend 'nccl' needs kiln's CUDA build, and this build has no CUDA; "
-        "use backend 'gloo' for CPU tensors");
-  }
-  KILN_CHECK(options.backend == "gloo",
-             "init_process_group: unknown backend '{}'; available: 'gloo' ('nccl' with the CUDA "
-             "build)",
+  KILN_CHECK(options.backend == "gloo" || options.backend == "nccl",
+             "init_process_group: unknown backend '{}'; available: 'gloo' (CPU tensors) and "
+             "'nccl' (CUDA tensors, in the CUDA build)",
              options.backend);
   int world_size = required(options.world_size, "WORLD_SIZE", "world_size");
   int rank = required(options.rank, "RANK", "rank");
@@ -69,9 +65,7 @@ void init_process_group(const InitOptions& options) {
              registry.group ? registry.group->rank() : 0,
              registry.group ? registry.group->world_size() : 0);
 
-  ProcessGroupGlooOptions gloo_options;
-  gloo_options.timeout = options.timeout;
-  gloo_options.store_prefix = fmt::format("kiln/pg{}/", registry.initializations);
+  const std::string store_prefix = fmt::format("kiln/pg{}/", registry.initializations);
   std::shared_ptr<Store> store = options.store;
   std::string master_addr = options.master_addr.value_or(
       detail::env_string("MASTER_ADDR").value_or(options.store ? "" : "127.0.0.1"));
@@ -79,13 +73,24 @@ void init_process_group(const InitOptions& options) {
     int port = required(options.master_port, "MASTER_PORT", "master_port");
     store = std::make_shared<TCPStore>(master_addr, port, world_size, rank == 0, options.timeout);
   }
-  // On one machine the peers talk over loopback; elsewhere GLOO_SOCKET_IFNAME or the host name.
-  if (auto iface = detail::env_string("GLOO_SOCKET_IFNAME")) {
-    gloo_options.interface = *iface;
-  } else if (master_addr.empty() || is_loopback(master_addr)) {
-    gloo_options.hostname = "127.0.0.1";
+  if (options.backend == "nccl") {
+    ProcessGroupNcclOptions nccl_options;
+    nccl_options.timeout = options.timeout;
+    nccl_options.store_prefix = store_prefix;
+    nccl_options.device = options.device_id;
+    registry.group = std::make_shared<ProcessGroupNccl>(store, rank, world_size, nccl_options);
+  } else {
+    ProcessGroupGlooOptions gloo_options;
+    gloo_options.timeout = options.timeout;
+    gloo_options.store_prefix = store_prefix;
+    // On one machine the peers talk over loopback; elsewhere GLOO_SOCKET_IFNAME or the host name.
+    if (auto iface = detail::env_string("GLOO_SOCKET_IFNAME")) {
+      gloo_options.interface = *iface;
+    } else if (master_addr.empty() || is_loopback(master_addr)) {
+      gloo_options.hostname = "127.0.0.1";
+    }
+    registry.group = std::make_shared<ProcessGroupGloo>(store, rank, world_size, gloo_options);
   }
-  registry.group = std::make_shared<ProcessGroupGloo>(store, rank, world_size, gloo_options);
   registry.local_rank = detail::env_int("LOCAL_RANK").value_or(rank);
   ++registry.initializations;
 }

@@ -33,7 +33,8 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
       bucket.params.push_back(index);
       numel += params_[index].numel();
     }
-    bucket.flat = zeros({numel}, TensorOptions(params_[bucket.params.front()].dtype()));
+    const Tensor& first = params_[bucket.params.front()];
+    bucket.flat = zeros({numel}, TensorOptions(first.dtype()).device(first.device()));
     buckets_.push_back(std::move(bucket));
   }
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -46,17 +47,30 @@ Reducer::Reducer(std::vector<Tensor> params, std::vector<std::string> names,
 
 Reducer::~Reducer() {
   for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hooks_[i]);
-  settle_buckets();
+  try {
+    settle_buckets(/*report=*/false);
+  } catch (...) {  // a destructor raises nothing
+  }
 }
 
-void Reducer::settle_buckets() {
-  for (Bucket& bucket : buckets_) {
+void Reducer::settle_buckets(bool report) {
+  std::optional<std::string> failure;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
     try {
-      bucket.work.wait();
-    } catch (const Error&) {  // reported by the backward that started it, if it got that far
+      buckets_[b].work.wait();
+    } catch (const Error& e) {
+      if (report && !failure) failure = bucket_failure(b, e.what());
     }
-    bucket.work = Work();
+    buckets_[b].work = Work();
   }
+  if (failure) throw_error(*failure);
+}
+
+std::string Reducer::bucket_failure(size_t b, const std::string& error) const {
+  return fmt::format(
+      "DistributedDataParallel: reducing gradient bucket {} of {} ({} parameters, starting with "
+      "'{}') failed: {}",
+      b, buckets_.size(), buckets_[b].params.size(), names_[buckets_[b].params.front()], error);
 }
 
 std::vector<std::vector<std::string>> Reducer::bucket_parameter_names() const {
@@ -75,9 +89,11 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
                "still reducing gradients (parameter '{}' was ready, others were not); finish "
                "each backward before the next forward",
                names_[i]);
-  // A backward that raised may have left all-reduces in flight on the buckets about to be
-  // refilled (normally they all finished in finalize_backward and this returns at once).
-  settle_buckets();
+  // The previous backward's all-reduces must be done before their buckets are refilled. On the
+  // CPU they are (finalize_backward waited); on the GPU finalize only ordered the stream after
+  // them, and the host waits here, a forward later, so that it runs at most about one step ahead
+  // and a reduction that failed after finalize (a peer died) is raised here, not lost.
+  settle_buckets(/*report=*/true);
   expect_backward_ = true;
   finalize_queued_ = false;
   std::fill(ready_.begin(), ready_.end(), false);
@@ -176,13 +192,11 @@ void Reducer::finalize_backward() {
              missing.size(), params_.size(), fmt::join(missing, ", "));
   for (size_t b = 0; b < buckets_.size(); ++b) {
     try {
-      buckets_[b].work.wait();
+      buckets_[b].work.block_current_stream();
     } catch (const Error& e) {
-      KILN_FAIL(
-          "DistributedDataParallel: reducing gradient bucket {} of {} ({} parameters, "
-          "starting with '{}') failed: {}",
-          b, buckets_.size(), buckets_[b].params.size(), names_[buckets_[b].params.front()],
-          e.what());
+      const std::string failure = bucket_failure(b, e.what());
+      buckets_[b].work = Work();  // raised here: not again at the next forward
+      throw_error(failure);
     }
   }
   autograd::NoGradGuard no_grad;

@@ -10,6 +10,7 @@
 #include <kiln/distributed/work.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,10 @@ class Reducer {
   Tensor bucket_view(size_t index) const;
   void finalize_backward();
   void queue_finalize_once();
-  // Waits for the buckets' collectives still in flight, leaving their errors to the backward
-  // that started them.
-  void settle_buckets();
+  // Waits on the host for the buckets' collectives still in flight; with report, raises the
+  // first failure (as bucket_failure says it).
+  void settle_buckets(bool report);
+  std::string bucket_failure(size_t bucket, const std::string& error) const;
 
   std::vector<Tensor> params_;
   std::vector<std::string> names_;

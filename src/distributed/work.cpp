@@ -8,7 +8,7 @@ namespace kiln::distributed {
 
 namespace detail {
 
-void WorkState::finish(std::optional<std::string> error) {
+void QueuedWorkState::finish(std::optional<std::string> error) {
   {
     std::lock_guard lock(mutex_);
     done_ = true;
@@ -17,18 +17,18 @@ void WorkState::finish(std::optional<std::string> error) {
   finished_.notify_all();
 }
 
-void WorkState::wait() {
+void QueuedWorkState::wait() {
   std::unique_lock lock(mutex_);
   finished_.wait(lock, [&] { return done_; });
   if (error_) throw Error(*error_);
 }
 
-bool WorkState::completed() const {
+bool QueuedWorkState::completed() const {
   std::lock_guard lock(mutex_);
   return done_;
 }
 
-bool WorkState::succeeded() const {
+bool QueuedWorkState::succeeded() const {
   std::lock_guard lock(mutex_);
   return done_ && !error_;
 }
@@ -37,6 +37,10 @@ bool WorkState::succeeded() const {
 
 void Work::wait() const {
   if (state_) state_->wait();
+}
+
+void Work::block_current_stream() const {
+  if (state_) state_->block_current_stream();
 }
 
 bool Work::is_completed() const { return !state_ || state_->completed(); }

@@ -22,7 +22,7 @@ WorkQueue::~WorkQueue() {
 }
 
 Work WorkQueue::enqueue(std::string description, std::function<void()> task) {
-  auto state = std::make_shared<WorkState>(std::move(description));
+  auto state = std::make_shared<QueuedWorkState>(std::move(description));
   {
     std::lock_guard lock(mutex_);
     tasks_.push_back({state, std::move(task)});

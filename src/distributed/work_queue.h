@@ -31,7 +31,7 @@ class WorkQueue {
 
  private:
   struct Task {
-    std::shared_ptr<WorkState> state;
+    std::shared_ptr<QueuedWorkState> state;
     std::function<void()> run;
   };
   void loop();

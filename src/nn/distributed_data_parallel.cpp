@@ -6,6 +6,9 @@
 #include <kiln/autograd/grad_mode.h>
 #include <kiln/core/error.h>
 #include <kiln/distributed/init.h>
+#include <kiln/ops/shape.h>
+
+#include <map>
 
 namespace kiln::nn {
 namespace {
@@ -15,10 +18,35 @@ constexpr size_t kMiB = 1024 * 1024;
 // starts early in backward.
 constexpr size_t kFirstBucketBytes = 1 * kMiB;
 
-// Every rank starts from rank 0's state (PyTorch's _sync_module_states).
+// Rank 0's values of `tensors` on every rank (PyTorch's _sync_module_states and buffer
+// broadcast): one broadcast per dtype of the tensors laid end to end, ordered on the current
+// stream, not one host-synchronized collective per tensor (resnet18 has 60 buffers).
 void broadcast_from_rank0(distributed::ProcessGroup& group, const std::vector<Tensor>& tensors) {
   autograd::NoGradGuard no_grad;
-  for (Tensor t : tensors) group.broadcast(t, 0);
+  std::map<DType, std::vector<Tensor>> by_dtype;
+  for (const Tensor& t : tensors) by_dtype[t.dtype()].push_back(t);
+  for (auto& [dtype, group_tensors] : by_dtype) {
+    std::vector<Tensor> flat_pieces;
+    for (const Tensor& t : group_tensors) flat_pieces.push_back(t.reshape({-1}));
+    Tensor flat = cat(flat_pieces, 0);
+    group.broadcast(flat, 0, /*async_op=*/true).block_current_stream();
+    int64_t offset = 0;
+    for (Tensor t : group_tensors) {
+      t.copy_(flat.narrow(0, offset, t.numel()).view(t.sizes()));
+      offset += t.numel();
+    }
+  }
+}
+
+// DDP keeps one replica per process on one device (PyTorch's single-device modules).
+Device replica_device(const std::vector<Tensor>& states) {
+  Device device = states.empty() ? kCPU : states.front().device();
+  for (const Tensor& t : states)
+    KILN_CHECK(t.device() == device,
+               "DistributedDataParallel: the module's parameters and buffers must be on one device "
+               "(this process's replica), found {} and {}; move the module with .to(device) first",
+               device.str(), t.device().str());
+  return device;
 }
 
 }  // namespace
@@ -46,6 +74,7 @@ DistributedDataParallel::DistributedDataParallel(ModulePtr module,
     names.push_back(name);
   }
   for (const Tensor& buffer : buffers()) states.push_back(buffer);
+  replica_device(states);
   broadcast_from_rank0(*options_.process_group, states);
 
   const auto bucket_bytes = static_cast<size_t>(options_.bucket_cap_mb * kMiB);

@@ -5,6 +5,9 @@
 // never forks after its threads started.
 //
 //   kiln_dist_worker <scenario> <results dir>
+//
+// "nccl_<scenario>" runs the scenario on the nccl backend with CUDA tensors on cuda:LOCAL_RANK
+// (one GPU per rank).
 #include <kiln/kiln.h>
 
 #include <signal.h>
@@ -37,7 +40,7 @@ class Results {
   explicit Results(const std::string& path) : out_(path) {}
   void values(const std::string& name, const Tensor& t) {
     out_ << name;
-    for (double v : t.tolist<double>()) out_ << ' ' << v;
+    for (double v : t.to(kiln::kCPU).tolist<double>()) out_ << ' ' << v;
     out_ << '\n';
     out_.flush();
   }
@@ -57,11 +60,32 @@ class Results {
   std::ofstream out_;
 };
 
-kiln::TensorOptions options(kiln::DType dtype) { return kiln::TensorOptions(dtype); }
+// Where the scenario runs: the gloo backend with CPU tensors, or (nccl_ scenarios) the nccl
+// backend with tensors on this rank's GPU. Set once by main before the scenario starts.
+struct Placement {
+  std::string backend = "gloo";
+  kiln::Device device = kiln::kCPU;
+};
+Placement& placement() {
+  static Placement instance;
+  return instance;
+}
+
+kiln::TensorOptions options(kiln::DType dtype) {
+  return kiln::TensorOptions(dtype).device(placement().device);
+}
+
+// The process group's options: everything else from the environment.
+dist::InitOptions init_options(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  dist::InitOptions init;
+  init.backend = placement().backend;
+  init.timeout = timeout;
+  return init;
+}
 
 // Every collective with rank r contributing r+1 (and friends), in float32 and int64.
 void collectives(Results& results) {
-  dist::init_process_group();  // everything from the environment
+  dist::init_process_group(init_options());  // everything else from the environment
   int rank = dist::get_rank(), world = dist::get_world_size();
   results.number("rank", rank);
   results.number("world_size", world);
@@ -143,11 +167,10 @@ void explicit_store(Results& results) {
   auto store = std::make_shared<dist::TCPStore>("127.0.0.1", std::atoi(std::getenv("MASTER_PORT")),
                                                 world, rank == 0, std::chrono::seconds(10));
   store->add("joined", 1);
-  dist::InitOptions init;
+  dist::InitOptions init = init_options();
   init.rank = rank;
   init.world_size = world;
   init.store = store;
-  init.timeout = std::chrono::seconds(10);
   dist::init_process_group(init);
   Tensor t = kiln::full({2}, 1.5 * (rank + 1), options(kiln::kFloat32));
   dist::all_reduce(t);
@@ -160,8 +183,7 @@ void explicit_store(Results& results) {
 
 // Rank 0 of 2 alone: rendezvous must fail within the (short) timeout, naming it.
 void peer_never_arrives(Results& results) {
-  dist::InitOptions init;
-  init.timeout = std::chrono::milliseconds(2000);
+  dist::InitOptions init = init_options(std::chrono::milliseconds(2000));
   auto start = std::chrono::steady_clock::now();
   try {
     dist::init_process_group(init);
@@ -174,13 +196,12 @@ void peer_never_arrives(Results& results) {
 
 // Both ranks meet; rank 1 then exits without a word and rank 0's all_reduce must fail.
 void peer_dies(Results& results) {
-  dist::InitOptions init;
-  init.timeout = std::chrono::milliseconds(2000);
+  dist::InitOptions init = init_options(std::chrono::milliseconds(2000));
   dist::init_process_group(init);
   dist::barrier();
   if (dist::get_rank() == 1) std::_Exit(0);
   auto start = std::chrono::steady_clock::now();
-  Tensor t = kiln::ones({4});
+  Tensor t = kiln::ones({4}, options(kiln::kFloat32));
   try {
     // The first may still go out before rank 1's sockets close; the peer is gone by the second.
     dist::all_reduce(t);
@@ -196,8 +217,7 @@ void peer_dies(Results& results) {
 // Both ranks meet; rank 1 then stops calling collectives for longer than the timeout. Rank 0's
 // async all_reduce must fail within about the timeout, and wait() must raise it.
 void peer_stalls(Results& results) {
-  dist::InitOptions init;
-  init.timeout = std::chrono::milliseconds(1000);
+  dist::InitOptions init = init_options(std::chrono::milliseconds(1000));
   dist::init_process_group(init);
   dist::barrier();
   if (dist::get_rank() == 1) {
@@ -205,7 +225,7 @@ void peer_stalls(Results& results) {
     std::_Exit(0);
   }
   auto start = std::chrono::steady_clock::now();
-  Tensor t = kiln::ones({4});
+  Tensor t = kiln::ones({4}, options(kiln::kFloat32));
   dist::Work work = dist::all_reduce(t, dist::ReduceOp::Sum, /*async_op=*/true);
   results.number("completed_at_once", work.is_completed() ? 1 : 0);
   try {
@@ -221,11 +241,10 @@ void peer_stalls(Results& results) {
 
 // The ranks disagree on the size of an all_reduce: each must fail with an error, not hang.
 void mismatched_sizes(Results& results) {
-  dist::InitOptions init;
-  init.timeout = std::chrono::milliseconds(1000);
+  dist::InitOptions init = init_options(std::chrono::milliseconds(1000));
   dist::init_process_group(init);
   auto start = std::chrono::steady_clock::now();
-  Tensor t = kiln::ones({3 + 2 * dist::get_rank()});
+  Tensor t = kiln::ones({3 + 2 * dist::get_rank()}, options(kiln::kFloat32));
   try {
     dist::all_reduce(t);
     results.number("completed", 1);
@@ -250,12 +269,14 @@ std::shared_ptr<nn::Sequential> make_mlp(uint64_t seed, const std::vector<int64_
     mlp->push_back(std::make_shared<nn::Linear>(widths[i], widths[i + 1]));
     if (i + 2 < widths.size()) mlp->push_back(std::make_shared<nn::Tanh>());
   }
+  mlp->to(placement().device);
   return mlp;
 }
 
 // max |a - b| / max |b|.
 double relative_error(const Tensor& a, const Tensor& b) {
-  std::vector<double> va = a.tolist<double>(), vb = b.tolist<double>();
+  std::vector<double> va = a.to(kiln::kCPU).tolist<double>(),
+                      vb = b.to(kiln::kCPU).tolist<double>();
   if (va.size() != vb.size()) return INFINITY;
   double diff = 0, scale = 0;
   for (size_t k = 0; k < va.size(); ++k) {
@@ -290,16 +311,14 @@ Batch make_batch(int rank, int world, int64_t in, int64_t out) {
   Batch b;
   b.x = kiln::randn({world * kLocalBatch, in});
   b.y = kiln::randn({world * kLocalBatch, out});
+  b.x = b.x.to(placement().device);
+  b.y = b.y.to(placement().device);
   b.local_x = b.x.narrow(0, rank * kLocalBatch, kLocalBatch);
   b.local_y = b.y.narrow(0, rank * kLocalBatch, kLocalBatch);
   return b;
 }
 
-dist::InitOptions short_timeout(int ms) {
-  dist::InitOptions init;
-  init.timeout = std::chrono::milliseconds(ms);
-  return init;
-}
+dist::InitOptions short_timeout(int ms) { return init_options(std::chrono::milliseconds(ms)); }
 
 // How many pieces kiln::compile(ddp) cut its graph into, read from the ddp log channel
 // ("graph 0 of Sequential: 3 pieces for ...") while it lives.
@@ -419,6 +438,7 @@ class TwoHeads : public nn::Module {
     trunk = register_module("trunk", std::make_shared<nn::Linear>(4, 6));
     head_a = register_module("head_a", std::make_shared<nn::Linear>(6, 3));
     head_b = register_module("head_b", std::make_shared<nn::Linear>(6, 3));
+    to(placement().device);
   }
   Tensor forward(const Tensor& x) override {
     Tensor h = (*trunk)(x).tanh();
@@ -477,6 +497,7 @@ void ddp_buffers(Results& results) {
   auto norm = std::make_shared<nn::BatchNorm1d>(8);
   auto model = std::make_shared<nn::Sequential>(linear, norm, std::make_shared<nn::Tanh>(),
                                                 std::make_shared<nn::Linear>(8, 3));
+  model->to(placement().device);
   auto ddp = std::make_shared<nn::DistributedDataParallel>(model);
   double worst = 0;
   for (int step = 0; step < 2; ++step) {
@@ -556,7 +577,13 @@ int main(int argc, char** argv) {
       {"ddp_rank_killed", ddp_rank_killed},
       {"launched", launched},
   };
-  auto scenario = scenarios.find(argv[1]);
+  std::string name = argv[1];
+  if (name.starts_with("nccl_")) {
+    name = name.substr(5);
+    const char* local_rank = std::getenv("LOCAL_RANK");
+    placement() = {"nccl", kiln::Device::cuda(local_rank ? std::atoi(local_rank) : 0)};
+  }
+  auto scenario = scenarios.find(name);
   if (scenario == scenarios.end()) {
     std::fprintf(stderr, "kiln_dist_worker: unknown scenario '%s'\n", argv[1]);
     return 2;

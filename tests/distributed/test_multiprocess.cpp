@@ -2,6 +2,7 @@
 // launch_ranks.h) and the values it reports are checked against ones worked out by hand.
 #include <gtest/gtest.h>
 
+#include "distributed/gpu_ranks.h"
 #include "distributed/launch_ranks.h"
 
 #include <numeric>
@@ -13,8 +14,8 @@ namespace {
 
 std::vector<double> repeat(double v, size_t n) { return std::vector<double>(n, v); }
 
-void expect_collectives(int world) {
-  auto results = launch_ranks("collectives", world);
+void expect_collectives(const std::string& scenario, int world) {
+  auto results = launch_ranks(scenario, world);
   ASSERT_EQ(results.size(), static_cast<size_t>(world));
   const double n = world;
   const double sum = n * (n + 1) / 2;
@@ -56,9 +57,24 @@ void expect_collectives(int world) {
 }
 
 // Rank, world size and the master's address all come from the environment (as torchrun sets it).
-TEST(DistributedMultiProcess, CollectivesTwoRanksFromEnvironment) { expect_collectives(2); }
+TEST(DistributedMultiProcess, CollectivesTwoRanksFromEnvironment) {
+  expect_collectives("collectives", 2);
+}
 
-TEST(DistributedMultiProcess, CollectivesFourRanksFromEnvironment) { expect_collectives(4); }
+TEST(DistributedMultiProcess, CollectivesFourRanksFromEnvironment) {
+  expect_collectives("collectives", 4);
+}
+
+// The same collectives on the nccl backend, each rank's tensors on its GPU (cuda:LOCAL_RANK).
+TEST(CudaDistributedNcclMultiProcess, CollectivesTwoRanks) {
+  KILN_SKIP_WITHOUT_GPUS(2);
+  expect_collectives("nccl_collectives", 2);
+}
+
+TEST(CudaDistributedNcclMultiProcess, CollectivesFourRanks) {
+  KILN_SKIP_WITHOUT_GPUS(4);
+  expect_collectives("nccl_collectives", 4);
+}
 
 TEST(DistributedMultiProcess, ExplicitStoreAndRanks) {
   auto results = launch_ranks("explicit_store", 2);
@@ -70,8 +86,8 @@ TEST(DistributedMultiProcess, ExplicitStoreAndRanks) {
   }
 }
 
-TEST(DistributedMultiProcess, PeerThatNeverStartsTimesOut) {
-  auto results = launch_ranks("peer_never_arrives", 2, /*ranks=*/{0});
+void expect_rendezvous_timeout(const std::string& scenario) {
+  auto results = launch_ranks(scenario, 2, /*ranks=*/{0});
   ASSERT_EQ(results.size(), 1u);
   const auto& r = results[0];
   ASSERT_EQ(r.exit_code, 0);
@@ -83,8 +99,19 @@ TEST(DistributedMultiProcess, PeerThatNeverStartsTimesOut) {
   EXPECT_LT(r.at("elapsed_ms")[0], 5000);
 }
 
-TEST(DistributedMultiProcess, PeerThatDiesFailsTheCollective) {
-  auto results = launch_ranks("peer_dies", 2);
+TEST(DistributedMultiProcess, PeerThatNeverStartsTimesOut) {
+  expect_rendezvous_timeout("peer_never_arrives");
+}
+
+// Rank 0 alone on its GPU: the store or NCCL's own initialization waits for rank 1, and the
+// group's timeout ends it (a blocking NCCL communicator would wait forever).
+TEST(CudaDistributedNcclMultiProcess, PeerThatNeverStartsTimesOut) {
+  KILN_SKIP_WITHOUT_GPUS(1);
+  expect_rendezvous_timeout("nccl_peer_never_arrives");
+}
+
+void expect_dead_peer_fails(const std::string& scenario) {
+  auto results = launch_ranks(scenario, 2);
   ASSERT_EQ(results.size(), 2u);
   const auto& r = results[0];
   ASSERT_EQ(r.exit_code, 0) << (r.errors.empty() ? "" : r.errors.front());
@@ -95,8 +122,15 @@ TEST(DistributedMultiProcess, PeerThatDiesFailsTheCollective) {
   EXPECT_LT(r.at("elapsed_ms")[0], 5000);
 }
 
-TEST(DistributedMultiProcess, PeerThatStallsTimesOutTheAsyncCollective) {
-  auto results = launch_ranks("peer_stalls", 2);
+TEST(DistributedMultiProcess, PeerThatDiesFailsTheCollective) { expect_dead_peer_fails("peer_dies"); }
+
+TEST(CudaDistributedNcclMultiProcess, PeerThatDiesFailsTheCollective) {
+  KILN_SKIP_WITHOUT_GPUS(2);
+  expect_dead_peer_fails("nccl_peer_dies");
+}
+
+void expect_stalled_peer_times_out(const std::string& scenario) {
+  auto results = launch_ranks(scenario, 2);
   ASSERT_EQ(results.size(), 2u);
   const auto& r = results[0];
   ASSERT_EQ(r.exit_code, 0) << (r.errors.empty() ? "" : r.errors.front());
@@ -109,6 +143,15 @@ TEST(DistributedMultiProcess, PeerThatStallsTimesOutTheAsyncCollective) {
   ASSERT_EQ(r.at("elapsed_ms").size(), 1u);
   EXPECT_GE(r.at("elapsed_ms")[0], 900);
   EXPECT_LT(r.at("elapsed_ms")[0], 3000);  // before rank 1 wakes up and exits
+}
+
+TEST(DistributedMultiProcess, PeerThatStallsTimesOutTheAsyncCollective) {
+  expect_stalled_peer_times_out("peer_stalls");
+}
+
+TEST(CudaDistributedNcclMultiProcess, PeerThatStallsTimesOutTheAsyncCollective) {
+  KILN_SKIP_WITHOUT_GPUS(2);
+  expect_stalled_peer_times_out("nccl_peer_stalls");
 }
 
 TEST(DistributedMultiProcess, RanksThatDisagreeOnSizesGetAnError) {

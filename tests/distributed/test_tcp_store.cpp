@@ -3,6 +3,7 @@
 #include <kiln/core/error.h>
 #include <kiln/distributed/tcp_store.h>
 
+#include "distributed/error_message.h"
 #include "distributed/launch_ranks.h"
 
 #include <chrono>
@@ -12,15 +13,6 @@ namespace kiln::distributed {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(DistributedTCPStore, SetGetAddCheckAcrossClients) {
   TCPStore server("127.0.0.1", 0, 2, /*is_server=*/true, 5s);
@@ -52,7 +44,7 @@ TEST(DistributedTCPStore, GetWaitsForAnotherClientsSet) {
 TEST(DistributedTCPStore, GetTimesOutNamingTheKeyAndTimeout) {
   TCPStore server("127.0.0.1", 0, 1, true, 300ms);
   auto start = std::chrono::steady_clock::now();
-  auto message = message_of([&] { server.get("never_set"); });
+  auto message = ::kiln::testing::error_message_of([&] { server.get("never_set"); });
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_NE(message.find("never_set"), std::string::npos) << message;
   EXPECT_NE(message.find("300 ms"), std::string::npos) << message;
@@ -60,7 +52,7 @@ TEST(DistributedTCPStore, GetTimesOutNamingTheKeyAndTimeout) {
   // The connection is replaced after the timeout: the store still works.
   server.set("after", std::string("ok"));
   EXPECT_EQ(server.get_string("after"), "ok");
-  message = message_of([&] { server.wait({"after", "missing_too"}, 200ms); });
+  message = ::kiln::testing::error_message_of([&] { server.wait({"after", "missing_too"}, 200ms); });
   EXPECT_NE(message.find("missing_too"), std::string::npos) << message;
   EXPECT_NE(message.find("200 ms"), std::string::npos) << message;
 }
@@ -69,17 +61,17 @@ TEST(DistributedTCPStore, ClientWithoutServerFailsWithinTimeout) {
   int port = testing::free_port();
   TCPStore client("127.0.0.1", port, 2, false, 300ms);
   auto start = std::chrono::steady_clock::now();
-  auto message = message_of([&] { client.set("k", std::string("v")); });
+  auto message = ::kiln::testing::error_message_of([&] { client.set("k", std::string("v")); });
   EXPECT_NE(message.find("cannot connect"), std::string::npos) << message;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
 }
 
 TEST(DistributedTCPStore, RejectsBadArguments) {
-  EXPECT_NE(message_of([] { TCPStore("127.0.0.1", 0, 1, false, 1s); }).find("port"),
+  EXPECT_NE(::kiln::testing::error_message_of([] { TCPStore("127.0.0.1", 0, 1, false, 1s); }).find("port"),
             std::string::npos);
-  EXPECT_NE(message_of([] { TCPStore("127.0.0.1", 0, 0, true, 1s); }).find("world_size"),
+  EXPECT_NE(::kiln::testing::error_message_of([] { TCPStore("127.0.0.1", 0, 0, true, 1s); }).find("world_size"),
             std::string::npos);
-  EXPECT_NE(message_of([] { TCPStore("127.0.0.1", 0, 1, true, 0ms); }).find("timeout"),
+  EXPECT_NE(::kiln::testing::error_message_of([] { TCPStore("127.0.0.1", 0, 1, true, 0ms); }).find("timeout"),
             std::string::npos);
 }
 

@@ -6,6 +6,7 @@
 #include <kiln/distributed/launcher.h>
 #include <kiln/distributed/process_group.h>
 #include <kiln/distributed/process_group_gloo.h>
+#include <kiln/distributed/process_group_nccl.h>
 #include <kiln/distributed/reduce_op.h>
 #include <kiln/distributed/store.h>
 #include <kiln/distributed/tcp_store.h>

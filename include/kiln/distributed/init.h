@@ -13,7 +13,8 @@
 namespace kiln::distributed {
 
 struct InitOptions {
-  std::string backend = "gloo";   // "nccl" comes with the CUDA build
+  // "gloo" (CPU tensors) or "nccl" (CUDA tensors; the CUDA build with NCCL).
+  std::string backend = "gloo";
   std::optional<int> rank;        // default: $RANK
   std::optional<int> world_size;  // default: $WORLD_SIZE
   // Where the ranks meet. Default: a TCPStore at master_addr:master_port that rank 0 hosts.
@@ -22,6 +23,8 @@ struct InitOptions {
   std::optional<int> master_port;          // default: $MASTER_PORT
   // How long rendezvous and each collective may wait for a peer before failing.
   std::chrono::milliseconds timeout = std::chrono::minutes(30);
+  // nccl: the GPU this rank drives (torch's device_id); default $LOCAL_RANK modulo the GPUs.
+  std::optional<int> device_id;
 };
 
 void init_process_group(const InitOptions& options = {});
