@@ -20,6 +20,9 @@
 #       KILN_BENCH_WORKLOADS (comma-separated) runs part of the suite, to split it over calls.
 #       KILN_BENCH_AUTOCAST=bfloat16 runs the model workloads under autocast on both sides;
 #       KILN_BENCH_MODE=reduce-overhead compiles both sides in that mode (both with CUDA graphs).
+#     bash bench/device/run_cuda_tests.sh ddp [N] [--autocast bfloat16]
+#       data-parallel training throughput: kiln_ddp_bench and bench/ddp_torch.py on one GPU,
+#       one GPU under DDP, and N GPUs (every visible one by default); JSON lines to $OUT.
 #     bash bench/device/run_cuda_tests.sh run
 #       unpacks the bundle, finds the machine's cuBLAS and cuDNN, runs the CUDA tests, then memcheck on
 #       them where compute-sanitizer can attach (not on gVisor machines). Logs and the gtest XML
@@ -37,9 +40,11 @@ pack() {
     echo "build/ is configured without CUDA (KILN_CUDA=OFF): nothing to test on the GPU" >&2
     exit 2
   }
-  "${lock[@]}" nice -n 5 cmake --build build --target kiln kiln_tests kiln_bench
+  "${lock[@]}" nice -n 5 cmake --build build --target kiln kiln_tests kiln_dist_worker kiln_bench \
+    kiln_cli kiln_ddp_bench
   # The GPU benchmarks, where the build has them (KILN_BUILD_BENCH).
-  local binaries=(build/tests/kiln_tests build/tools/kiln_bench)
+  local binaries=(build/tests/kiln_tests build/tests/kiln_dist_worker build/tools/kiln_bench
+                  build/tools/kiln build/tools/kiln_ddp_bench)
   if "${lock[@]}" nice -n 5 cmake --build build --target bench_cuda >/dev/null 2>&1; then
     binaries+=(build/bench/bench_cuda)
   fi
@@ -53,7 +58,7 @@ pack() {
   mkdir -p "$staging/lib" "$staging/lib-fallback"
   # compare_torch_cuda.py imports the CPU comparison's models and helpers.
   cp "${binaries[@]}" bench/compare_torch_cuda.py bench/compare_torch.py \
-    bench/compare_torch_models.py bench/side_by_side.py "$staging/"
+    bench/compare_torch_models.py bench/side_by_side.py bench/ddp_torch.py "$staging/"
   # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
   # the machine's too unless it is older than Debian 12's (lib-fallback, used only then). cuBLAS
   # and NVRTC (which loads its builtins library beside it) are the toolkit's there, cuDNN the
@@ -63,13 +68,14 @@ pack() {
   ldd "${binaries[@]}" | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux*) ;;
-      libcublas.so* | libcublasLt.so* | libcuda.so* | libnvrtc* | libcudnn*) ;;
+      libcublas.so* | libcublasLt.so* | libcuda.so* | libnvrtc* | libcudnn* | libnccl*) ;;
       libstdc++.so* | libgcc_s.so*) cp -L "$lib" "$staging/lib-fallback/" ;;
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
   done
   strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_tests" "$staging/kiln_bench" \
-    "$staging/bench_cuda" 2>/dev/null || true
+    "$staging/bench_cuda" "$staging/kiln_dist_worker" "$staging/kiln_ddp_bench" "$staging/kiln" \
+    2>/dev/null || true
   git rev-parse --short HEAD >"$staging/KILN_COMMIT"
   tar -C "$staging" -czf "$staging.tar.gz" .
   mv -f "$staging.tar.gz" "$bundle"
@@ -107,6 +113,20 @@ find_cudnn() {
   [[ -n "$found" ]] && dirname "$found"
 }
 
+# The directory holding the machine's libnccl.so.2 (218 MB: it does not travel): the toolkit's,
+# else PyTorch's pip wheel nvidia-nccl-cu13 (nvidia/nccl/lib).
+find_nccl() {
+  local dir
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64; do
+    [[ -e "$dir/libnccl.so.2" ]] && { echo "$dir"; return; }
+  done
+  dir="$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)" || true
+  [[ -n "$dir" && -e "$dir/libnccl.so.2" ]] && { echo "$dir"; return; }
+  local found
+  found="$(find / -name 'libnccl.so.2' -not -path '/proc/*' 2>/dev/null | head -1)"
+  [[ -n "$found" ]] && dirname "$found"
+}
+
 # Unpacks the bundle into a new folder: sets root (the folder), out ($OUT or the bundle's out/),
 # cublas and cudnn (the machine's cuBLAS and cuDNN folders) and libs (LD_LIBRARY_PATH for the
 # bundle's binaries, with the fallback C++ runtime when the machine's is too old for `probe`, a
@@ -123,12 +143,16 @@ unpack() {
   [[ -n "$cublas" ]] || { echo "no libcublas.so.13 on this machine" >&2; exit 1; }
   cudnn="$(find_cudnn)" || true
   [[ -n "$cudnn" ]] || { echo "no libcudnn.so.9 on this machine (pip install nvidia-cudnn-cu13)" >&2; exit 1; }
-  libs="$root/lib:$cublas:$cudnn"
+  nccl="$(find_nccl)" || true
+  [[ -n "$nccl" ]] || { echo "no libnccl.so.2 on this machine (pip install nvidia-nccl-cu13)" >&2; exit 1; }
+  libs="$root/lib:$cublas:$cudnn:$nccl"
+  # The distributed tests start this worker once per rank.
+  export KILN_DIST_WORKER="$root/kiln_dist_worker"
   LD_LIBRARY_PATH="$libs" "$root/$probe" --help >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"
 }
 
 run() {
-  local root out cublas cudnn libs
+  local root out cublas cudnn nccl libs
   unpack kiln_tests
   if ! LD_LIBRARY_PATH="$libs" "$root/kiln_tests" --gtest_list_tests >/dev/null; then
     echo "kiln_tests does not start here (missing libraries, or glibc older than 2.36):" >&2
@@ -164,7 +188,7 @@ run() {
 # (kiln_bench --device cuda), then PyTorch eager and torch.compile on the same workloads and shapes
 # (the machine's python3 has PyTorch, torchvision and transformers), one merged table.
 bench() {
-  local root out cublas cudnn libs status=0
+  local root out cublas cudnn nccl libs status=0
   unpack kiln_bench
   echo "kiln $(cat "$root/KILN_COMMIT"); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
   # KILN_COMMIT: kiln_bench's JSON names the packed commit (there is no source tree here).
@@ -207,7 +231,7 @@ bench() {
 # same case (compare_torch_cuda.py --profile, to $OUT/profile_<workload>_<phase>_torch.log).
 # Extra arguments go to kiln_bench (--mode, --autocast).
 profile() {
-  local root out cublas cudnn libs workload="${1:?usage: profile WORKLOAD PHASE}" phase="${2:-inference}"
+  local root out cublas cudnn nccl libs workload="${1:?usage: profile WORKLOAD PHASE}" phase="${2:-inference}"
   shift 2 || shift $#
   unpack kiln_bench
   export KILN_COMMIT="$(cat "$root/KILN_COMMIT")"
@@ -232,10 +256,46 @@ profile() {
   rm -rf "$root"
 }
 
+# Data-parallel training throughput (issue 13): resnet18 and bert training steps at their GPU
+# batch per rank, kiln (kiln_ddp_bench through `kiln run`) and PyTorch (bench/ddp_torch.py through
+# torchrun), eager and compiled: one GPU without DDP, one GPU with DDP (its overhead), and N GPUs
+# (N = $1, default every visible GPU; skipped with fewer than 2). One JSON line per run to
+# $OUT/ddp.jsonl. Extra arguments (after N) go to both sides (e.g. --autocast bfloat16).
+ddp() {
+  local root out cublas cudnn nccl libs status=0
+  local gpus
+  gpus="$(nvidia-smi --list-gpus | wc -l)"
+  local n="${1:-$gpus}"
+  shift || true
+  unpack kiln_ddp_bench
+  echo "kiln $(cat "$root/KILN_COMMIT"); $gpus GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+  export KILN_CACHE_DIR="$root/cache"
+  local json="$out/ddp.jsonl" workload compiled
+  local worlds=(1)
+  (( n >= 2 && n <= gpus )) && worlds+=("$n")
+  for workload in ${KILN_DDP_WORKLOADS:-resnet18 bert}; do
+    for compiled in "" --compiled; do
+      local args=(--workload "$workload" $compiled --json "$json" "$@")
+      LD_LIBRARY_PATH="$libs" "$root/kiln_ddp_bench" "${args[@]}" || status=1
+      python3 "$root/ddp_torch.py" "${args[@]}" || status=1
+      LD_LIBRARY_PATH="$libs" "$root/kiln" run --nproc-per-node 1 "$root/kiln_ddp_bench" --ddp-alone "${args[@]}" || status=1
+      python3 -m torch.distributed.run --nproc-per-node 1 "$root/ddp_torch.py" --ddp-alone "${args[@]}" || status=1
+      if (( ${#worlds[@]} > 1 )); then
+        LD_LIBRARY_PATH="$libs" "$root/kiln" run --nproc-per-node "$n" "$root/kiln_ddp_bench" "${args[@]}" || status=1
+        python3 -m torch.distributed.run --nproc-per-node "$n" "$root/ddp_torch.py" "${args[@]}" || status=1
+      fi
+    done
+  done
+  (( ${#worlds[@]} > 1 )) || echo "fewer than 2 GPUs here: the multi-GPU runs were skipped"
+  rm -rf "$root"
+  return "$status"
+}
+
 case "${1:-}" in
   pack) shift; pack "$@" ;;
   run) shift; run "$@" ;;
   bench) shift; bench "$@" ;;
   profile) shift; profile "$@" ;;
-  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run|bench|profile [arguments for kiln_tests/bench_cuda]" >&2; exit 2 ;;
+  ddp) shift; ddp "$@" ;;
+  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run|bench|profile|ddp [arguments for kiln_tests/bench_cuda]" >&2; exit 2 ;;
 esac

@@ -99,7 +99,10 @@ std::vector<RankResult> launch_ranks(const std::string& scenario, int world_size
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
-    std::string program = KILN_DIST_WORKER;
+    // The build's worker, or $KILN_DIST_WORKER where the tests run from a bundle elsewhere
+    // (bench/device/run_cuda_tests.sh).
+    const char* moved = std::getenv("KILN_DIST_WORKER");
+    std::string program = moved != nullptr ? moved : KILN_DIST_WORKER;
     std::string scenario_arg = scenario, dir_arg = dir;
     char* argv[] = {program.data(), scenario_arg.data(), dir_arg.data(), nullptr};
     pid_t pid = -1;
