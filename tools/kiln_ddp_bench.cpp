@@ -8,9 +8,9 @@
 //   kiln_ddp_bench --workload resnet18 --device cuda          # one rank, the model without DDP
 //
 // bench/ddp_torch.py measures PyTorch's DDP the same way (torchrun).
-#include <CLI/CLI.hpp>
 #include <kiln/kiln.h>
 #include <kiln/models/models.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -177,12 +177,13 @@ int run(const Options& options) {
   const double ms = median(step_ms);
   const double samples_per_s = static_cast<double>(w.batch) * world * 1000.0 / ms;
   if (rank == 0) {
-    std::printf("%s train, %s, %d rank%s (%s), %s%s: %.2f ms/step (median of %d rounds of %d), "
-                "%.1f samples/s, warm-up %.1f s\n",
-                options.workload.c_str(), options.device.c_str(), world, world == 1 ? "" : "s",
-                ddp ? "DDP" : "no DDP", options.compiled ? "compiled" : "eager",
-                autocast ? (", autocast " + options.autocast).c_str() : "", ms, options.rounds,
-                options.steps, samples_per_s, warmup_s);
+    std::printf(
+        "%s train, %s, %d rank%s (%s), %s%s: %.2f ms/step (median of %d rounds of %d), "
+        "%.1f samples/s, warm-up %.1f s\n",
+        options.workload.c_str(), options.device.c_str(), world, world == 1 ? "" : "s",
+        ddp ? "DDP" : "no DDP", options.compiled ? "compiled" : "eager",
+        autocast ? (", autocast " + options.autocast).c_str() : "", ms, options.rounds,
+        options.steps, samples_per_s, warmup_s);
     if (!options.json.empty()) {
       nlohmann::json row = {{"side", "kiln"},
                             {"workload", options.workload},

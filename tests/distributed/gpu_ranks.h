@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <kiln/cuda/cuda.h>
 
-#define KILN_SKIP_WITHOUT_GPUS(n)                                                             \
-  do {                                                                                        \
-    if (::kiln::cuda::device_count() < (n))                                                   \
+#define KILN_SKIP_WITHOUT_GPUS(n)                                                               \
+  do {                                                                                          \
+    if (::kiln::cuda::device_count() < (n))                                                     \
       GTEST_SKIP() << "needs " << (n) << " CUDA devices (one per nccl rank), this machine has " \
-                   << ::kiln::cuda::device_count();                                           \
+                   << ::kiln::cuda::device_count();                                             \
   } while (0)

@@ -122,7 +122,9 @@ void expect_dead_peer_fails(const std::string& scenario) {
   EXPECT_LT(r.at("elapsed_ms")[0], 5000);
 }
 
-TEST(DistributedMultiProcess, PeerThatDiesFailsTheCollective) { expect_dead_peer_fails("peer_dies"); }
+TEST(DistributedMultiProcess, PeerThatDiesFailsTheCollective) {
+  expect_dead_peer_fails("peer_dies");
+}
 
 TEST(CudaDistributedNcclMultiProcess, PeerThatDiesFailsTheCollective) {
   KILN_SKIP_WITHOUT_GPUS(2);

@@ -138,7 +138,8 @@ TEST_F(CudaDistributedNccl, CollectivesFollowAndPrecedeTheCallersStream) {
 
 TEST_F(CudaDistributedNccl, BadTensorsAreClearErrors) {
   Tensor cpu = ones({3});
-  EXPECT_ERROR_MENTIONS(all_reduce(cpu), "all_reduce: tensor is on cpu; this rank's nccl group drives cuda:0");
+  EXPECT_ERROR_MENTIONS(all_reduce(cpu),
+                        "all_reduce: tensor is on cpu; this rank's nccl group drives cuda:0");
   Tensor shorts = ones({3}, kInt16).to(kGpu);
   EXPECT_THROW(all_reduce(shorts), TypeError);
   EXPECT_ERROR_MENTIONS(all_reduce(shorts), "dtype int16, which NCCL cannot reduce");
@@ -161,11 +162,10 @@ TEST_F(CudaDistributedNccl, BadTensorsAreClearErrors) {
 
 std::shared_ptr<nn::Sequential> gpu_mlp(uint64_t seed) {
   manual_seed(seed);
-  auto mlp = std::make_shared<nn::Sequential>(std::make_shared<nn::Linear>(16, 32),
-                                              std::make_shared<nn::Tanh>(),
-                                              std::make_shared<nn::Linear>(32, 32),
-                                              std::make_shared<nn::Tanh>(),
-                                              std::make_shared<nn::Linear>(32, 4));
+  auto mlp = std::make_shared<nn::Sequential>(
+      std::make_shared<nn::Linear>(16, 32), std::make_shared<nn::Tanh>(),
+      std::make_shared<nn::Linear>(32, 32), std::make_shared<nn::Tanh>(),
+      std::make_shared<nn::Linear>(32, 4));
   mlp->to(kGpu);
   return mlp;
 }

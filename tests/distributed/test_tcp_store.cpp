@@ -52,7 +52,9 @@ TEST(DistributedTCPStore, GetTimesOutNamingTheKeyAndTimeout) {
   // The connection is replaced after the timeout: the store still works.
   server.set("after", std::string("ok"));
   EXPECT_EQ(server.get_string("after"), "ok");
-  message = ::kiln::testing::error_message_of([&] { server.wait({"after", "missing_too"}, 200ms); });
+  message = ::kiln::testing::error_message_of([&] {
+    server.wait({"after", "missing_too"}, 200ms);
+  });
   EXPECT_NE(message.find("missing_too"), std::string::npos) << message;
   EXPECT_NE(message.find("200 ms"), std::string::npos) << message;
 }
@@ -67,11 +69,17 @@ TEST(DistributedTCPStore, ClientWithoutServerFailsWithinTimeout) {
 }
 
 TEST(DistributedTCPStore, RejectsBadArguments) {
-  EXPECT_NE(::kiln::testing::error_message_of([] { TCPStore("127.0.0.1", 0, 1, false, 1s); }).find("port"),
+  EXPECT_NE(::kiln::testing::error_message_of([] {
+              TCPStore("127.0.0.1", 0, 1, false, 1s);
+            }).find("port"),
             std::string::npos);
-  EXPECT_NE(::kiln::testing::error_message_of([] { TCPStore("127.0.0.1", 0, 0, true, 1s); }).find("world_size"),
+  EXPECT_NE(::kiln::testing::error_message_of([] {
+              TCPStore("127.0.0.1", 0, 0, true, 1s);
+            }).find("world_size"),
             std::string::npos);
-  EXPECT_NE(::kiln::testing::error_message_of([] { TCPStore("127.0.0.1", 0, 1, true, 0ms); }).find("timeout"),
+  EXPECT_NE(::kiln::testing::error_message_of([] {
+              TCPStore("127.0.0.1", 0, 1, true, 0ms);
+            }).find("timeout"),
             std::string::npos);
 }
 

@@ -242,9 +242,10 @@ void ProcessGroupNccl::Impl::settle_locked(ncclResult_t result, const char* call
     if (Clock::now() > deadline) {
       abort_locked(fmt::format("{} did not finish within the timeout of {} ms", call,
                                options.timeout.count()));
-      KILN_FAIL("{}: {} timed out after {} ms (did every rank start, with the same world size and "
-                "master address, and is each on a GPU of its own?)",
-                what, call, options.timeout.count());
+      KILN_FAIL(
+          "{}: {} timed out after {} ms (did every rank start, with the same world size and "
+          "master address, and is each on a GPU of its own?)",
+          what, call, options.timeout.count());
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
     ncclCommGetAsyncError(comm, &result);
@@ -329,8 +330,7 @@ void ProcessGroupNccl::Impl::check_tensor(const Tensor& tensor, const char* op,
 }
 
 void ProcessGroupNccl::Impl::check_tensors(std::span<const Tensor> tensors, DType dtype,
-                                           int64_t numel, const char* op,
-                                           const char* which) const {
+                                           int64_t numel, const char* op, const char* which) const {
   for (size_t i = 0; i < tensors.size(); ++i) {
     auto name = fmt::format("{}[{}]", which, i);
     check_tensor(tensors[i], op, name.c_str());
@@ -350,14 +350,15 @@ Work ProcessGroupNccl::Impl::launch(std::string description, std::vector<Tensor>
              description, state->device);
   cuda::DeviceGuard guard(state->device);
   cudaStream_t nccl_stream = stream.get();
-  KILN_CUDA_CHECK(cudaEventRecord(ready.get(), cuda::stream_of(state->device)));
-  KILN_CUDA_CHECK(cudaStreamWaitEvent(nccl_stream, ready.get(), 0));
   const std::string what = fmt::format("ProcessGroupNccl: {} on rank {} of {}", description,
                                        state->rank, state->world_size);
   std::shared_ptr<NcclWorkState> work;
   {
+    // Under the lock: callers on several threads each get their own ordering event's record.
     std::lock_guard lock(state->mutex);
     if (state->failure) throw_error(state->work_error(description, *state->failure));
+    KILN_CUDA_CHECK(cudaEventRecord(ready.get(), cuda::stream_of(state->device)));
+    KILN_CUDA_CHECK(cudaStreamWaitEvent(nccl_stream, ready.get(), 0));
     enqueue(nccl_stream, what);
     OwnedEvent end = make_nccl_event();
     KILN_CUDA_CHECK(cudaEventRecord(end.get(), nccl_stream));
@@ -383,8 +384,7 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int w
              "ProcessGroupNccl: the nccl backend drives GPUs, and no CUDA device is visible (use "
              "backend 'gloo' for CPU tensors)");
   const int count = cuda::device_count();
-  const int device =
-      options.device.value_or(detail::env_int("LOCAL_RANK").value_or(rank) % count);
+  const int device = options.device.value_or(detail::env_int("LOCAL_RANK").value_or(rank) % count);
   KILN_CHECK(device >= 0 && device < count,
              "ProcessGroupNccl: device must be in [0, {}) (the visible GPUs), got {}", count,
              device);
@@ -418,10 +418,11 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int w
   config.blocking = 0;
   std::unique_lock lock(impl.state->mutex);
   const ncclResult_t init = ncclCommInitRankConfig(&impl.comm, world_size, id, rank, &config);
-  impl.settle_locked(init, "ncclCommInitRankConfig",
-              fmt::format("ProcessGroupNccl: rank {} of {} (cuda:{}) could not connect to its "
-                          "peers within the timeout of {} ms",
-                          rank, world_size, device, options.timeout.count()));
+  impl.settle_locked(
+      init, "ncclCommInitRankConfig",
+      fmt::format("ProcessGroupNccl: rank {} of {} (cuda:{}) could not connect to its "
+                  "peers within the timeout of {} ms",
+                  rank, world_size, device, options.timeout.count()));
   lock.unlock();
 
   // High priority: the collectives overlap with compute (DDP), and a bucket's all-reduce that
@@ -445,44 +446,43 @@ Work ProcessGroupNccl::all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
   impl_->check_tensor(tensor, "all_reduce", "tensor");
   detail::check_reduce_op(op, tensor.dtype(), "all_reduce");
   Impl* impl = impl_.get();
-  return impl->launch(describe_nccl_work(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor),
-                      {tensor}, async_op, [&](cudaStream_t stream, const std::string& what) {
-                        if (tensor.numel() == 0) return;
-                        impl->settle_locked(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(),
-                                                   tensor.numel(), *nccl_dtype(tensor.dtype()),
-                                                   nccl_op(op, tensor.dtype()), impl->comm,
-                                                   stream),
-                                     "ncclAllReduce", what);
-                      });
+  return impl->launch(
+      describe_nccl_work(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor), {tensor},
+      async_op, [&](cudaStream_t stream, const std::string& what) {
+        if (tensor.numel() == 0) return;
+        impl->settle_locked(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                                          *nccl_dtype(tensor.dtype()), nccl_op(op, tensor.dtype()),
+                                          impl->comm, stream),
+                            "ncclAllReduce", what);
+      });
 }
 
 Work ProcessGroupNccl::broadcast(Tensor& tensor, int src, bool async_op) {
   impl_->check_tensor(tensor, "broadcast", "tensor");
   detail::check_rank(src, world_size(), "broadcast", "src");
   Impl* impl = impl_.get();
-  return impl->launch(describe_nccl_work(fmt::format("broadcast from rank {}", src), tensor), {tensor},
-                      async_op, [&](cudaStream_t stream, const std::string& what) {
+  return impl->launch(describe_nccl_work(fmt::format("broadcast from rank {}", src), tensor),
+                      {tensor}, async_op, [&](cudaStream_t stream, const std::string& what) {
                         if (tensor.numel() == 0) return;
-                        impl->settle_locked(ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(),
-                                                   tensor.numel(), *nccl_dtype(tensor.dtype()),
-                                                   src, impl->comm, stream),
-                                     "ncclBroadcast", what);
+                        impl->settle_locked(
+                            ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                                          *nccl_dtype(tensor.dtype()), src, impl->comm, stream),
+                            "ncclBroadcast", what);
                       });
 }
 
-Work ProcessGroupNccl::all_gather_into_tensor(Tensor& output, const Tensor& input,
-                                              bool async_op) {
+Work ProcessGroupNccl::all_gather_into_tensor(Tensor& output, const Tensor& input, bool async_op) {
   impl_->check_tensor(input, "all_gather_into_tensor", "input");
   impl_->check_tensors(std::span(&output, 1), input.dtype(), world_size() * input.numel(),
                        "all_gather_into_tensor", "output");
   Impl* impl = impl_.get();
-  return impl->launch(describe_nccl_work("all_gather_into_tensor", input), {input, output}, async_op,
-                      [&](cudaStream_t stream, const std::string& what) {
+  return impl->launch(describe_nccl_work("all_gather_into_tensor", input), {input, output},
+                      async_op, [&](cudaStream_t stream, const std::string& what) {
                         if (input.numel() == 0) return;
-                        impl->settle_locked(ncclAllGather(input.data_ptr(), output.data_ptr(),
-                                                   input.numel(), *nccl_dtype(input.dtype()),
-                                                   impl->comm, stream),
-                                     "ncclAllGather", what);
+                        impl->settle_locked(
+                            ncclAllGather(input.data_ptr(), output.data_ptr(), input.numel(),
+                                          *nccl_dtype(input.dtype()), impl->comm, stream),
+                            "ncclAllGather", what);
                       });
 }
 
@@ -494,8 +494,8 @@ Work ProcessGroupNccl::all_gather(std::vector<Tensor>& outputs, const Tensor& in
              outputs.size());
   impl_->check_tensors(outputs, input.dtype(), input.numel(), "all_gather", "outputs");
   // NCCL gathers into one buffer; its slices are then copied to the outputs on the same stream.
-  Tensor gathered = empty({world_size() * input.numel()}, TensorOptions(input.dtype())
-                                                              .device(input.device()));
+  Tensor gathered =
+      empty({world_size() * input.numel()}, TensorOptions(input.dtype()).device(input.device()));
   std::vector<Tensor> tensors = outputs;
   tensors.push_back(input);
   tensors.push_back(gathered);
@@ -505,8 +505,8 @@ Work ProcessGroupNccl::all_gather(std::vector<Tensor>& outputs, const Tensor& in
       [&](cudaStream_t stream, const std::string& what) {
         if (input.numel() == 0) return;
         impl->settle_locked(ncclAllGather(input.data_ptr(), gathered.data_ptr(), input.numel(),
-                                   *nccl_dtype(input.dtype()), impl->comm, stream),
-                     "ncclAllGather", what);
+                                          *nccl_dtype(input.dtype()), impl->comm, stream),
+                            "ncclAllGather", what);
         const auto* bytes = static_cast<const uint8_t*>(gathered.data_ptr());
         for (size_t r = 0; r < outputs.size(); ++r)
           KILN_CUDA_CHECK(cudaMemcpyAsync(outputs[r].data_ptr(), bytes + r * input.nbytes(),
@@ -526,9 +526,9 @@ Work ProcessGroupNccl::reduce_scatter_tensor(Tensor& output, const Tensor& input
       {input, output}, async_op, [&](cudaStream_t stream, const std::string& what) {
         if (output.numel() == 0) return;
         impl->settle_locked(ncclReduceScatter(input.data_ptr(), output.data_ptr(), output.numel(),
-                                       *nccl_dtype(output.dtype()), nccl_op(op, output.dtype()),
-                                       impl->comm, stream),
-                     "ncclReduceScatter", what);
+                                              *nccl_dtype(output.dtype()),
+                                              nccl_op(op, output.dtype()), impl->comm, stream),
+                            "ncclReduceScatter", what);
       });
 }
 
@@ -541,8 +541,8 @@ Work ProcessGroupNccl::reduce_scatter(Tensor& output, const std::vector<Tensor>&
              inputs.size());
   impl_->check_tensors(inputs, output.dtype(), output.numel(), "reduce_scatter", "inputs");
   // The inputs laid end to end on the group's stream, then one NCCL reduce-scatter.
-  Tensor laid_out = empty({world_size() * output.numel()},
-                          TensorOptions(output.dtype()).device(output.device()));
+  Tensor laid_out =
+      empty({world_size() * output.numel()}, TensorOptions(output.dtype()).device(output.device()));
   std::vector<Tensor> tensors = inputs;
   tensors.push_back(output);
   tensors.push_back(laid_out);
@@ -555,10 +555,10 @@ Work ProcessGroupNccl::reduce_scatter(Tensor& output, const std::vector<Tensor>&
         for (size_t r = 0; r < inputs.size(); ++r)
           KILN_CUDA_CHECK(cudaMemcpyAsync(bytes + r * output.nbytes(), inputs[r].data_ptr(),
                                           output.nbytes(), cudaMemcpyDeviceToDevice, stream));
-        impl->settle_locked(ncclReduceScatter(bytes, output.data_ptr(), output.numel(),
-                                       *nccl_dtype(output.dtype()), nccl_op(op, output.dtype()),
-                                       impl->comm, stream),
-                     "ncclReduceScatter", what);
+        impl->settle_locked(
+            ncclReduceScatter(bytes, output.data_ptr(), output.numel(), *nccl_dtype(output.dtype()),
+                              nccl_op(op, output.dtype()), impl->comm, stream),
+            "ncclReduceScatter", what);
       });
 }
 
@@ -566,12 +566,12 @@ Work ProcessGroupNccl::reduce_scatter(Tensor& output, const std::vector<Tensor>&
 Work ProcessGroupNccl::barrier(bool async_op) {
   Tensor token = zeros({1}, TensorOptions(DType::Float32).device(Device::cuda(device())));
   Impl* impl = impl_.get();
-  Work work = impl->launch("barrier", {token}, /*async_op=*/true,
-                           [&](cudaStream_t stream, const std::string& what) {
-                             impl->settle_locked(ncclAllReduce(token.data_ptr(), token.data_ptr(), 1,
-                                                        ncclFloat32, ncclSum, impl->comm, stream),
-                                          "ncclAllReduce", what);
-                           });
+  Work work = impl->launch(
+      "barrier", {token}, /*async_op=*/true, [&](cudaStream_t stream, const std::string& what) {
+        impl->settle_locked(ncclAllReduce(token.data_ptr(), token.data_ptr(), 1, ncclFloat32,
+                                          ncclSum, impl->comm, stream),
+                            "ncclAllReduce", what);
+      });
   if (!async_op) work.wait();
   return work;
 }

@@ -7,7 +7,8 @@ namespace kiln::distributed {
 
 namespace {
 #ifdef KILN_WITHOUT_NCCL_ONLY
-constexpr const char* kMissing = "this CUDA build found no NCCL (libnccl.so and nccl.h beside the toolkit)";
+constexpr const char* kMissing =
+    "this CUDA build found no NCCL (libnccl.so and nccl.h beside the toolkit)";
 #else
 constexpr const char* kMissing = "this build has no CUDA";
 #endif
