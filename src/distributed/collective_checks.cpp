@@ -21,10 +21,11 @@ void check_collective_tensor(const Tensor& tensor, const char* op, const char* w
 }
 
 void check_same_dtype_and_numel(std::span<const Tensor> tensors, DType dtype, int64_t numel,
-                                const char* op, const char* which) {
+                                const char* op, const char* which,
+                                const TensorCheck& check_tensor) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     auto name = fmt::format("{}[{}]", which, i);
-    check_collective_tensor(tensors[i], op, name.c_str());
+    check_tensor(tensors[i], op, name.c_str());
     KILN_CHECK_T(TypeError, tensors[i].dtype() == dtype, "{}: {} has dtype {}, expected {}", op,
                  name, dtype_name(tensors[i].dtype()), dtype_name(dtype));
     KILN_CHECK(tensors[i].numel() == numel, "{}: {} has {} elements (sizes {}), expected {}", op,

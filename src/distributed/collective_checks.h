@@ -4,15 +4,19 @@
 #include <kiln/core/tensor.h>
 #include <kiln/distributed/reduce_op.h>
 
+#include <functional>
 #include <span>
 
 namespace kiln::distributed::detail {
 
 // Defined, on the CPU, contiguous, of a dtype Gloo can reduce.
 void check_collective_tensor(const Tensor& tensor, const char* op, const char* which);
-// Every tensor has reference's dtype and `numel` elements.
+// Every tensor passes check_tensor (the backend's check; default: check_collective_tensor) and
+// has `dtype` and `numel` elements.
+using TensorCheck = std::function<void(const Tensor&, const char* op, const char* which)>;
 void check_same_dtype_and_numel(std::span<const Tensor> tensors, DType dtype, int64_t numel,
-                                const char* op, const char* which);
+                                const char* op, const char* which,
+                                const TensorCheck& check_tensor = check_collective_tensor);
 void check_reduce_op(ReduceOp op, DType dtype, const char* op_name);
 void check_rank(int rank, int world_size, const char* op, const char* which);
 

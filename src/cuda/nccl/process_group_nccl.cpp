@@ -331,14 +331,9 @@ void ProcessGroupNccl::Impl::check_tensor(const Tensor& tensor, const char* op,
 
 void ProcessGroupNccl::Impl::check_tensors(std::span<const Tensor> tensors, DType dtype,
                                            int64_t numel, const char* op, const char* which) const {
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    auto name = fmt::format("{}[{}]", which, i);
-    check_tensor(tensors[i], op, name.c_str());
-    KILN_CHECK_T(TypeError, tensors[i].dtype() == dtype, "{}: {} has dtype {}, expected {}", op,
-                 name, dtype_name(tensors[i].dtype()), dtype_name(dtype));
-    KILN_CHECK(tensors[i].numel() == numel, "{}: {} has {} elements (sizes {}), expected {}", op,
-               name, tensors[i].numel(), tensors[i].sizes(), numel);
-  }
+  detail::check_same_dtype_and_numel(
+      tensors, dtype, numel, op, which,
+      [this](const Tensor& t, const char* o, const char* w) { check_tensor(t, o, w); });
 }
 
 template <typename Enqueue>
