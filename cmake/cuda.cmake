@@ -86,17 +86,19 @@ target_sources(kiln PRIVATE ${KILN_CUDA_SOURCES} $<TARGET_OBJECTS:kiln_cuda_kern
 target_link_libraries(kiln PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cublas_LIBRARY} ${CUDA_nvrtc_LIBRARY}
                                    ${KILN_CUDNN_LIBRARY})
 
-# NCCL (the distributed layer's "nccl" backend, src/cuda/nccl) where the toolkit has it; without
-# it the CUDA build runs and ProcessGroupNccl raises, saying what is missing.
+# NCCL (the distributed layer's "nccl" backend, src/cuda/nccl) where the toolkit has its header
+# and library; without them the CUDA build runs and ProcessGroupNccl raises, saying what is
+# missing.
 find_library(KILN_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
 find_path(KILN_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
 if(KILN_NCCL_LIBRARY AND KILN_NCCL_INCLUDE_DIR)
   file(GLOB KILN_NCCL_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/cuda/nccl/*.cpp)
+  # Loaded at run time (src/cuda/nccl/nccl_library.h says why), from the loader's search path
+  # or else this library.
   set_source_files_properties(${KILN_NCCL_SOURCES} PROPERTIES
     INCLUDE_DIRECTORIES "${CUDAToolkit_INCLUDE_DIRS};${KILN_NCCL_INCLUDE_DIR}"
-    COMPILE_DEFINITIONS KILN_WITH_CUDA)
+    COMPILE_DEFINITIONS "KILN_WITH_CUDA;KILN_NCCL_LIBRARY_PATH=\"${KILN_NCCL_LIBRARY}\"")
   target_sources(kiln PRIVATE ${KILN_NCCL_SOURCES})
-  target_link_libraries(kiln PRIVATE ${KILN_NCCL_LIBRARY})
   message(STATUS "kiln: NCCL backend on (${KILN_NCCL_LIBRARY})")
 else()
   message(STATUS "kiln: NCCL not found beside the CUDA toolkit: the nccl backend is off")

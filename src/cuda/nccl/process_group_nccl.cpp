@@ -15,11 +15,10 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_state.h"
+#include "cuda/nccl/nccl_library.h"
 #include "distributed/collective_checks.h"
 #include "distributed/environment.h"
 #include "distributed/work_state.h"
-
-#include <nccl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -222,8 +221,8 @@ struct ProcessGroupNccl::Impl {
 };
 
 std::string ProcessGroupNccl::Impl::nccl_error(ncclResult_t result, const char* call) {
-  const char* last = comm ? ncclGetLastError(comm) : nullptr;
-  return fmt::format("{} failed: {}{}{}", call, ncclGetErrorString(result),
+  const char* last = comm ? detail::nccl().get_last_error(comm) : nullptr;
+  return fmt::format("{} failed: {}{}{}", call, detail::nccl().get_error_string(result),
                      last && *last ? ": " : "", last ? last : "");
 }
 
@@ -231,7 +230,7 @@ void ProcessGroupNccl::Impl::abort_locked(const std::string& cause) {
   if (!state->failure) state->failure = cause;
   if (comm && !comm_aborted) {
     comm_aborted = true;
-    ncclCommAbort(comm);  // ends NCCL's kernels still waiting for peers
+    detail::nccl().comm_abort(comm);  // ends NCCL's kernels still waiting for peers
   }
 }
 
@@ -248,7 +247,7 @@ void ProcessGroupNccl::Impl::settle_locked(ncclResult_t result, const char* call
           what, call, options.timeout.count());
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
-    ncclCommGetAsyncError(comm, &result);
+    detail::nccl().comm_get_async_error(comm, &result);
   }
   if (result != ncclSuccess) {
     const std::string error = nccl_error(result, call);
@@ -276,18 +275,18 @@ ProcessGroupNccl::Impl::~Impl() {
     }
   }
   if (drained) {
-    ncclResult_t result = ncclCommFinalize(comm);
+    ncclResult_t result = detail::nccl().comm_finalize(comm);
     const auto deadline = Clock::now() + options.timeout;
     while (result == ncclInProgress && Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::microseconds(100));
-      ncclCommGetAsyncError(comm, &result);
+      detail::nccl().comm_get_async_error(comm, &result);
     }
     drained = result == ncclSuccess;
   }
   if (drained) {
-    ncclCommDestroy(comm);
+    detail::nccl().comm_destroy(comm);
   } else if (!comm_aborted) {
-    ncclCommAbort(comm);
+    detail::nccl().comm_abort(comm);
   }
 }
 
@@ -307,7 +306,7 @@ void ProcessGroupNccl::Impl::watch() {
     }
     if (comm_aborted) continue;
     ncclResult_t async_error = ncclSuccess;
-    ncclCommGetAsyncError(comm, &async_error);
+    detail::nccl().comm_get_async_error(comm, &async_error);
     if (async_error != ncclSuccess && async_error != ncclInProgress)
       abort_locked(nccl_error(async_error, "a collective in flight"));
   }
@@ -378,6 +377,7 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int w
   KILN_CHECK(cuda::is_available(),
              "ProcessGroupNccl: the nccl backend drives GPUs, and no CUDA device is visible (use "
              "backend 'gloo' for CPU tensors)");
+  detail::nccl();  // raises, saying what is missing, when NCCL cannot be loaded
   const int count = cuda::device_count();
   const int device = options.device.value_or(detail::env_int("LOCAL_RANK").value_or(rank) % count);
   KILN_CHECK(device >= 0 && device < count,
@@ -396,9 +396,9 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int w
   ncclUniqueId id;
   const std::string key = options.store_prefix + "nccl_unique_id";
   if (rank == 0) {
-    const ncclResult_t result = ncclGetUniqueId(&id);
+    const ncclResult_t result = detail::nccl().get_unique_id(&id);
     KILN_CHECK(result == ncclSuccess, "ProcessGroupNccl: ncclGetUniqueId failed: {}",
-               ncclGetErrorString(result));
+               detail::nccl().get_error_string(result));
     const auto* bytes = reinterpret_cast<const uint8_t*>(&id);
     store->set(key, std::vector<uint8_t>(bytes, bytes + sizeof(id)));
   } else {
@@ -412,7 +412,8 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int w
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   std::unique_lock lock(impl.state->mutex);
-  const ncclResult_t init = ncclCommInitRankConfig(&impl.comm, world_size, id, rank, &config);
+  const ncclResult_t init =
+      detail::nccl().comm_init_rank_config(&impl.comm, world_size, id, rank, &config);
   impl.settle_locked(
       init, "ncclCommInitRankConfig",
       fmt::format("ProcessGroupNccl: rank {} of {} (cuda:{}) could not connect to its "
@@ -445,10 +446,11 @@ Work ProcessGroupNccl::all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
       describe_nccl_work(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor), {tensor},
       async_op, [&](cudaStream_t stream, const std::string& what) {
         if (tensor.numel() == 0) return;
-        impl->settle_locked(ncclAllReduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
-                                          *nccl_dtype(tensor.dtype()), nccl_op(op, tensor.dtype()),
-                                          impl->comm, stream),
-                            "ncclAllReduce", what);
+        impl->settle_locked(
+            detail::nccl().all_reduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                                      *nccl_dtype(tensor.dtype()), nccl_op(op, tensor.dtype()),
+                                      impl->comm, stream),
+            "ncclAllReduce", what);
       });
 }
 
@@ -456,14 +458,15 @@ Work ProcessGroupNccl::broadcast(Tensor& tensor, int src, bool async_op) {
   impl_->check_tensor(tensor, "broadcast", "tensor");
   detail::check_rank(src, world_size(), "broadcast", "src");
   Impl* impl = impl_.get();
-  return impl->launch(describe_nccl_work(fmt::format("broadcast from rank {}", src), tensor),
-                      {tensor}, async_op, [&](cudaStream_t stream, const std::string& what) {
-                        if (tensor.numel() == 0) return;
-                        impl->settle_locked(
-                            ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
-                                          *nccl_dtype(tensor.dtype()), src, impl->comm, stream),
-                            "ncclBroadcast", what);
-                      });
+  return impl->launch(
+      describe_nccl_work(fmt::format("broadcast from rank {}", src), tensor), {tensor}, async_op,
+      [&](cudaStream_t stream, const std::string& what) {
+        if (tensor.numel() == 0) return;
+        impl->settle_locked(
+            detail::nccl().broadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
+                                     *nccl_dtype(tensor.dtype()), src, impl->comm, stream),
+            "ncclBroadcast", what);
+      });
 }
 
 Work ProcessGroupNccl::all_gather_into_tensor(Tensor& output, const Tensor& input, bool async_op) {
@@ -474,10 +477,10 @@ Work ProcessGroupNccl::all_gather_into_tensor(Tensor& output, const Tensor& inpu
   return impl->launch(describe_nccl_work("all_gather_into_tensor", input), {input, output},
                       async_op, [&](cudaStream_t stream, const std::string& what) {
                         if (input.numel() == 0) return;
-                        impl->settle_locked(
-                            ncclAllGather(input.data_ptr(), output.data_ptr(), input.numel(),
-                                          *nccl_dtype(input.dtype()), impl->comm, stream),
-                            "ncclAllGather", what);
+                        impl->settle_locked(detail::nccl().all_gather(
+                                                input.data_ptr(), output.data_ptr(), input.numel(),
+                                                *nccl_dtype(input.dtype()), impl->comm, stream),
+                                            "ncclAllGather", what);
                       });
 }
 
@@ -499,9 +502,10 @@ Work ProcessGroupNccl::all_gather(std::vector<Tensor>& outputs, const Tensor& in
       describe_nccl_work("all_gather", input), std::move(tensors), async_op,
       [&](cudaStream_t stream, const std::string& what) {
         if (input.numel() == 0) return;
-        impl->settle_locked(ncclAllGather(input.data_ptr(), gathered.data_ptr(), input.numel(),
-                                          *nccl_dtype(input.dtype()), impl->comm, stream),
-                            "ncclAllGather", what);
+        impl->settle_locked(
+            detail::nccl().all_gather(input.data_ptr(), gathered.data_ptr(), input.numel(),
+                                      *nccl_dtype(input.dtype()), impl->comm, stream),
+            "ncclAllGather", what);
         const auto* bytes = static_cast<const uint8_t*>(gathered.data_ptr());
         for (size_t r = 0; r < outputs.size(); ++r)
           KILN_CUDA_CHECK(cudaMemcpyAsync(outputs[r].data_ptr(), bytes + r * input.nbytes(),
@@ -520,10 +524,11 @@ Work ProcessGroupNccl::reduce_scatter_tensor(Tensor& output, const Tensor& input
       describe_nccl_work(fmt::format("reduce_scatter_tensor ({})", reduce_op_name(op)), output),
       {input, output}, async_op, [&](cudaStream_t stream, const std::string& what) {
         if (output.numel() == 0) return;
-        impl->settle_locked(ncclReduceScatter(input.data_ptr(), output.data_ptr(), output.numel(),
-                                              *nccl_dtype(output.dtype()),
-                                              nccl_op(op, output.dtype()), impl->comm, stream),
-                            "ncclReduceScatter", what);
+        impl->settle_locked(
+            detail::nccl().reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(),
+                                          *nccl_dtype(output.dtype()), nccl_op(op, output.dtype()),
+                                          impl->comm, stream),
+            "ncclReduceScatter", what);
       });
 }
 
@@ -551,8 +556,9 @@ Work ProcessGroupNccl::reduce_scatter(Tensor& output, const std::vector<Tensor>&
           KILN_CUDA_CHECK(cudaMemcpyAsync(bytes + r * output.nbytes(), inputs[r].data_ptr(),
                                           output.nbytes(), cudaMemcpyDeviceToDevice, stream));
         impl->settle_locked(
-            ncclReduceScatter(bytes, output.data_ptr(), output.numel(), *nccl_dtype(output.dtype()),
-                              nccl_op(op, output.dtype()), impl->comm, stream),
+            detail::nccl().reduce_scatter(bytes, output.data_ptr(), output.numel(),
+                                          *nccl_dtype(output.dtype()), nccl_op(op, output.dtype()),
+                                          impl->comm, stream),
             "ncclReduceScatter", what);
       });
 }
@@ -563,8 +569,8 @@ Work ProcessGroupNccl::barrier(bool async_op) {
   Impl* impl = impl_.get();
   Work work = impl->launch(
       "barrier", {token}, /*async_op=*/true, [&](cudaStream_t stream, const std::string& what) {
-        impl->settle_locked(ncclAllReduce(token.data_ptr(), token.data_ptr(), 1, ncclFloat32,
-                                          ncclSum, impl->comm, stream),
+        impl->settle_locked(detail::nccl().all_reduce(token.data_ptr(), token.data_ptr(), 1,
+                                                      ncclFloat32, ncclSum, impl->comm, stream),
                             "ncclAllReduce", what);
       });
   if (!async_op) work.wait();
