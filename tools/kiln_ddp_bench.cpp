@@ -13,6 +13,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/bert_config.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -68,14 +70,9 @@ Workload make_workload(const Options& options, kiln::Device device, int rank) {
     w.input = kiln::randn({w.batch, 3, side, side});
     w.target = kiln::randint(0, classes, {w.batch}, kiln::kInt64);
   } else if (options.workload == "bert") {
-    kiln::models::BertConfig config;  // BERT-base
-    if (options.tiny)
-      config = {.vocab_size = 100,
-                .hidden_size = 32,
-                .num_hidden_layers = 2,
-                .num_attention_heads = 2,
-                .intermediate_size = 64,
-                .max_position_embeddings = 64};
+    // BERT-base, or kiln_bench's tiny one.
+    const kiln::models::BertConfig config =
+        kiln_bench::bert_config(options.tiny ? kiln_bench::Shapes::tiny : kiln_bench::Shapes::full);
     w.model = kiln::models::bert_for_sequence_classification(config);
     w.batch = options.tiny ? 2 : gpu ? 16 : 4;
     kiln::manual_seed(1 + rank);

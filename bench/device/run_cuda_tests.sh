@@ -62,7 +62,7 @@ pack() {
   # glibc's own libraries must be the machine's (they go with its loader). The C++ runtime is
   # the machine's too unless it is older than Debian 12's (lib-fallback, used only then). cuBLAS
   # and NVRTC (which loads its builtins library beside it) are the toolkit's there, cuDNN the
-  # machine's (find_cudnn: libcudnn.so.9 is a shim that loads libcudnn_cnn and the rest from its
+  # machine's (find_library_dir: libcudnn.so.9 is a shim that loads libcudnn_cnn and the rest from its
   # own folder, so it must not travel without them). Everything else travels, the CUDA runtime
   # included (it is small).
   ldd "${binaries[@]}" | awk '/=> \//{print $3}' | sort -u | while read -r lib; do
@@ -86,49 +86,29 @@ pack() {
   echo "  bash bench/device/run_cuda_tests.sh bench   # the GPU benchmarks beside PyTorch"
 }
 
-# The directory holding the machine's libcublas.so.13: the toolkit's, else a pip wheel's.
-find_cublas() {
-  local dir
+# The directory holding the machine's library $1 (a soname): the toolkit's, else the pip wheel
+# whose Python package is $2 (nvidia.cudnn, nvidia.nccl: PyTorch's wheels' libraries live in
+# nvidia/<name>/lib), else wherever a search of the disk finds it. cuBLAS (libcublas.so.13) is the
+# toolkit's; cuDNN (libcudnn.so.9, a shim that loads its sub-libraries from its own folder) and
+# NCCL (libnccl.so.2, 218 MB, loaded by kiln at run time) are PyTorch's wheels' where the toolkit
+# has none. None of them travels in the bundle.
+find_library_dir() {
+  local name="$1" module="${2:-}" dir found
   for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64; do
-    [[ -e "$dir/libcublas.so.13" ]] && { echo "$dir"; return; }
+    [[ -e "$dir/$name" ]] && { echo "$dir"; return; }
   done
-  local found
-  found="$(find / -name 'libcublas.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)"
-  [[ -n "$found" ]] && dirname "$found"
-}
-
-# The directory holding the machine's libcudnn.so.9 (with the sub-libraries it loads): the
-# toolkit's, else PyTorch's pip wheel nvidia-cudnn-cu13 (nvidia/cudnn/lib in site-packages).
-find_cudnn() {
-  local dir
-  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64; do
-    [[ -e "$dir/libcudnn.so.9" ]] && { echo "$dir"; return; }
-  done
-  # nvidia.cudnn is a namespace package (no __file__): its __path__ names the folder.
-  dir="$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)" || true
-  [[ -n "$dir" && -e "$dir/libcudnn.so.9" ]] && { echo "$dir"; return; }
-  local found
-  found="$(find /usr/local/lib /usr/lib /opt /root -path '*/nvidia/*' -name 'libcudnn.so.9' 2>/dev/null | head -1)"
-  [[ -z "$found" ]] && found="$(find / -name 'libcudnn.so.9' -not -path '/proc/*' 2>/dev/null | head -1)"
-  [[ -n "$found" ]] && dirname "$found"
-}
-
-# The directory holding the machine's libnccl.so.2 (218 MB: it does not travel): the toolkit's,
-# else PyTorch's pip wheel nvidia-nccl-cu13 (nvidia/nccl/lib).
-find_nccl() {
-  local dir
-  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64; do
-    [[ -e "$dir/libnccl.so.2" ]] && { echo "$dir"; return; }
-  done
-  dir="$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)" || true
-  [[ -n "$dir" && -e "$dir/libnccl.so.2" ]] && { echo "$dir"; return; }
-  local found
-  found="$(find / -name 'libnccl.so.2' -not -path '/proc/*' 2>/dev/null | head -1)"
+  if [[ -n "$module" ]]; then
+    # A namespace package (no __file__): its __path__ names the folder.
+    dir="$(python3 -c "import $module as m; print(list(m.__path__)[0] + '/lib')" 2>/dev/null)" || true
+    [[ -n "$dir" && -e "$dir/$name" ]] && { echo "$dir"; return; }
+  fi
+  found="$(find /usr/local/lib /usr/lib /opt /root -path '*/nvidia/*' -name "$name" 2>/dev/null | head -1)"
+  [[ -z "$found" ]] && found="$(find / -name "$name" -not -path '/proc/*' 2>/dev/null | head -1)"
   [[ -n "$found" ]] && dirname "$found"
 }
 
 # Unpacks the bundle into a new folder: sets root (the folder), out ($OUT or the bundle's out/),
-# cublas and cudnn (the machine's cuBLAS and cuDNN folders) and libs (LD_LIBRARY_PATH for the
+# cublas, cudnn and nccl (the machine's cuBLAS, cuDNN and NCCL folders) and libs (LD_LIBRARY_PATH for the
 # bundle's binaries, with the fallback C++ runtime when the machine's is too old for `probe`, a
 # binary of the bundle).
 unpack() {
@@ -139,13 +119,18 @@ unpack() {
   mkdir -p "$out"
   tar -C "$root" -xzf "$bundle"
   [[ -x "$root/$probe" ]] || { echo "the bundle has no $probe" >&2; exit 2; }
-  cublas="$(find_cublas)" || true
+  cublas="$(find_library_dir libcublas.so.13)" || true
   [[ -n "$cublas" ]] || { echo "no libcublas.so.13 on this machine" >&2; exit 1; }
-  cudnn="$(find_cudnn)" || true
+  cudnn="$(find_library_dir libcudnn.so.9 nvidia.cudnn)" || true
   [[ -n "$cudnn" ]] || { echo "no libcudnn.so.9 on this machine (pip install nvidia-cudnn-cu13)" >&2; exit 1; }
-  nccl="$(find_nccl)" || true
-  [[ -n "$nccl" ]] || { echo "no libnccl.so.2 on this machine (pip install nvidia-nccl-cu13)" >&2; exit 1; }
-  libs="$root/lib:$cublas:$cudnn:$nccl"
+  libs="$root/lib:$cublas:$cudnn"
+  # NCCL only for the nccl process group (kiln loads it when one is made).
+  nccl="$(find_library_dir libnccl.so.2 nvidia.nccl)" || true
+  if [[ -n "$nccl" ]]; then
+    libs="$libs:$nccl"
+  else
+    echo "no libnccl.so.2 on this machine (pip install nvidia-nccl-cu13): nccl groups will fail" >&2
+  fi
   # The distributed tests start this worker once per rank.
   export KILN_DIST_WORKER="$root/kiln_dist_worker"
   LD_LIBRARY_PATH="$libs" "$root/$probe" --help >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"

@@ -26,11 +26,13 @@ int resolve(int device) {
 
 }  // namespace
 
-Stream Stream::create(int device) {
+Stream Stream::create(int device, bool high_priority) {
   device = resolve(device);
   DeviceGuard guard(device);
+  int least = 0, greatest = 0;
+  if (high_priority) KILN_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t s = nullptr;
-  KILN_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  KILN_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest));
   // The deleter waits for the stream's work first: the caching allocator keys free blocks by
   // stream, and a later stream may reuse this handle's address.
   std::shared_ptr<CUstream_st> owned(s, [device](CUstream_st* h) {

@@ -42,6 +42,19 @@ void check_reduce_op(ReduceOp op, DType dtype, const char* op_name) {
                op_name, dtype_name(dtype));
 }
 
+void check_group_arguments(const Store* store, int rank, int world_size,
+                           std::chrono::milliseconds timeout, const char* group) {
+  KILN_CHECK(store != nullptr, "{}: store is null", group);
+  KILN_CHECK(world_size >= 1, "{}: world_size must be at least 1, got {}", group, world_size);
+  check_rank(rank, world_size, group, "rank");
+  KILN_CHECK(timeout.count() > 0, "{}: timeout must be positive, got {} ms", group,
+             timeout.count());
+}
+
+std::string describe_collective(std::string_view what, const Tensor& tensor) {
+  return fmt::format("{} of {} {} elements", what, tensor.numel(), dtype_name(tensor.dtype()));
+}
+
 void check_rank(int rank, int world_size, const char* op, const char* which) {
   KILN_CHECK(rank >= 0 && rank < world_size, "{}: {} must be a rank in [0, {}), got {}", op, which,
              world_size, rank);

@@ -157,12 +157,7 @@ void ProcessGroupGloo::Impl::barrier() {
 ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int world_size,
                                    ProcessGroupGlooOptions options)
     : ProcessGroup(rank, world_size), impl_(std::make_unique<Impl>()) {
-  KILN_CHECK(store != nullptr, "ProcessGroupGloo: store is null");
-  KILN_CHECK(world_size >= 1, "ProcessGroupGloo: world_size must be at least 1, got {}",
-             world_size);
-  detail::check_rank(rank, world_size, "ProcessGroupGloo", "rank");
-  KILN_CHECK(options.timeout.count() > 0, "ProcessGroupGloo: timeout must be positive, got {} ms",
-             options.timeout.count());
+  detail::check_group_arguments(store.get(), rank, world_size, options.timeout, "ProcessGroupGloo");
   impl_->rank = rank;
   impl_->world_size = world_size;
   impl_->options = options;
@@ -201,18 +196,12 @@ Work ProcessGroupGloo::submit(std::string description, std::function<void()> tas
   return work;
 }
 
-namespace {
-std::string describe(std::string_view what, const Tensor& tensor) {
-  return fmt::format("{} of {} {} elements", what, tensor.numel(), dtype_name(tensor.dtype()));
-}
-}  // namespace
-
 Work ProcessGroupGloo::all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
   check_collective_tensor(tensor, "all_reduce", "tensor");
   check_reduce_op(op, tensor.dtype(), "all_reduce");
   Impl* impl = impl_.get();
   return submit(
-      describe(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor),
+      detail::describe_collective(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor),
       [impl, tensor, op] {
         impl->verify({CollectiveKind::AllReduce, tensor.dtype(), tensor.numel(), -1, op});
         impl->all_reduce(tensor.data_ptr(), tensor.numel(), tensor.dtype(), op);
@@ -225,7 +214,7 @@ Work ProcessGroupGloo::broadcast(Tensor& tensor, int src, bool async_op) {
   detail::check_rank(src, world_size(), "broadcast", "src");
   Impl* impl = impl_.get();
   return submit(
-      describe(fmt::format("broadcast from rank {}", src), tensor),
+      detail::describe_collective(fmt::format("broadcast from rank {}", src), tensor),
       [impl, tensor, src] {
         impl->verify({CollectiveKind::Broadcast, tensor.dtype(), tensor.numel(), src});
         impl->broadcast(tensor.data_ptr(), tensor.numel(), tensor.dtype(), src);
@@ -244,7 +233,7 @@ Work ProcessGroupGloo::all_gather(std::vector<Tensor>& outputs, const Tensor& in
   Tensor gathered = empty({world_size() * input.numel()}, TensorOptions(input.dtype()));
   Impl* impl = impl_.get();
   return submit(
-      describe("all_gather", input),
+      detail::describe_collective("all_gather", input),
       [impl, input, outputs, gathered] {
         impl->verify({CollectiveKind::AllGather, input.dtype(), input.numel()});
         impl->all_gather(input.data_ptr(), gathered.data_ptr(), input.numel(), input.dtype());
@@ -261,7 +250,7 @@ Work ProcessGroupGloo::all_gather_into_tensor(Tensor& output, const Tensor& inpu
                              "all_gather_into_tensor", "output");
   Impl* impl = impl_.get();
   return submit(
-      describe("all_gather_into_tensor", input),
+      detail::describe_collective("all_gather_into_tensor", input),
       [impl, input, output] {
         impl->verify({CollectiveKind::AllGather, input.dtype(), input.numel()});
         impl->all_gather(input.data_ptr(), output.data_ptr(), input.numel(), input.dtype());
@@ -283,7 +272,7 @@ Work ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>&
   Tensor reduced = empty({world_size() * output.numel()}, TensorOptions(output.dtype()));
   Impl* impl = impl_.get();
   return submit(
-      describe(fmt::format("reduce_scatter ({})", reduce_op_name(op)), output),
+      detail::describe_collective(fmt::format("reduce_scatter ({})", reduce_op_name(op)), output),
       [impl, inputs, output, reduced, op] {
         impl->verify({CollectiveKind::ReduceScatter, output.dtype(), output.numel(), -1, op});
         auto* bytes = static_cast<uint8_t*>(reduced.data_ptr());
@@ -304,7 +293,8 @@ Work ProcessGroupGloo::reduce_scatter_tensor(Tensor& output, const Tensor& input
   Tensor reduced = empty({input.numel()}, TensorOptions(input.dtype()));
   Impl* impl = impl_.get();
   return submit(
-      describe(fmt::format("reduce_scatter_tensor ({})", reduce_op_name(op)), output),
+      detail::describe_collective(fmt::format("reduce_scatter_tensor ({})", reduce_op_name(op)),
+                                  output),
       [impl, input, output, reduced, op] {
         impl->verify({CollectiveKind::ReduceScatter, output.dtype(), output.numel(), -1, op});
         auto* bytes = static_cast<uint8_t*>(reduced.data_ptr());

@@ -44,8 +44,10 @@ class DeviceGuard {
 // current stream of their device.
 class Stream {
  public:
-  // A new stream on `device` (-1: current) that does not synchronize with the default stream.
-  static Stream create(int device = -1);
+  // A new stream on `device` (-1: current) that does not synchronize with the default stream;
+  // high_priority: the device's highest priority (its kernels get SMs first, as PyTorch's
+  // high-priority pool streams; collectives overlapping compute use one).
+  static Stream create(int device = -1, bool high_priority = false);
   // The device's legacy default stream.
   static Stream default_stream(int device = -1);
 

@@ -20,8 +20,6 @@
 #include "distributed/environment.h"
 #include "distributed/work_state.h"
 
-#include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -79,25 +77,6 @@ ncclRedOp_t nccl_op(ReduceOp op, DType dtype) {
   return ncclSum;
 }
 
-std::string describe_nccl_work(std::string_view what, const Tensor& tensor) {
-  return fmt::format("{} of {} {} elements", what, tensor.numel(), dtype_name(tensor.dtype()));
-}
-
-struct NcclStreamDestroy {
-  void operator()(CUstream_st* stream) const noexcept { cudaStreamDestroy(stream); }
-};
-struct NcclEventDestroy {
-  void operator()(CUevent_st* event) const noexcept { cudaEventDestroy(event); }
-};
-using OwnedNcclStream = std::unique_ptr<CUstream_st, NcclStreamDestroy>;
-using OwnedEvent = std::unique_ptr<CUevent_st, NcclEventDestroy>;
-
-OwnedEvent make_nccl_event() {
-  cudaEvent_t event = nullptr;
-  KILN_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  return OwnedEvent(event);
-}
-
 }  // namespace
 
 namespace detail {
@@ -131,7 +110,7 @@ struct NcclGroupState {
 class NcclWorkState final : public WorkState {
  public:
   NcclWorkState(std::string description, std::shared_ptr<NcclGroupState> group,
-                std::vector<Tensor> tensors, OwnedEvent end)
+                std::vector<Tensor> tensors, cuda::Event end)
       : WorkState(std::move(description)),
         group_(std::move(group)),
         tensors_(std::move(tensors)),
@@ -149,7 +128,7 @@ class NcclWorkState final : public WorkState {
   void block_current_stream() override {
     if (auto failure = group_->failed(); failure && !finished()) raise_failure(*failure);
     cuda::DeviceGuard guard(group_->device);
-    KILN_CUDA_CHECK(cudaStreamWaitEvent(cuda::stream_of(group_->device), end_.get(), 0));
+    KILN_CUDA_CHECK(cudaStreamWaitEvent(cuda::stream_of(group_->device), end_.handle(), 0));
   }
 
   bool completed() const override { return finished() || group_->failed().has_value(); }
@@ -159,9 +138,7 @@ class NcclWorkState final : public WorkState {
   bool finished() const {
     std::lock_guard lock(mutex_);
     if (done_) return true;
-    const cudaError_t status = cudaEventQuery(end_.get());
-    if (status == cudaErrorNotReady) return false;
-    KILN_CUDA_CHECK(status);
+    if (!end_.query()) return false;
     done_ = true;
     tensors_.clear();
     return true;
@@ -177,7 +154,7 @@ class NcclWorkState final : public WorkState {
   mutable std::mutex mutex_;
   mutable std::vector<Tensor> tensors_;
   mutable bool done_ = false;
-  OwnedEvent end_;
+  cuda::Event end_;
   const Clock::time_point deadline_;
 };
 
@@ -191,8 +168,10 @@ struct ProcessGroupNccl::Impl {
   ProcessGroupNcclOptions options;
   ncclComm_t comm = nullptr;
   bool comm_aborted = false;  // under state->mutex
-  OwnedNcclStream stream;
-  OwnedEvent ready;  // recorded on the caller's stream before each collective
+  // The collectives' stream, and the event each one waits for on the caller's stream (made once
+  // the device is known).
+  std::optional<cuda::Stream> stream;
+  std::optional<cuda::Event> ready;
   std::deque<std::shared_ptr<NcclWorkState>> in_flight;  // under state->mutex
 
   std::mutex watchdog_mutex;
@@ -343,7 +322,7 @@ Work ProcessGroupNccl::Impl::launch(std::string description, std::vector<Tensor>
              "collectives run on the group's own stream and cannot be part of a graph",
              description, state->device);
   cuda::DeviceGuard guard(state->device);
-  cudaStream_t nccl_stream = stream.get();
+  cudaStream_t nccl_stream = stream->handle();
   const std::string what = fmt::format("ProcessGroupNccl: {} on rank {} of {}", description,
                                        state->rank, state->world_size);
   std::shared_ptr<NcclWorkState> work;
@@ -351,11 +330,11 @@ Work ProcessGroupNccl::Impl::launch(std::string description, std::vector<Tensor>
     // Under the lock: callers on several threads each get their own ordering event's record.
     std::lock_guard lock(state->mutex);
     if (state->failure) throw_error(state->work_error(description, *state->failure));
-    KILN_CUDA_CHECK(cudaEventRecord(ready.get(), cuda::stream_of(state->device)));
-    KILN_CUDA_CHECK(cudaStreamWaitEvent(nccl_stream, ready.get(), 0));
+    ready->record();  // on the caller's current stream of the group's device
+    KILN_CUDA_CHECK(cudaStreamWaitEvent(nccl_stream, ready->handle(), 0));
     enqueue(nccl_stream, what);
-    OwnedEvent end = make_nccl_event();
-    KILN_CUDA_CHECK(cudaEventRecord(end.get(), nccl_stream));
+    cuda::Event end;
+    end.record(*stream);
     work = std::make_shared<NcclWorkState>(std::move(description), state, std::move(tensors),
                                            std::move(end));
     in_flight.push_back(work);
@@ -368,12 +347,7 @@ Work ProcessGroupNccl::Impl::launch(std::string description, std::vector<Tensor>
 ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int world_size,
                                    ProcessGroupNcclOptions options)
     : ProcessGroup(rank, world_size), impl_(std::make_unique<Impl>()) {
-  KILN_CHECK(store != nullptr, "ProcessGroupNccl: store is null");
-  KILN_CHECK(world_size >= 1, "ProcessGroupNccl: world_size must be at least 1, got {}",
-             world_size);
-  detail::check_rank(rank, world_size, "ProcessGroupNccl", "rank");
-  KILN_CHECK(options.timeout.count() > 0, "ProcessGroupNccl: timeout must be positive, got {} ms",
-             options.timeout.count());
+  detail::check_group_arguments(store.get(), rank, world_size, options.timeout, "ProcessGroupNccl");
   KILN_CHECK(cuda::is_available(),
              "ProcessGroupNccl: the nccl backend drives GPUs, and no CUDA device is visible (use "
              "backend 'gloo' for CPU tensors)");
@@ -423,12 +397,8 @@ ProcessGroupNccl::ProcessGroupNccl(std::shared_ptr<Store> store, int rank, int w
 
   // High priority: the collectives overlap with compute (DDP), and a bucket's all-reduce that
   // waits behind compute kernels delays the end of backward.
-  int least = 0, greatest = 0;
-  KILN_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  cudaStream_t stream = nullptr;
-  KILN_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
-  impl.stream.reset(stream);
-  impl.ready = make_nccl_event();
+  impl.stream = cuda::Stream::create(device, /*high_priority=*/true);
+  impl.ready.emplace();
   impl.watchdog = std::thread([&impl] { impl.watch(); });
 }
 
@@ -443,8 +413,8 @@ Work ProcessGroupNccl::all_reduce(Tensor& tensor, ReduceOp op, bool async_op) {
   detail::check_reduce_op(op, tensor.dtype(), "all_reduce");
   Impl* impl = impl_.get();
   return impl->launch(
-      describe_nccl_work(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor), {tensor},
-      async_op, [&](cudaStream_t stream, const std::string& what) {
+      detail::describe_collective(fmt::format("all_reduce ({})", reduce_op_name(op)), tensor),
+      {tensor}, async_op, [&](cudaStream_t stream, const std::string& what) {
         if (tensor.numel() == 0) return;
         impl->settle_locked(
             detail::nccl().all_reduce(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
@@ -459,8 +429,8 @@ Work ProcessGroupNccl::broadcast(Tensor& tensor, int src, bool async_op) {
   detail::check_rank(src, world_size(), "broadcast", "src");
   Impl* impl = impl_.get();
   return impl->launch(
-      describe_nccl_work(fmt::format("broadcast from rank {}", src), tensor), {tensor}, async_op,
-      [&](cudaStream_t stream, const std::string& what) {
+      detail::describe_collective(fmt::format("broadcast from rank {}", src), tensor), {tensor},
+      async_op, [&](cudaStream_t stream, const std::string& what) {
         if (tensor.numel() == 0) return;
         impl->settle_locked(
             detail::nccl().broadcast(tensor.data_ptr(), tensor.data_ptr(), tensor.numel(),
@@ -474,7 +444,7 @@ Work ProcessGroupNccl::all_gather_into_tensor(Tensor& output, const Tensor& inpu
   impl_->check_tensors(std::span(&output, 1), input.dtype(), world_size() * input.numel(),
                        "all_gather_into_tensor", "output");
   Impl* impl = impl_.get();
-  return impl->launch(describe_nccl_work("all_gather_into_tensor", input), {input, output},
+  return impl->launch(detail::describe_collective("all_gather_into_tensor", input), {input, output},
                       async_op, [&](cudaStream_t stream, const std::string& what) {
                         if (input.numel() == 0) return;
                         impl->settle_locked(detail::nccl().all_gather(
@@ -499,7 +469,7 @@ Work ProcessGroupNccl::all_gather(std::vector<Tensor>& outputs, const Tensor& in
   tensors.push_back(gathered);
   Impl* impl = impl_.get();
   return impl->launch(
-      describe_nccl_work("all_gather", input), std::move(tensors), async_op,
+      detail::describe_collective("all_gather", input), std::move(tensors), async_op,
       [&](cudaStream_t stream, const std::string& what) {
         if (input.numel() == 0) return;
         impl->settle_locked(
@@ -520,16 +490,16 @@ Work ProcessGroupNccl::reduce_scatter_tensor(Tensor& output, const Tensor& input
   impl_->check_tensors(std::span(&input, 1), output.dtype(), world_size() * output.numel(),
                        "reduce_scatter_tensor", "input");
   Impl* impl = impl_.get();
-  return impl->launch(
-      describe_nccl_work(fmt::format("reduce_scatter_tensor ({})", reduce_op_name(op)), output),
-      {input, output}, async_op, [&](cudaStream_t stream, const std::string& what) {
-        if (output.numel() == 0) return;
-        impl->settle_locked(
-            detail::nccl().reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(),
-                                          *nccl_dtype(output.dtype()), nccl_op(op, output.dtype()),
-                                          impl->comm, stream),
-            "ncclReduceScatter", what);
-      });
+  return impl->launch(detail::describe_collective(
+                          fmt::format("reduce_scatter_tensor ({})", reduce_op_name(op)), output),
+                      {input, output}, async_op, [&](cudaStream_t stream, const std::string& what) {
+                        if (output.numel() == 0) return;
+                        impl->settle_locked(detail::nccl().reduce_scatter(
+                                                input.data_ptr(), output.data_ptr(), output.numel(),
+                                                *nccl_dtype(output.dtype()),
+                                                nccl_op(op, output.dtype()), impl->comm, stream),
+                                            "ncclReduceScatter", what);
+                      });
 }
 
 Work ProcessGroupNccl::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
@@ -548,7 +518,7 @@ Work ProcessGroupNccl::reduce_scatter(Tensor& output, const std::vector<Tensor>&
   tensors.push_back(laid_out);
   Impl* impl = impl_.get();
   return impl->launch(
-      describe_nccl_work(fmt::format("reduce_scatter ({})", reduce_op_name(op)), output),
+      detail::describe_collective(fmt::format("reduce_scatter ({})", reduce_op_name(op)), output),
       std::move(tensors), async_op, [&](cudaStream_t stream, const std::string& what) {
         if (output.numel() == 0) return;
         auto* bytes = static_cast<uint8_t*>(laid_out.data_ptr());
@@ -563,18 +533,17 @@ Work ProcessGroupNccl::reduce_scatter(Tensor& output, const std::vector<Tensor>&
       });
 }
 
-// An all-reduce of one value, waited for on the host (torch.distributed's NCCL barrier).
+// An all-reduce of one value (torch.distributed's NCCL barrier); synchronous, waited for on the
+// host as every synchronous collective is.
 Work ProcessGroupNccl::barrier(bool async_op) {
   Tensor token = zeros({1}, TensorOptions(DType::Float32).device(Device::cuda(device())));
   Impl* impl = impl_.get();
-  Work work = impl->launch(
-      "barrier", {token}, /*async_op=*/true, [&](cudaStream_t stream, const std::string& what) {
+  return impl->launch(
+      "barrier", {token}, async_op, [&](cudaStream_t stream, const std::string& what) {
         impl->settle_locked(detail::nccl().all_reduce(token.data_ptr(), token.data_ptr(), 1,
                                                       ncclFloat32, ncclSum, impl->comm, stream),
                             "ncclAllReduce", what);
       });
-  if (!async_op) work.wait();
-  return work;
 }
 
 }  // namespace kiln::distributed

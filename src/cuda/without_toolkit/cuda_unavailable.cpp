@@ -41,7 +41,7 @@ void synchronize(int) { unavailable(); }
 DeviceGuard::DeviceGuard(int) : previous_(0) { unavailable(); }
 DeviceGuard::~DeviceGuard() { (void)previous_; }  // never made: the constructor raises
 
-Stream Stream::create(int) { unavailable(); }
+Stream Stream::create(int, bool) { unavailable(); }
 Stream Stream::default_stream(int) { unavailable(); }
 void Stream::synchronize() const { unavailable(); }
 bool Stream::query() const { unavailable(); }
