@@ -76,7 +76,7 @@ kiln::TensorOptions options(kiln::DType dtype) {
 }
 
 // The process group's options: everything else from the environment.
-dist::InitOptions init_options(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+dist::InitOptions init_options(std::chrono::milliseconds timeout = dist::InitOptions{}.timeout) {
   dist::InitOptions init;
   init.backend = placement().backend;
   init.timeout = timeout;
@@ -167,7 +167,7 @@ void explicit_store(Results& results) {
   auto store = std::make_shared<dist::TCPStore>("127.0.0.1", std::atoi(std::getenv("MASTER_PORT")),
                                                 world, rank == 0, std::chrono::seconds(10));
   store->add("joined", 1);
-  dist::InitOptions init = init_options();
+  dist::InitOptions init = init_options(std::chrono::seconds(10));
   init.rank = rank;
   init.world_size = world;
   init.store = store;
