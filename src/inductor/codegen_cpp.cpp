@@ -275,8 +275,9 @@ struct LoopText {
 // Writes one loop nest as a function.
 class NestWriter {
  public:
-  NestWriter(const Program& program, const LoopNest& nest, NestVariant variant = {})
-      : program_(program), nest_(nest), variant_(std::move(variant)) {
+  NestWriter(const Program& program, const LoopNest& nest, const CppCodegenOptions& options,
+             NestVariant variant = {})
+      : program_(program), nest_(nest), options_(options), variant_(std::move(variant)) {
     size_t vars = nest.outer.size();
     for (const Kernel& k : nest.parts) {
       vars = std::max(vars, k.ranges.size() + k.reduction_ranges.size());
@@ -320,6 +321,7 @@ class NestWriter {
       dtype_of_output_[l.output] = program_.buffers[static_cast<size_t>(k.output)].dtype;
       parts.push_back(std::move(l));
     }
+    for (const int b : streamed_buffers()) streamed_.insert(local.at(b));
     const size_t p = nest_.outer.size();
     if (p > 0) s += column_values(parts, static_cast<int>(local.size()));
     Size per_iteration(0);
@@ -335,7 +337,7 @@ class NestWriter {
     if (local_declarations.empty()) {
       if (auto columns = column_sums(parts, p, work)) return s + *columns;
     }
-    s += parallel_for(p > 1 ? fmt::format(" collapse({})", p) : "", work);
+    s += parallel_loop(p > 1 ? fmt::format(" collapse({})", p) : "", work);
     std::string indent = "  ";
     for (size_t i = 0; i < p; ++i) {
       s += fmt::format("{0}for (int64_t i{1} = 0; i{1} < {2}; ++i{1}) {{\n", indent, i,
@@ -355,7 +357,7 @@ class NestWriter {
       s += indent + "{\n" + part(parts[j], p, indent + "  ") + indent + "}\n";
     }
     for (size_t i = p; i-- > 0;) s += std::string(2 + 2 * i, ' ') + "}\n";
-    return s;
+    return s + parallel_loop_end(work);
   }
 
  private:
@@ -606,15 +608,63 @@ class NestWriter {
     return s + acc.finish(indent) + store(r, "acc", indent);
   }
 
-  // The pragma running the next loop on the threads (`clauses` appended), as the variant says:
-  // by default only when the work reaches kParallelWork; nothing for one thread.
-  std::string parallel_for(const std::string& clauses, const Size& work) const {
+  // Whether the next loop runs on the threads, as the variant says: by default only when the
+  // work reaches kParallelWork (the `if` clause returned); "" for always, nullopt for one thread.
+  std::optional<std::string> parallel_condition(const Size& work) const {
     const bool by_work = facts().hint(work) >= kParallelWork;
     if (!variant_.parallel || *variant_.parallel == by_work) {
-      return fmt::format("  #pragma omp parallel for{} if ({} >= {})\n", clauses, size_cpp(work),
-                         kParallelWork);
+      return fmt::format(" if ({} >= {})", size_cpp(work), kParallelWork);
     }
-    return *variant_.parallel ? fmt::format("  #pragma omp parallel for{}\n", clauses) : "";
+    return *variant_.parallel ? std::optional<std::string>("") : std::nullopt;
+  }
+
+  // The pragma running the next loop on the threads (`clauses` appended).
+  std::string parallel_for(const std::string& clauses, const Size& work) const {
+    const auto condition = parallel_condition(work);
+    return condition ? fmt::format("  #pragma omp parallel for{}{}\n", clauses, *condition) : "";
+  }
+
+  // The same for a loop whose kernels may stream their stores: then the loop is an `omp for
+  // nowait` in a parallel region where each thread fences its streaming stores before the join
+  // (parallel_loop_end closes it). A fence per row instead cost 3x a plain store's time on rows
+  // of 64 floats.
+  std::string parallel_loop(const std::string& clauses, const Size& work) const {
+    if (streamed_.empty()) return parallel_for(clauses, work);
+    const auto condition = parallel_condition(work);
+    if (!condition) return "";
+    return fmt::format("  #pragma omp parallel{}\n  {{\n  #pragma omp for{} nowait\n", *condition,
+                       clauses);
+  }
+  std::string parallel_loop_end(const Size& work) const {
+    if (streamed_.empty()) return "";
+    return parallel_condition(work) ? "  kiln_stream_fence();\n  }\n" : "  kiln_stream_fence();\n";
+  }
+
+  // The nest's outputs written with streaming stores (streaming_stores.h), as program buffers:
+  // float and double outputs of pointwise kernels, at least options_.streaming_store_bytes long
+  // for every size the guards allow, that no kernel of the nest reads and only one writes (a
+  // streaming store leaves nothing in the caches for a later read in the same nest).
+  std::set<int> streamed_buffers() const {
+    if (!options_.streaming_store_bytes) return {};
+    std::map<int, int> writes;
+    std::set<int> read;
+    for (const Kernel& k : nest_.parts) {
+      ++writes[k.output];
+      for_each_load(k.body, [&read](const ExprNode& l) { read.insert(l.buffer); });
+    }
+    std::set<int> out;
+    for (const Kernel& k : nest_.parts) {
+      const Buffer& b = program_.buffers[static_cast<size_t>(k.output)];
+      if (k.kind != Kernel::Kind::Pointwise || b.role == Buffer::Role::Local ||
+          (b.dtype != DType::Float32 && b.dtype != DType::Float64) || writes[k.output] != 1 ||
+          read.count(k.output) != 0) {
+        continue;
+      }
+      const auto item = static_cast<int64_t>(itemsize(b.dtype));
+      const Size least((*options_.streaming_store_bytes + item - 1) / item);
+      if (facts().known_le(least, product(b.sizes))) out.insert(k.output);
+    }
+    return out;
   }
 
   // Elements per chunk of a lone long loop: the variant's where the chunks run in parallel, the
@@ -633,9 +683,10 @@ class NestWriter {
       // One loop (normalized kernels without parallel loops have at most one).
       const Size& n = k.ranges[0];
       if (facts().known_le(n, Size(chunk))) {
-        return pointwise(k, {{0, "0", size_cpp(n), trip_of(n)}}, indent);
+        return pointwise(k, {{0, "0", size_cpp(n), trip_of(n)}}, indent) +
+               (streamed_.empty() ? "" : "  kiln_stream_fence();\n");
       }
-      std::string s = parallel_for("", work);
+      std::string s = parallel_loop("", work);
       s += fmt::format("  for (int64_t c = 0; c < {}; ++c) {{\n",
                        size_cpp(symbolic::floordiv(n + Size(chunk - 1), Size(chunk))));
       s += pointwise(
@@ -643,7 +694,7 @@ class NestWriter {
           {{0, fmt::format("c * {}", chunk),
             fmt::format("std::min<int64_t>({}, (c + 1) * {})", size_cpp(n), chunk), chunk}},
           "    ");
-      return s + "  }\n";
+      return s + "  }\n" + parallel_loop_end(work);
     }
     // A reduction to one value: the threads reduce parts of its first loop.
     const Accumulator acc = accumulator(k);
@@ -698,7 +749,8 @@ class NestWriter {
     const DType out = dtype_of_output_.at(k.output);
     std::optional<std::string> v;
     if (variant_.explicit_vectors) {
-      v = vectorized_store_loop(vector_loop, k.body, k.output, out, k.store, scalar);
+      v = vectorized_store_loop(vector_loop, k.body, k.output, out, k.store, scalar,
+                                streamed_.count(k.output) != 0);
     }
     if (v) {
       s += *v;
@@ -801,7 +853,9 @@ class NestWriter {
 
   const Program& program_;
   const LoopNest& nest_;
+  const CppCodegenOptions& options_;
   NestVariant variant_;
+  std::set<int> streamed_;  // argument positions written with streaming stores
   std::vector<std::string> names_;
   std::map<int, DType> dtype_of_output_;  // by argument position
 };
@@ -814,7 +868,7 @@ std::vector<std::string> compile_arguments() {
           "-lsleefgnuabi"};
 }
 
-KernelSource generate_cpp(Program& program, bool kernel_variants) {
+KernelSource generate_cpp(Program& program, const CppCodegenOptions& options) {
   KernelSource source{.prelude = std::string(kPrelude) + math_declarations() + vec_prelude(),
                       .functions = {}};
   // Nests with the same text (the same layer repeated) share one function (and its variants).
@@ -829,16 +883,16 @@ KernelSource generate_cpp(Program& program, bool kernel_variants) {
   for (Step& step : program.steps) {
     for (LoopNest* nest : loop_nests(step)) {
       nest->args.clear();
-      const std::string body = NestWriter(program, *nest).body(nest->args);
+      const std::string body = NestWriter(program, *nest, options).body(nest->args);
       auto [it, added] =
           function_of_body.emplace(body, fmt::format("kernel{}", function_of_body.size()));
       nest->function = it->second;
       if (added) source.functions.push_back(function_text(it->second, body));
-      if (added && kernel_variants) {
+      if (added && options.kernel_variants) {
         std::set<std::string> bodies = {body};
         for (const NestVariant& variant : autotune_variants()) {
           std::vector<int> args;
-          const std::string text = NestWriter(program, *nest, variant).body(args);
+          const std::string text = NestWriter(program, *nest, options, variant).body(args);
           if (!bodies.insert(text).second) continue;  // the same code as another variant
           const std::string name = fmt::format("{}_{}", it->second, variant.label);
           source.functions.push_back(function_text(name, text));

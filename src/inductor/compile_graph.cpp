@@ -11,6 +11,7 @@
 #include "inductor/options.h"
 #include "inductor/reduction_splitting.h"
 #include "inductor/scheduler.h"
+#include "inductor/streaming_stores.h"
 #include "inductor/unread_pool_indices.h"
 
 #include "capture/symbolic_interpreter.h"
@@ -176,7 +177,9 @@ CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> /
                                        [](const Step& s) { return !loop_nests(s).empty(); });
   std::shared_ptr<const LoadedModule> module;
   if (has_kernels) {
-    const KernelSource source = generate_cpp(program, is_max_autotune(context.mode));
+    const KernelSource source =
+        generate_cpp(program, {.kernel_variants = is_max_autotune(context.mode),
+                               .streaming_store_bytes = streaming_store_threshold(context)});
     if (logs::enabled(logs::Channel::output_code)) {
       logs::log(logs::Channel::output_code,
                 fmt::format("generated code of {}:\n{}", context.graph_name, source.joined()));

@@ -2,7 +2,7 @@
 // The inductor's options, from compile()'s `options` map (documented in
 // include/kiln/inductor/inductor.h): "fallback", "extern_epilogues", "freezing",
 // "prepack_weights", "layout_optimization", "split_reductions" (reduction_splitting.h),
-// "autotune_force" (autotune.h).
+// "autotune_force" (autotune.h), "streaming_stores" (streaming_stores.h).
 #include <kiln/backends/backend.h>
 
 #include <string_view>

@@ -118,6 +118,31 @@ template <typename T, int N> struct Vec {
     return r;
   }
   void store(T* p) const { __builtin_memcpy(p, &v, sizeof(native)); }
+  // A non-temporal store past the caches (streaming_stores.h) where p is aligned to the vector,
+  // else a plain one. The function's threads each call kiln_stream_fence() before they join.
+  void store_stream(T* p) const {
+#if defined(__SSE4_1__)
+    if ((reinterpret_cast<uintptr_t>(p) & (sizeof(native) - 1)) == 0) {
+#if defined(__AVX512F__)
+      if constexpr (sizeof(native) == 64) {
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(p), reinterpret_cast<const __m512i&>(v));
+        return;
+      }
+#endif
+#if defined(__AVX__)
+      if constexpr (sizeof(native) == 32) {
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<const __m256i&>(v));
+        return;
+      }
+#endif
+      if constexpr (sizeof(native) == 16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(p), reinterpret_cast<const __m128i&>(v));
+        return;
+      }
+    }
+#endif
+    store(p);
+  }
   // bfloat16 and float16 elements (float lanes only): widened exactly, stored rounded to nearest
   // even as the scalar prelude's kiln_bf16 and kiln_half do (F16C's conversions where there).
   static Vec load(const kiln_bf16* p) {
@@ -223,6 +248,14 @@ using VecF = Vec<float, kiln_vec_width_float>;
 using VecD = Vec<double, kiln_vec_width_double>;
 using MaskF = Mask<float, kiln_vec_width_float>;
 using MaskD = Mask<double, kiln_vec_width_double>;
+
+// Orders this thread's streaming stores (store_stream) before what follows it: they are weakly
+// ordered, and the threads' join must publish them.
+[[maybe_unused]] inline void kiln_stream_fence() {
+#if defined(__SSE4_1__)
+  _mm_sfence();
+#endif
+}
 
 // m ? a : b, lane by lane (a bitwise blend: the mask lanes are all ones or all zeros).
 // The vector conditional: one blend (and/or/not spelled out became two masked xors).

@@ -467,8 +467,8 @@ std::string unrolled_reduction_text(
 
 std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Expr& body,
                                                  int out_buffer, DType out_dtype,
-                                                 const Index& store,
-                                                 const ScalarTail& scalar_tail) {
+                                                 const Index& store, const ScalarTail& scalar_tail,
+                                                 bool stream) {
   const auto lane = lane_dtype(body, out_dtype, loop.var);
   if (!lane) return std::nullopt;
   if (widened(out_dtype) != *lane && out_dtype != DType::Bool) return std::nullopt;
@@ -486,7 +486,8 @@ std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Ex
   } else {
     const std::string vec =
         value.is_mask ? fmt::format("{}::from_mask({})", w.types().vec, value.name) : value.name;
-    step = fmt::format("{}.store({});", vec, address);
+    const bool streams = stream && (out_dtype == DType::Float32 || out_dtype == DType::Float64);
+    step = fmt::format("{}.{}({});", vec, streams ? "store_stream" : "store", address);
   }
   return loop_text(loop, w, {"", step, ""}, scalar_tail);
 }

@@ -37,9 +37,12 @@ using ScalarTail = std::function<std::string(const std::string& tail_begin)>;
 
 // A pointwise loop: for var in [begin, end): b<out_buffer>[store] = body (cast to out_dtype).
 // Buffers are the pointers b<N> the caller declared. nullopt when the body cannot be vectorized.
+// `stream`: the vector stores are streaming stores (streaming_stores.h; float and double outputs
+// only), which the caller fences.
 std::optional<std::string> vectorized_store_loop(const InnerLoop& loop, const Expr& body,
                                                  int out_buffer, DType out_dtype,
-                                                 const Index& store, const ScalarTail& scalar_tail);
+                                                 const Index& store, const ScalarTail& scalar_tail,
+                                                 bool stream = false);
 
 // A reduction's innermost loop: combines body over var in [begin, end) into the scalar variable
 // `acc` of C++ type acc_type ("double" for float/double sums and products, else the element

@@ -327,7 +327,10 @@ TEST(InductorAutotune, WinnersMakeTheirFolderAtTheFirstWrite) {
 TEST(InductorAutotune, AnInPlaceKernelIsNotTimed) {
   LogCapture logs("fusion");
   inductor::Program program = in_place_program(100000);
-  const std::string source = inductor::generate_cpp(program, /*kernel_variants=*/true).joined();
+  const std::string source =
+      inductor::generate_cpp(program,
+                             {.kernel_variants = true, .streaming_store_bytes = std::nullopt})
+          .joined();
   // The in-place kernel has variants to time (the chunked parallel loop).
   ASSERT_FALSE(std::get<inductor::LoopNest>(program.steps[1]).variants.empty());
   auto module =
@@ -352,7 +355,10 @@ TEST(InductorAutotune, VariantsOnlyWhereTheirCodeDiffersAndDefaultsUnchanged) {
   inductor::Program small = in_place_program(100);
   inductor::Program tuned = small;
   const std::string plain = inductor::generate_cpp(small).joined();
-  const std::string variants = inductor::generate_cpp(tuned, /*kernel_variants=*/true).joined();
+  const std::string variants =
+      inductor::generate_cpp(tuned,
+                             {.kernel_variants = true, .streaming_store_bytes = std::nullopt})
+          .joined();
   // The default functions are the same text with and without variants.
   EXPECT_TRUE(variants.starts_with(plain.substr(0, plain.find("extern \"C\" void kernel"))));
   for (size_t at = plain.find("\nextern \"C\" void"); at != std::string::npos;

@@ -19,7 +19,10 @@ namespace kiln::inductor {
 // it exists instead of timing (docs/INDUCTOR.md); "split_reductions" = "true" or "false" splits
 // reductions with few outputs over long loops in two kernels (by default on GPUs only). On a GPU,
 // "cudagraphs" = "true" or "false" replays each graph's calls from a CUDA graph or not (by default
-// in "reduce-overhead" and "max-autotune", as PyTorch has them; docs/CUDA.md).
+// in "reduce-overhead" and "max-autotune", as PyTorch has them; docs/CUDA.md). On the CPU,
+// "streaming_stores" = "auto" (the default), "true" or "false": kernels write outputs at least as
+// large as the last-level cache with non-temporal stores ("auto"), any output they could ("true",
+// for tests), or none.
 CompiledGraph compile_graph(const graph::Graph& graph, std::span<const Tensor> example_inputs,
                             const BackendContext& context);
 
