@@ -15,6 +15,9 @@
 #       build-device/out). Extra arguments go to compare_torch.py (e.g. --workloads mlp,bert).
 #       KILN_SUITE_LENGTHS=1 runs bert-dynamic per sequence length instead (kiln_dynamic_lengths
 #       beside bench/bert_dynamic_torch.py).
+#   With a CUDA build (KILN_CUDA=ON), whose libraries include cuBLAS, ship the CUDA bundle instead
+#   (`bash bench/device/run_cuda_tests.sh pack`) and run this suite from it there with
+#   `bash bench/device/run_cuda_tests.sh cpu [compare_torch.py arguments]`.
 #
 # The GPU suite joins once the CUDA issue lands.
 set -euo pipefail
@@ -51,16 +54,21 @@ pack() {
 }
 
 run() {
-  [[ -f "$bundle" ]] || { echo "no $bundle: run 'bash bench/device/run_cpu_suite.sh pack' first" >&2; exit 2; }
-  local root out
-  root="$(mktemp -d /tmp/kiln-cpu-suite-XXXXXX)"
+  local root out libs owned=1
   out="${OUT:-$bundle_dir/out}"
   mkdir -p "$out"
-  tar -C "$root" -xzf "$bundle"
+  if [[ -n "${KILN_CPU_SUITE_ROOT:-}" ]]; then
+    # An unpacked CUDA bundle (run_cuda_tests.sh cpu): its binaries and library path.
+    root="$KILN_CPU_SUITE_ROOT" libs="$KILN_CPU_SUITE_LIBS" owned=0
+  else
+    [[ -f "$bundle" ]] || { echo "no $bundle: run 'bash bench/device/run_cpu_suite.sh pack' first" >&2; exit 2; }
+    root="$(mktemp -d /tmp/kiln-cpu-suite-XXXXXX)"
+    tar -C "$root" -xzf "$bundle"
+    libs="$root/lib"
+  fi
   # Only kiln_bench (and what it starts) sees the shipped libraries, through a wrapper: Python
   # and PyTorch keep the machine's.
-  local libs="$root/lib"
-  LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --help >/dev/null 2>&1 || libs="$root/lib:$root/lib-fallback"
+  LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --help >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"
   if ! LD_LIBRARY_PATH="$libs" "$root/kiln_bench" --help >/dev/null; then
     echo "kiln_bench does not start here (missing libraries, or glibc older than 2.36):" >&2
     LD_LIBRARY_PATH="$libs" ldd "$root/kiln_bench" >&2 || true
@@ -101,7 +109,8 @@ run() {
       --no-install --json "$out/compare_cpu_t$threads.json" "$@" 2>"$out/compare_cpu_t$threads.log" |
       tee "$out/compare_cpu_t$threads.txt"
   done
-  rm -rf "$root"
+  [[ "$owned" == 1 ]] && rm -rf "$root"
+  return 0
 }
 
 case "${1:-}" in

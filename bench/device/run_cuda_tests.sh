@@ -41,10 +41,10 @@ pack() {
     exit 2
   }
   "${lock[@]}" nice -n 5 cmake --build build --target kiln kiln_tests kiln_dist_worker kiln_bench \
-    kiln_cli kiln_ddp_bench
+    kiln_cli kiln_ddp_bench kiln_dynamic_lengths
   # The GPU benchmarks, where the build has them (KILN_BUILD_BENCH).
   local binaries=(build/tests/kiln_tests build/tests/kiln_dist_worker build/tools/kiln_bench
-                  build/tools/kiln build/tools/kiln_ddp_bench)
+                  build/tools/kiln build/tools/kiln_ddp_bench build/tools/kiln_dynamic_lengths)
   if "${lock[@]}" nice -n 5 cmake --build build --target bench_cuda >/dev/null 2>&1; then
     binaries+=(build/bench/bench_cuda)
   fi
@@ -73,9 +73,12 @@ pack() {
       *) cp -L "$lib" "$staging/lib/" ;;
     esac
   done
+  # The inductor's generated CPU kernels link SLEEF's vector-ABI library (-lsleefgnuabi).
+  cp -L /usr/lib/x86_64-linux-gnu/libsleefgnuabi.so.3 "$staging/lib/"
+  ln -sf libsleefgnuabi.so.3 "$staging/lib/libsleefgnuabi.so"
   strip --strip-unneeded "$staging"/lib*/*.so* "$staging/kiln_tests" "$staging/kiln_bench" \
     "$staging/bench_cuda" "$staging/kiln_dist_worker" "$staging/kiln_ddp_bench" "$staging/kiln" \
-    2>/dev/null || true
+    "$staging/kiln_dynamic_lengths" 2>/dev/null || true
   git rev-parse --short HEAD >"$staging/KILN_COMMIT"
   tar -C "$staging" -czf "$staging.tar.gz" .
   mv -f "$staging.tar.gz" "$bundle"
@@ -276,11 +279,24 @@ ddp() {
   return "$status"
 }
 
+# The CPU suite (run_cpu_suite.sh run: kiln beside PyTorch on this machine's CPU, 2 pinned
+# threads and all cores; KILN_SUITE_THREADS, KILN_SUITE_LENGTHS as there) from this bundle's
+# kiln_bench: a CUDA build links cuBLAS, which run_cpu_suite.sh's own bundle cannot carry.
+cpu() {
+  local root out cublas cudnn nccl libs status=0
+  unpack kiln_bench
+  KILN_CPU_SUITE_ROOT="$root" KILN_CPU_SUITE_LIBS="$libs" bash bench/device/run_cpu_suite.sh run "$@" ||
+    status=$?
+  rm -rf "$root"
+  return "$status"
+}
+
 case "${1:-}" in
   pack) shift; pack "$@" ;;
   run) shift; run "$@" ;;
   bench) shift; bench "$@" ;;
   profile) shift; profile "$@" ;;
   ddp) shift; ddp "$@" ;;
-  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run|bench|profile|ddp [arguments for kiln_tests/bench_cuda]" >&2; exit 2 ;;
+  cpu) shift; cpu "$@" ;;
+  *) echo "usage: bash bench/device/run_cuda_tests.sh pack|run|bench|profile|ddp|cpu [arguments for kiln_tests/bench_cuda]" >&2; exit 2 ;;
 esac
