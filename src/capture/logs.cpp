@@ -14,10 +14,10 @@
 namespace kiln::logs {
 namespace {
 
-constexpr std::array<Channel, 11> kChannels = {
+constexpr std::array<Channel, 12> kChannels = {
     Channel::graph,      Channel::graph_breaks, Channel::recompiles,  Channel::guards,
     Channel::aot_graphs, Channel::fusion,       Channel::output_code, Channel::dynamic,
-    Channel::perf_hints, Channel::ddp,          Channel::cudagraphs,
+    Channel::perf_hints, Channel::ddp,          Channel::cudagraphs,  Channel::compile_progress,
 };
 using Flags = std::array<bool, kChannels.size()>;
 
@@ -126,6 +126,8 @@ std::string_view channel_name(Channel c) {
       return "ddp";
     case Channel::cudagraphs:
       return "cudagraphs";
+    case Channel::compile_progress:
+      return "compile_progress";
   }
   KILN_FAIL("logs: invalid channel {}", static_cast<int>(c));
 }

@@ -159,16 +159,24 @@ CompilerConfig including(const CompilerConfig& config,
   return compiling;
 }
 
+// The compile_progress record of `what` with `compiled` of its `total` kernels compiled.
+void log_progress(std::string_view what, size_t compiled, size_t total) {
+  logs::log(logs::Channel::compile_progress,
+            fmt::format("{}: {} of {} kernels compiled", what, compiled, total));
+}
+
 // Compiles `source` in `parts` translation units at once, linked into `output`. The parts' sources
 // stay in the entry folder under names that only they use (source.part<i>of<N><suffix>.cpp: the
 // same content whoever writes them); the objects are temporary files. With `prelude_header` the
 // parts carry the kernels alone and include the precompiled prelude.
 void compile_in_parts(const EntryFiles& entry, const KernelSource& source, size_t parts,
                       const CompilerConfig& config, const std::vector<std::string>& extra_args,
-                      const fs::path& output, const std::optional<fs::path>& prelude_header) {
+                      const fs::path& output, const std::optional<fs::path>& prelude_header,
+                      std::string_view what) {
   KernelSource kernels_only = source;
   if (prelude_header) kernels_only.prelude.clear();
-  const std::vector<std::string> texts = split_into_parts(kernels_only, parts);
+  std::vector<size_t> functions_per_part;
+  const std::vector<std::string> texts = split_into_parts(kernels_only, parts, &functions_per_part);
   const std::string suffix = prelude_header ? ".kernels" : "";
   TemporaryFiles objects;
   std::vector<ObjectCompilation> units;
@@ -181,7 +189,11 @@ void compile_in_parts(const EntryFiles& entry, const KernelSource& source, size_
     units.push_back({std::move(part_source), object_paths.back()});
   }
   compiler_processes.fetch_add(units.size());
-  compile_objects(including(config, prelude_header), units, extra_args);
+  size_t compiled = 0;
+  compile_objects(including(config, prelude_header), units, extra_args, [&](size_t unit) {
+    compiled += functions_per_part[unit];
+    log_progress(what, compiled, source.functions.size());
+  });
   compiler_processes.fetch_add(1);
   link_shared_object(config, object_paths, output, extra_args);
 }
@@ -197,18 +209,20 @@ void compile_entry(const EntryFiles& entry, const KernelSource& source, size_t p
               fmt::format("code cache: compiling {} ({} kernels) as {} translation units at "
                           "once, then linking",
                           what, source.functions.size(), parts));
-    compile_in_parts(entry, source, parts, config, extra_args, output, prelude_header);
+    compile_in_parts(entry, source, parts, config, extra_args, output, prelude_header, what);
     return;
   }
   compiler_processes.fetch_add(1);
+  log_progress(what, 0, source.functions.size());
   if (!prelude_header) {
     compile_shared_object(config, entry.source, output, extra_args);
-    return;
+  } else {
+    const fs::path kernels = entry.dir / "source.kernels.cpp";
+    write_unless_identical(kernels,
+                           KernelSource{.prelude = {}, .functions = source.functions}.joined());
+    compile_shared_object(including(config, prelude_header), kernels, output, extra_args);
   }
-  const fs::path kernels = entry.dir / "source.kernels.cpp";
-  write_unless_identical(kernels,
-                         KernelSource{.prelude = {}, .functions = source.functions}.joined());
-  compile_shared_object(including(config, prelude_header), kernels, output, extra_args);
+  log_progress(what, source.functions.size(), source.functions.size());
 }
 
 // Compiles the entry's source (`joined`: source.joined()) into a temporary file, then publishes it

@@ -111,7 +111,8 @@ void compile_shared_object(const CompilerConfig& config, const std::filesystem::
 }
 
 void compile_objects(const CompilerConfig& config, std::span<const ObjectCompilation> units,
-                     const std::vector<std::string>& extra_args) {
+                     const std::vector<std::string>& extra_args,
+                     const std::function<void(size_t)>& finished) {
   std::vector<std::string> flags{"-c"};
   for (const std::string& flag : config.flags) {
     if (flag != "-shared") flags.push_back(flag);
@@ -134,7 +135,10 @@ void compile_objects(const CompilerConfig& config, std::span<const ObjectCompila
   // Every process is waited for before the first failure is reported.
   std::vector<ProcessResult> results;
   results.reserve(processes.size());
-  for (ChildProcess& process : processes) results.push_back(process.wait());
+  for (ChildProcess& process : processes) {
+    results.push_back(process.wait());
+    if (finished) finished(results.size() - 1);
+  }
   for (size_t i = 0; i < units.size(); ++i) {
     check_compiled(config, units[i].source, argvs[i], results[i]);
   }

@@ -4,6 +4,7 @@
 // one translation unit straight into a shared object, or several into objects at once, then
 // linked.
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,8 +42,10 @@ struct ObjectCompilation {
 // all waited for: `<cxx> <flags but -shared...> -c <source> -o <object> <extra_args...>` without
 // the extra arguments that only the linker reads (-l..., -L..., -Wl,..., and file names). Raises
 // kiln::Error for the first unit (in order) that failed, as compile_shared_object does.
+// `finished`, when given, is called with each unit's position once its process ended (in order).
 void compile_objects(const CompilerConfig& config, std::span<const ObjectCompilation> units,
-                     const std::vector<std::string>& extra_args);
+                     const std::vector<std::string>& extra_args,
+                     const std::function<void(size_t)>& finished = {});
 
 // Compiles `header` into a precompiled header at `output` with the flags and extra arguments an
 // object compilation takes, so that a compilation with `-include header` finds and uses it

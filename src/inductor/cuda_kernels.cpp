@@ -88,6 +88,14 @@ std::string cached_cubin(const std::string& source, const std::string& architect
   const fs::path source_path = dir / (key + ".cu");
   replace_file(source_path, source);
   std::string cubin;
+  // NVRTC compiles the whole source at once: progress is none, then all.
+  size_t kernels = 0;
+  for (size_t at = source.find("__global__ void"); at != std::string::npos;
+       at = source.find("__global__ void", at + 1)) {
+    ++kernels;
+  }
+  logs::log(logs::Channel::compile_progress,
+            fmt::format("{}: 0 of {} kernels compiled", what, kernels));
   try {
     cubin = cuda::compile_to_cubin(source, architecture, std::string(what));
   } catch (const Error& e) {
@@ -95,6 +103,8 @@ std::string cached_cubin(const std::string& source, const std::string& architect
               source_path.string(), e.what());
   }
   ++compilations;
+  logs::log(logs::Channel::compile_progress,
+            fmt::format("{}: {} of {} kernels compiled", what, kernels, kernels));
   replace_file(cubin_path, cubin + content_hash(cubin));
   return cubin;
 }

@@ -21,7 +21,8 @@ size_t part_count(size_t functions, size_t threads, size_t min_functions_per_par
   return std::max<size_t>(std::min(by_size, threads), 1);
 }
 
-std::vector<std::string> split_into_parts(const KernelSource& source, size_t parts) {
+std::vector<std::string> split_into_parts(const KernelSource& source, size_t parts,
+                                          std::vector<size_t>* functions_per_part) {
   parts = std::clamp<size_t>(parts, 1, std::max<size_t>(source.functions.size(), 1));
   // Longest first (ties by position, so the grouping is deterministic).
   std::vector<size_t> by_length(source.functions.size());
@@ -38,8 +39,10 @@ std::vector<std::string> split_into_parts(const KernelSource& source, size_t par
     part_length[shortest] += source.functions[function].size();
   }
   std::vector<std::string> texts(parts, source.prelude);
+  if (functions_per_part != nullptr) functions_per_part->assign(parts, 0);
   for (size_t function = 0; function < source.functions.size(); ++function) {
     texts[part_of[function]] += source.functions[function];
+    if (functions_per_part != nullptr) ++(*functions_per_part)[part_of[function]];
   }
   return texts;
 }

@@ -26,6 +26,8 @@ size_t part_count(size_t functions, size_t threads, size_t min_functions_per_par
 // a group of the functions in their original order. The groups have balanced text lengths: each
 // function, longest first, goes to the group that is shortest so far. The result depends only on
 // `source` and `parts`.
-std::vector<std::string> split_into_parts(const KernelSource& source, size_t parts);
+// `functions_per_part`, when given, receives how many functions each part holds.
+std::vector<std::string> split_into_parts(const KernelSource& source, size_t parts,
+                                          std::vector<size_t>* functions_per_part = nullptr);
 
 }  // namespace kiln::inductor

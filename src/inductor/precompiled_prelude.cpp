@@ -70,6 +70,8 @@ Built build(const std::string& key, std::string_view prelude, const CompilerConf
   }
   TemporaryFiles unpublished;
   const fs::path temporary = unpublished.add(unique_temporary_name(compiled));
+  logs::log(logs::Channel::compile_progress,
+            "precompiling the kernels' prelude (once per code cache and compiler)");
   compile_precompiled_header(config, header, temporary, extra_args);
   publish_with_record(temporary, compiled, ok);
   return built();

@@ -35,9 +35,10 @@ struct Recorded {
 TEST_F(Logs, ChannelNames) {
   std::vector<std::string> names;
   for (Channel c : all_channels()) names.emplace_back(channel_name(c));
-  EXPECT_EQ(names, (std::vector<std::string>{"graph", "graph_breaks", "recompiles", "guards",
-                                             "aot_graphs", "fusion", "output_code", "dynamic",
-                                             "perf_hints", "ddp", "cudagraphs"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"graph", "graph_breaks", "recompiles", "guards", "aot_graphs",
+                                      "fusion", "output_code", "dynamic", "perf_hints", "ddp",
+                                      "cudagraphs", "compile_progress"}));
 }
 
 TEST_F(Logs, CommaListEnablesExactlyTheNamedChannels) {

@@ -82,8 +82,10 @@ TEST(KernelSource, PartsHaveBalancedLengthsAndKeepTheFunctionsInOrder) {
                             .functions = {"aaaaaa", "b", "cc", "ddd", "eeee", "f"}};
   // Longest first to the shortest part so far (the first of equals): aaaaaa, eeee, ddd to parts
   // 1, 2, 3, then cc to 3, b and f to 2.
-  EXPECT_EQ(split_into_parts(source, 3),
+  std::vector<size_t> functions;
+  EXPECT_EQ(split_into_parts(source, 3, &functions),
             (std::vector<std::string>{"P|aaaaaa", "P|beeeef", "P|ccddd"}));
+  EXPECT_EQ(functions, (std::vector<size_t>{1, 3, 2}));
   EXPECT_EQ(split_into_parts(source, 1), std::vector<std::string>{"P|aaaaaabccdddeeeef"});
   // Never more parts than functions, never none.
   EXPECT_EQ(split_into_parts(source, 10).size(), 6u);
@@ -121,7 +123,7 @@ class ParallelCompile : public ::testing::Test {
 TEST_F(ParallelCompile, ManyKernelsAreCompiledInPartsAtOnceAndLinked) {
   threads_env_.set("3");
   const KernelSource source = kernels_source("three parts", 3 * kMinKernelsPerPart);
-  LogCapture logs("output_code");
+  LogCapture logs("output_code,compile_progress");
   const size_t builds = compilation_count();
   const size_t processes = compiler_process_count();
   auto module = load(source);
@@ -129,6 +131,17 @@ TEST_F(ParallelCompile, ManyKernelsAreCompiledInPartsAtOnceAndLinked) {
   EXPECT_EQ(compiler_process_count(), processes + 4);  // three parts and the link
   EXPECT_EQ(logs.count("as 3 translation units at once"), 1u) << logs.all();
   EXPECT_TRUE(all_kernels_run(*module, source));
+  // Progress after each part (the prelude precompiled first): 16, 32, then 48 of the 48.
+  std::vector<std::string> progress;
+  for (const std::string& r : logs.records) {
+    if (r.find("kernels compiled") != std::string::npos) progress.push_back(r);
+  }
+  EXPECT_EQ(progress,
+            (std::vector<std::string>{"compile_progress: test_graph: 16 of 48 kernels compiled",
+                                      "compile_progress: test_graph: 32 of 48 kernels compiled",
+                                      "compile_progress: test_graph: 48 of 48 kernels compiled"}))
+      << logs.all();
+  EXPECT_EQ(logs.count("precompiling the kernels' prelude"), 1u) << logs.all();
 
   // The entry: the whole source (its key), the parts beside it (their kernels: the prelude is
   // included precompiled), no temporary objects left.
@@ -155,7 +168,11 @@ TEST_F(ParallelCompile, OneThreadOrFewKernelsCompileInOneProcess) {
   threads_env_.set("1");
   const KernelSource many = kernels_source("one thread", 3 * kMinKernelsPerPart);
   size_t processes = compiler_process_count();
+  LogCapture logs("compile_progress");
   EXPECT_TRUE(all_kernels_run(*load(many), many));
+  // One process: none, then all.
+  EXPECT_EQ(logs.count("test_graph: 0 of 48 kernels compiled"), 1u) << logs.all();
+  EXPECT_EQ(logs.count("test_graph: 48 of 48 kernels compiled"), 1u) << logs.all();
   EXPECT_EQ(compiler_process_count(), processes + 1);
   EXPECT_EQ(file_names(entry_of(many)),
             (std::set<std::string>{"ok", "module.so", "source.cpp", "source.kernels.cpp"}));

@@ -10,7 +10,7 @@ namespace kiln_bench {
 using kiln::logs::Channel;
 
 CaptureCounter::CaptureCounter() {
-  std::string channels = "graph,graph_breaks,recompiles";
+  std::string channels = "graph,graph_breaks,recompiles,compile_progress";
   for (Channel c : kiln::logs::all_channels()) {
     if (!kiln::logs::enabled(c)) continue;
     user_channels_.insert(c);
@@ -22,6 +22,7 @@ CaptureCounter::CaptureCounter() {
     if (c == Channel::graph) ++counts_.graphs;
     if (c == Channel::graph_breaks) ++counts_.graph_breaks;
     if (c == Channel::recompiles) ++counts_.recompiles;
+    if (c == Channel::compile_progress && progress_receiver_) progress_receiver_(message);
     if (user_channels_.contains(c)) {
       std::fputs(kiln::logs::format_record(c, message).c_str(), stderr);
     }
@@ -45,5 +46,9 @@ CaptureCounter::~CaptureCounter() {
 CaptureCounts CaptureCounter::counts() const { return counts_; }
 
 void CaptureCounter::reset() { counts_ = {}; }
+
+void CaptureCounter::on_compile_progress(std::function<void(std::string_view)> receiver) {
+  progress_receiver_ = std::move(receiver);
+}
 
 }  // namespace kiln_bench

@@ -6,7 +6,9 @@
 #include <kiln/capture/logs.h>
 
 #include <cstddef>
+#include <functional>
 #include <set>
+#include <string_view>
 
 namespace kiln_bench {
 
@@ -28,12 +30,16 @@ class CaptureCounter {
   // The counts since the last reset.
   CaptureCounts counts() const;
   void reset();
+  // Receives each compile_progress record ("<graph>: 48 of 120 kernels compiled"); none: they
+  // are dropped (unless the user enabled the channel).
+  void on_compile_progress(std::function<void(std::string_view)> receiver);
 
  private:
   CaptureCounts counts_;
   std::set<kiln::logs::Channel> user_channels_;
   kiln::logs::Sink previous_sink_;
   kiln::WarningHandler previous_warning_handler_;
+  std::function<void(std::string_view)> progress_receiver_;
 };
 
 }  // namespace kiln_bench

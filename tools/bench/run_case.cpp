@@ -70,7 +70,15 @@ void measure(const Case& c, const std::string& mode, const RunOptions& options,
   progress.say("compiling (empty code cache)...");
   counter.reset();
   std::vector<Tensor> compiled_out;
-  r.compile_s_cold = seconds_of(device, [&] { compiled_out = step.compiled(); });
+  {
+    // Kernels compiled of each graph's total, as the compiler finishes them.
+    counter.on_compile_progress([&progress](std::string_view message) { progress.say(message); });
+    struct Unhook {
+      CaptureCounter& counter;
+      ~Unhook() { counter.on_compile_progress({}); }
+    } unhook{counter};
+    r.compile_s_cold = seconds_of(device, [&] { compiled_out = step.compiled(); });
+  }
   const CaptureCounts first = counter.counts();
   r.graphs = first.graphs;
   r.graph_breaks = first.graph_breaks;

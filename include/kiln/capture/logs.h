@@ -22,6 +22,7 @@ enum class Channel {
   perf_hints,    // where compiled code is known to lose
   ddp,           // compiled DDP: where the graph is cut at bucket boundaries
   cudagraphs,    // CUDA graphs recorded (reduce-overhead on a GPU), and why one was recorded again
+  compile_progress,  // generated kernels compiled so far out of a graph's total (inductor)
 };
 
 std::string_view channel_name(Channel c);
