@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Checks kiln_bench's JSON (the CI smoke run's): the machine object and every key of
-BENCHMARKS.md on every row, every workload present, and every compiled result matching eager.
+BENCHMARKS.md on every row, every workload present, every compiled result matching eager, and
+bert-dynamic's compilations: automatic dynamic recompiles once in the first pass (static, then
+one symbolic graph for every later length) and never in the second.
 
     python3 tools/bench/check_smoke_json.py kiln_bench_smoke.json
 """
@@ -25,6 +27,10 @@ def main():
         if not row.get("matches"):
             problems.append(f"{name}: compiled does not match eager (max_rel_err "
                             f"{row.get('max_rel_err')}, error {row.get('error')})")
+        if row.get("workload") == "bert-dynamic" and (row.get("recompiles") != 1 or
+                                                      row.get("recompiles_second_pass") != 0):
+            problems.append(f"{name}: {row.get('recompiles')} recompiles in the first pass and "
+                            f"{row.get('recompiles_second_pass')} in the second (want 1 and 0)")
     seen = {row.get("workload") for row in doc["results"]}
     problems += [f"no row for {w}" for w in sorted(WORKLOADS - seen)]
     for p in problems:
