@@ -84,7 +84,8 @@ run() {
   KILN_COMMIT="$(cat "$root/KILN_COMMIT")"
   export KILN_COMMIT
   # Generated kernels link against the shipped SLEEF.
-  export KILN_CXXFLAGS="-L$root/lib${KILN_CXXFLAGS:+ $KILN_CXXFLAGS}"
+  # (run_cuda_tests.sh's unpack has set it for its bundle.)
+  [[ "$owned" == 1 ]] && export KILN_CXXFLAGS="-L$root/lib${KILN_CXXFLAGS:+ $KILN_CXXFLAGS}"
   local cores
   cores="$(nproc)"
   echo "kiln $(cat "$root/KILN_COMMIT") on $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $cores cores"

@@ -136,6 +136,9 @@ unpack() {
   fi
   # The distributed tests start this worker once per rank.
   export KILN_DIST_WORKER="$root/kiln_dist_worker"
+  # Generated CPU kernels (the inductor's CPU tests, the CPU suite) link the shipped SLEEF; the
+  # machine has none.
+  export KILN_CXXFLAGS="-L$root/lib${KILN_CXXFLAGS:+ $KILN_CXXFLAGS}"
   LD_LIBRARY_PATH="$libs" "$root/$probe" --help >/dev/null 2>&1 || libs="$libs:$root/lib-fallback"
 }
 
