@@ -322,11 +322,7 @@ class Lowering {
 
   // A pointwise node's lazy storage. Readers recompute it inline, unless several read it and it
   // is not cheap (more than a few ops), or many read it: then it gets a buffer at once.
-  void finish_pointwise(const graph::Node& n, Loader load) {
-    const int id = new_storage(n.outputs[0], std::move(load), -1, {&n, 0});
-    Storage& s = storages_[static_cast<size_t>(id)];
-    if (s.reads > kRealizeReads || (s.reads > 1 && body_size(s) > kInlineOps)) realize(id);
-  }
+  void finish_pointwise(const graph::Node& n, Loader load) { lazy_output(n, 0, std::move(load)); }
 
   // The cost of a lazy storage's body in simple ops (shared subexpressions once): a
   // transcendental function counts as kInlineOps, so that one read twice is computed once.
@@ -468,12 +464,30 @@ class Lowering {
     return reduced;
   }
 
-  // out[idx] = reduce over the reduced dims of body(full index).
+  using ReductionBody = std::function<Expr(Expr, const std::vector<Index>&)>;
+
+  // out[idx] = reduce over the reduced dims of body(full index), the node's output `output`.
   int emit_reduction(const graph::Node& n, int output, const std::vector<bool>& reduced,
                      const Lowered& in, const std::string& kind, DType body_dtype,
-                     const std::function<Expr(Expr, const std::vector<Index>&)>& transform) {
+                     const ReductionBody& transform) {
     const graph::ValueMeta& out_meta = n.outputs[static_cast<size_t>(output)];
-    const Sizes out_sizes = sizes_of(out_meta.sizes);
+    Buffer b;
+    b.sizes = sizes_of(out_meta.sizes);
+    b.strides = sizes_of(out_meta.strides);
+    b.offset = size_of(out_meta.storage_offset);
+    b.dtype = out_meta.dtype;
+    const int buffer =
+        reduce_into(std::move(b), n, output, reduced, in, kind, body_dtype, transform);
+    new_storage(out_meta, nullptr, buffer, {&n, output});
+    return buffer;
+  }
+
+  // The same reduction into `b`, a new buffer of the output's sizes that no graph value names
+  // (its caller finishes it: a mean from a sum).
+  int reduce_into(Buffer b, const graph::Node& n, int output, const std::vector<bool>& reduced,
+                  const Lowered& in, const std::string& kind, DType body_dtype,
+                  const ReductionBody& transform) {
+    const Sizes out_sizes = sizes_of(n.outputs[static_cast<size_t>(output)].sizes);
     const bool keepdim = out_sizes.size() == in.sizes.size() && !in.sizes.empty();
     Sizes reduction_ranges;
     std::vector<Index> full(in.sizes.size());
@@ -487,11 +501,8 @@ class Lowering {
         full[d] = var(static_cast<int64_t>(out_pos++));
       }
     }
-    Buffer b;
-    b.sizes = out_sizes;
-    b.strides = sizes_of(out_meta.strides);
-    b.offset = size_of(out_meta.storage_offset);
-    b.dtype = out_meta.dtype;
+    const Sizes strides = b.strides;
+    const Size offset = b.offset;
     const int buffer = new_buffer(std::move(b));
     Kernel k;
     k.kind = Kernel::Kind::Reduction;
@@ -500,10 +511,8 @@ class Lowering {
     k.reduction = kind;
     k.body = transform(cast(load_value(in, full), body_dtype), vars(out_sizes.size()));
     k.output = buffer;
-    k.store = strided_offset(vars(out_sizes.size()), sizes_of(out_meta.strides),
-                             size_of(out_meta.storage_offset));
+    k.store = strided_offset(vars(out_sizes.size()), strides, offset);
     emit(std::move(k));
-    new_storage(out_meta, nullptr, buffer, {&n, output});
     return buffer;
   }
 
@@ -558,13 +567,20 @@ class Lowering {
       return call("div", {std::move(e), cast(index_value(constant(by)), t)}, t);
     };
     const double constant_count = count.is_constant() ? static_cast<double>(count.value()) : 0;
+    const double divisor = std::max(0.0, constant_count - correction);
+    if (reduces_trailing_dims(reduced)) {
+      lower_row_var_mean(
+          n, reduced, in, dtype,
+          [=](Expr e) { return divided(std::move(e), count, constant_count, dtype); },
+          [=](Expr e) { return divided(std::move(e), divisor_size, divisor, dtype); });
+      return;
+    }
     const int mean_buffer =
         emit_reduction(n, 1, reduced, in, "sum", dtype,
                        [count, constant_count, dtype, divided](Expr e, const std::vector<Index>&) {
                          return divided(std::move(e), count, constant_count, dtype);
                        });
     const Buffer mean = program_.buffers[static_cast<size_t>(mean_buffer)];
-    const double divisor = std::max(0.0, constant_count - correction);
     emit_reduction(n, 0, reduced, in, "sum", dtype,
                    [mean, mean_buffer, dtype, divisor, divisor_size, divided](
                        Expr e, const std::vector<Index>& out) {
@@ -573,6 +589,54 @@ class Lowering {
                      const Expr d = call("sub", {e, m}, dtype);
                      return divided(call("mul", {d, d}, dtype), divisor_size, divisor, dtype);
                    });
+  }
+
+  // Whether the reduced dims are the last ones (a row's statistics: layer and group norm).
+  static bool reduces_trailing_dims(const std::vector<bool>& reduced) {
+    const auto first = std::find(reduced.begin(), reduced.end(), true);
+    return first != reduced.end() && std::all_of(first, reduced.end(), [](bool r) { return r; });
+  }
+
+  // var_mean over each row: plain sums, each scaled once per row by a lazy value (`mean_of`,
+  // `var_of` of the sum) instead of once per element; readers inline it, and the vector loops
+  // hoist it out of theirs. Layer norm's statistics take an add per element for the mean and a
+  // subtraction, a product and an add for the variance (eager's kernel's count), not a multiply
+  // more each. The channel statistics of batch norm keep per-element scaling: their sums run
+  // along columns (codegen's column sums), which take reductions only.
+  void lower_row_var_mean(const graph::Node& n, const std::vector<bool>& reduced, const Lowered& in,
+                          DType dtype, const std::function<Expr(Expr)>& mean_of,
+                          const std::function<Expr(Expr)>& var_of) {
+    Buffer sums;
+    sums.sizes = sizes_of(n.outputs[1].sizes);
+    Size stride(1);
+    sums.strides.resize(sums.sizes.size());
+    for (size_t d = sums.sizes.size(); d-- > 0;) {
+      sums.strides[d] = stride;
+      stride = stride * sums.sizes[d];
+    }
+    sums.dtype = dtype;
+    const Sizes strides = sums.strides;
+    const int total = reduce_into(sums, n, 1, reduced, in, "sum", dtype, identity);
+    const Loader mean = [=](const std::vector<Index>& idx) {
+      return mean_of(load(total, strided_offset(idx, strides, Size(0)), dtype));
+    };
+    lazy_output(n, 1, mean);
+    const int squares = reduce_into(sums, n, 0, reduced, in, "sum", dtype,
+                                    [mean, dtype](Expr e, const std::vector<Index>& out) {
+                                      const Expr d = call("sub", {std::move(e), mean(out)}, dtype);
+                                      return call("mul", {d, d}, dtype);
+                                    });
+    lazy_output(n, 0, [=](const std::vector<Index>& idx) {
+      return var_of(load(squares, strided_offset(idx, strides, Size(0)), dtype));
+    });
+  }
+
+  // Output `output` of `n` as a lazy value, realized as finish_pointwise's rule says.
+  void lazy_output(const graph::Node& n, int output, Loader load) {
+    const int id =
+        new_storage(n.outputs[static_cast<size_t>(output)], std::move(load), -1, {&n, output});
+    Storage& s = storages_[static_cast<size_t>(id)];
+    if (s.reads > kRealizeReads || (s.reads > 1 && body_size(s) > kInlineOps)) realize(id);
   }
 
   void lower_extern(const graph::Node& n) {
