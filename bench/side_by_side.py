@@ -57,6 +57,10 @@ def cpu_model():
 
 
 def kiln_revision():
+    # The bundle's commit on the device machine (run_cpu_suite.sh exports it): its checkout's
+    # HEAD need not be what the binaries were built from.
+    if os.environ.get("KILN_COMMIT"):
+        return os.environ["KILN_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
