@@ -568,7 +568,8 @@ class Lowering {
     };
     const double constant_count = count.is_constant() ? static_cast<double>(count.value()) : 0;
     const double divisor = std::max(0.0, constant_count - correction);
-    if (reduces_trailing_dims(reduced)) {
+    // (16-bit floats keep scaled elements: a row's plain sum could overflow their range.)
+    if (reduces_trailing_dims(reduced) && (dtype == DType::Float32 || dtype == DType::Float64)) {
       lower_row_var_mean(
           n, reduced, in, dtype,
           [=](Expr e) { return divided(std::move(e), count, constant_count, dtype); },

@@ -147,6 +147,30 @@ TEST(Inductor, LayerNormStatisticsShareTheRowsLoop) {
   const std::string kernels = logs.generated_kernels();
   EXPECT_EQ(kernels_in(logs), 1u) << kernels;
   EXPECT_EQ(occurrences(kernels, "#pragma omp parallel for collapse(2)"), 1u) << kernels;
+  // The mean and the variance sum their elements plainly; each row's sums are scaled by 1/96
+  // once, outside the loops, not every element inside them.
+  EXPECT_GE(occurrences(kernels, "acc_vec0 = (acc_vec0 + v0);"), 1u) << kernels;
+  EXPECT_EQ(occurrences(kernels, "const VecF v2 = (v0 * v1);"), 0u) << kernels;
+}
+
+// var_mean over rows of float16 values whose sum leaves float16's range (4096 values near 100:
+// 409600 > 65504) while their mean does not: compiled as eager, no infinity (16-bit rows keep
+// per-element scaling; float32 rows are summed plainly, then scaled).
+TEST(Inductor, VarMeanOfHalfRowsStaysInRange) {
+  auto body = [](const Tensor& x) { return var_mean(x, {1}, Scalar(1), /*keepdim=*/true); };
+  auto f = compile(body, inductor());
+  manual_seed(13);
+  const Tensor x = (randn({4, 4096}) + 100.0).to(DType::Float16);
+  autograd::NoGradGuard no_grad;
+  const auto got = f(x);
+  const auto want = body(x);
+  for (const Tensor& t : {std::get<0>(got), std::get<1>(got)}) {
+    EXPECT_TRUE(t.isfinite().all().item<bool>()) << t;
+  }
+  EXPECT_TRUE(all_close(std::get<1>(got).to(DType::Float32), std::get<1>(want).to(DType::Float32),
+                        1e-3, 1e-3));
+  EXPECT_TRUE(all_close(std::get<0>(got).to(DType::Float32), std::get<0>(want).to(DType::Float32),
+                        1e-2, 1e-3));
 }
 
 // BENCHMARKS.md's pointwise workload: the compiled module calls the vector variants (GNU vector
