@@ -51,19 +51,18 @@ std::vector<Tensor> one_pass(const std::vector<Tensor>& ids, Forward&& forward) 
 }  // namespace
 
 Case bert_dynamic_case() {
-  return {
-      "bert-dynamic", "inference", 1e-3, true,
-      [](const kiln::CompileOptions& options, const Setup& setup) -> Step {
-        auto eager = seeded_bert(setup);
-        auto compiled = kiln::compile(seeded_bert(setup), options);
-        std::vector<Tensor> ids = inputs(setup);
-        return {[eager, ids] {
-                  return one_pass(ids, [&](const Tensor& x) { return eager->forward(x); });
-                },
-                [compiled, ids] {
-                  return one_pass(ids, [&](const Tensor& x) { return (*compiled)(x); });
-                }};
-      }};
+  return {"bert-dynamic", "inference", 1e-3, true,
+          [](const kiln::CompileOptions& options, const Setup& setup) -> Step {
+            auto eager = seeded_bert(setup);
+            auto compiled = kiln::compile(seeded_bert(setup), options);
+            std::vector<Tensor> ids = inputs(setup);
+            return {[eager, ids] {
+                      return one_pass(ids, [&](const Tensor& x) { return eager->forward(x); });
+                    },
+                    [compiled, ids] {
+                      return one_pass(ids, [&](const Tensor& x) { return (*compiled)(x); });
+                    }};
+          }};
 }
 
 }  // namespace kiln_bench
