@@ -62,7 +62,7 @@ std::string cuda_cache_key(const std::string& source, const std::string& archite
 }
 
 // Loaded libraries by cache key: each source compiled and loaded once per process.
-std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source,
+std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source, size_t kernels,
                                                        const std::string& architecture,
                                                        std::string_view what) {
   static std::mutex mutex;
@@ -70,8 +70,8 @@ std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source
   const std::string key = cuda_cache_key(source, architecture);
   std::lock_guard lock(mutex);
   if (auto it = loaded.find(key); it != loaded.end()) return it->second;
-  auto library =
-      std::make_shared<const cuda::KernelLibrary>(cached_cubin(source, architecture, what));
+  auto library = std::make_shared<const cuda::KernelLibrary>(
+      cached_cubin(source, architecture, what, kernels));
   loaded.emplace(key, library);
   return library;
 }
@@ -79,7 +79,7 @@ std::shared_ptr<const cuda::KernelLibrary> library_for(const std::string& source
 }  // namespace
 
 std::string cached_cubin(const std::string& source, const std::string& architecture,
-                         std::string_view what) {
+                         std::string_view what, size_t kernels) {
   const std::string key = cuda_cache_key(source, architecture);
   const fs::path dir = cache_dir() / "cuda";
   create_private_directory(dir, "set KILN_CACHE_DIR to a writable folder");
@@ -89,11 +89,6 @@ std::string cached_cubin(const std::string& source, const std::string& architect
   replace_file(source_path, source);
   std::string cubin;
   // NVRTC compiles the whole source at once: progress is none, then all.
-  size_t kernels = 0;
-  for (size_t at = source.find("__global__ void"); at != std::string::npos;
-       at = source.find("__global__ void", at + 1)) {
-    ++kernels;
-  }
   logs::log(logs::Channel::compile_progress,
             fmt::format("{}: 0 of {} kernels compiled", what, kernels));
   try {
@@ -112,7 +107,7 @@ std::string cached_cubin(const std::string& source, const std::string& architect
 KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int device,
                           std::string_view what) {
   std::shared_ptr<const cuda::KernelLibrary> library =
-      library_for(source.text, cuda::architecture(device), what);
+      library_for(source.text, source.launches.size(), cuda::architecture(device), what);
   std::map<std::string, CudaLaunch> launches = source.launches;
   return [library, launches = std::move(launches), num_symbols](
              const LoopNest& nest, const std::string& function) -> KernelFunction {

@@ -22,9 +22,10 @@ KernelLoader cuda_kernels(const CudaSource& source, size_t num_symbols, int devi
                           std::string_view what);
 
 // The cubin of `source` for `architecture` ("sm_90"): from the disk cache when a verified entry
-// is there, else compiled by NVRTC and stored. Needs NVRTC, not a GPU.
+// is there, else compiled by NVRTC and stored (`kernels`: how many the source defines, for the
+// compile_progress records). Needs NVRTC, not a GPU.
 std::string cached_cubin(const std::string& source, const std::string& architecture,
-                         std::string_view what);
+                         std::string_view what, size_t kernels);
 
 // How many cubins cuda_kernels and cached_cubin have compiled in this process (for tests).
 size_t cuda_compilation_count();

@@ -471,15 +471,20 @@ class Lowering {
                      const Lowered& in, const std::string& kind, DType body_dtype,
                      const ReductionBody& transform) {
     const graph::ValueMeta& out_meta = n.outputs[static_cast<size_t>(output)];
-    Buffer b;
-    b.sizes = sizes_of(out_meta.sizes);
-    b.strides = sizes_of(out_meta.strides);
-    b.offset = size_of(out_meta.storage_offset);
-    b.dtype = out_meta.dtype;
     const int buffer =
-        reduce_into(std::move(b), n, output, reduced, in, kind, body_dtype, transform);
+        reduce_into(buffer_like(out_meta), n, output, reduced, in, kind, body_dtype, transform);
     new_storage(out_meta, nullptr, buffer, {&n, output});
     return buffer;
+  }
+
+  // A buffer with a value's sizes, layout and dtype.
+  Buffer buffer_like(const graph::ValueMeta& meta) {
+    Buffer b;
+    b.sizes = sizes_of(meta.sizes);
+    b.strides = sizes_of(meta.strides);
+    b.offset = size_of(meta.storage_offset);
+    b.dtype = meta.dtype;
+    return b;
   }
 
   // The same reduction into `b`, a new buffer of the output's sizes that no graph value names
@@ -607,19 +612,13 @@ class Lowering {
   void lower_row_var_mean(const graph::Node& n, const std::vector<bool>& reduced, const Lowered& in,
                           DType dtype, const std::function<Expr(Expr)>& mean_of,
                           const std::function<Expr(Expr)>& var_of) {
-    Buffer sums;
-    sums.sizes = sizes_of(n.outputs[1].sizes);
-    Size stride(1);
-    sums.strides.resize(sums.sizes.size());
-    for (size_t d = sums.sizes.size(); d-- > 0;) {
-      sums.strides[d] = stride;
-      stride = stride * sums.sizes[d];
-    }
-    sums.dtype = dtype;
+    // The sums in buffers laid out as the mean (var has the same sizes and layout).
+    const Buffer sums = buffer_like(n.outputs[1]);
     const Sizes strides = sums.strides;
+    const Size offset = sums.offset;
     const int total = reduce_into(sums, n, 1, reduced, in, "sum", dtype, identity);
     const Loader mean = [=](const std::vector<Index>& idx) {
-      return mean_of(load(total, strided_offset(idx, strides, Size(0)), dtype));
+      return mean_of(load(total, strided_offset(idx, strides, offset), dtype));
     };
     lazy_output(n, 1, mean);
     const int squares = reduce_into(sums, n, 0, reduced, in, "sum", dtype,
@@ -628,7 +627,7 @@ class Lowering {
                                       return call("mul", {d, d}, dtype);
                                     });
     lazy_output(n, 0, [=](const std::vector<Index>& idx) {
-      return var_of(load(squares, strided_offset(idx, strides, Size(0)), dtype));
+      return var_of(load(squares, strided_offset(idx, strides, offset), dtype));
     });
   }
 

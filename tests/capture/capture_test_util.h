@@ -9,9 +9,17 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kiln::testing {
+
+// How many times `part` occurs in `text` (overlapping occurrences counted): generated-code checks.
+inline size_t occurrences(std::string_view text, std::string_view part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string_view::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
 
 // Turns on the given log channels and collects their records for the test's lifetime. Captures
 // nest: an inner one (a helper's) adds its channels to those already on and hands the records of

@@ -367,10 +367,10 @@ TEST(CudaCodeCache, CubinsAreReusedAndCorruptedOnesRebuilt) {
   const std::string source =
       "extern \"C\" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }\n";
   const size_t before = inductor::cuda_compilation_count();
-  const std::string cubin = inductor::cached_cubin(source, "sm_90", "the cache test");
+  const std::string cubin = inductor::cached_cubin(source, "sm_90", "the cache test", 1);
   ASSERT_FALSE(cubin.empty());
   EXPECT_EQ(inductor::cuda_compilation_count(), before + 1);
-  EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test"), cubin);
+  EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test", 1), cubin);
   EXPECT_EQ(inductor::cuda_compilation_count(), before + 1);  // from the file
   std::filesystem::path file;
   for (const auto& e : std::filesystem::directory_iterator(folder.path() / "cache" / "cuda")) {
@@ -390,7 +390,7 @@ TEST(CudaCodeCache, CubinsAreReusedAndCorruptedOnesRebuilt) {
   }
   {
     testing::LogCapture logs("perf_hints");
-    EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test"), cubin);
+    EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test", 1), cubin);
     EXPECT_EQ(logs.count("is corrupted; rebuilding it"), 1u) << logs.all();
   }
   EXPECT_EQ(inductor::cuda_compilation_count(), before + 2);
@@ -398,13 +398,13 @@ TEST(CudaCodeCache, CubinsAreReusedAndCorruptedOnesRebuilt) {
   std::filesystem::resize_file(file, 10);
   {
     testing::LogCapture logs("perf_hints");
-    EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test"), cubin);
+    EXPECT_EQ(inductor::cached_cubin(source, "sm_90", "the cache test", 1), cubin);
     EXPECT_EQ(logs.count("is truncated; rebuilding it"), 1u) << logs.all();
   }
   EXPECT_EQ(inductor::cuda_compilation_count(), before + 3);
   // A source NVRTC rejects: the error names the kernel's graph and where the source is kept.
   try {
-    inductor::cached_cubin("this is not CUDA", "sm_90", "the broken test source");
+    inductor::cached_cubin("this is not CUDA", "sm_90", "the broken test source", 1);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     const std::string what = e.what();

@@ -22,6 +22,7 @@ namespace {
 
 using testing::all_close;
 using testing::LogCapture;
+using testing::occurrences;
 
 CompileOptions inductor() { return {.backend = std::string("inductor")}; }
 
@@ -47,12 +48,6 @@ struct EnvScope {
 std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-size_t occurrences(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
 }
 
 // Generated kernels in the logged source.

@@ -17,12 +17,7 @@ namespace {
 
 using testing::all_close;
 using testing::LogCapture;
-
-size_t occurrences(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
+using testing::occurrences;
 
 CompileOptions streaming(const std::string& value, const std::string& mode = "default") {
   return {
