@@ -6,6 +6,7 @@
 #include "ops/pool/pool_decompositions.h"
 
 #include "ops/pool/pool_common.h"
+#include "ops/reduction/reduce_derivatives.h"
 
 #include <kiln/ops/binary.h>
 #include <kiln/ops/creation.h>
@@ -208,7 +209,8 @@ std::vector<Tensor> max_pool_backward_decomposition(const Stack& a, const char* 
 }
 
 // The adaptive average pools read their windows from tables of the input's height and width,
-// which must be plain sizes; the batch may be symbolic (dynamic shapes).
+// which must be plain sizes; the batch may be symbolic (dynamic shapes), and so may the height
+// and width of a global (1x1) pool.
 std::vector<Tensor> adaptive_avg_pool2d_decomposition(const Stack& a) {
   static const OpDef& op = OpRegistry::instance().get("_adaptive_avg_pool2d");
   op.meta(a);
@@ -221,9 +223,14 @@ std::vector<Tensor> adaptive_avg_pool2d_decomposition(const Stack& a) {
     sizes.insert(sizes.end(), {SymInt(out_h), SymInt(out_w)});
     return {full_symint(sizes, 0, TensorOptions(self.dtype()).device(self.device()))};
   }
+  const DType acc = float_acc(self.dtype());
+  if (out_h == 1 && out_w == 1) {
+    // A global pool (ResNet's): the plane's mean, which needs no window tables and so takes a
+    // symbolic height and width too.
+    return {unbatched(batched(self, in).to(acc).mean({2, 3}, true).to(self.dtype()), in)};
+  }
   const AdaptiveWindows w =
       adaptive_windows(in.height.expect_int(), in.width.expect_int(), out_h, out_w, self.device());
-  const DType acc = float_acc(self.dtype());
   const Tensor values = batched(self, in).to(acc).index({Tensor(), Tensor(), w.rows, w.cols});
   const Tensor sums = where(w.mask, values, 0).sum({3, 5});
   return {unbatched((sums / w.sizes.to(acc)).to(self.dtype()), in)};
@@ -234,12 +241,18 @@ std::vector<Tensor> adaptive_avg_pool2d_backward_decomposition(const Stack& a) {
   op.meta(a);
   const Tensor& self = a[1].to_tensor();
   const SymPoolInput in = sym_pool_input(self, "_adaptive_avg_pool2d_backward");
-  const int64_t height = in.height.expect_int(), width = in.width.expect_int();
   const DType acc = float_acc(self.dtype());
   const Tensor g = batched(a[0].to_tensor(), in).to(acc);
   const SymIntList gs = g.sym_sizes();
   const SymInt n = gs[0], c = gs[1];
   const int64_t out_h = gs[2].expect_int(), out_w = gs[3].expect_int();
+  if (out_h == 1 && out_w == 1) {
+    // A global pool: every input element gets its plane's gradient over the plane's size.
+    const Tensor share = divide_by_reduced_count(g, batched(self, in), {false, false, true, true});
+    const Tensor grad = expand_symint(share, {n, c, in.height, in.width}).contiguous();
+    return {unbatched(grad.to(self.dtype()), in)};
+  }
+  const int64_t height = in.height.expect_int(), width = in.width.expect_int();
   Tensor grad = full_symint({n, c, SymInt(height), SymInt(width)}, 0,
                             TensorOptions(acc).device(self.device()));
   if (out_h != 0 && out_w != 0) {

@@ -38,10 +38,11 @@ Tensor unsqueeze_reduced(Tensor t, const std::vector<bool>& mask, bool keepdim) 
 }
 
 // The number of elements a reduction over mask combines.
+// The reduced dims' sizes must be plain; the others may be symbolic (a dynamic batch).
 int64_t reduced_count(const Tensor& self, const std::vector<bool>& mask) {
   int64_t n = 1;
   for (size_t d = 0; d < mask.size(); ++d) {
-    if (mask[d]) n *= self.size(static_cast<int64_t>(d));
+    if (mask[d]) n *= self.sym_size(static_cast<int64_t>(d)).expect_int();
   }
   return n;
 }
