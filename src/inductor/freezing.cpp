@@ -4,6 +4,7 @@
 #include "inductor/conv_affine_folding.h"
 #include "inductor/conv_widening.h"
 #include "inductor/graph_device.h"
+#include "inductor/graph_rebuild.h"
 #include "inductor/layout_optimization.h"
 #include "inductor/options.h"
 #include "inductor/weight_prepacking.h"
@@ -16,6 +17,8 @@
 #include <kiln/ops/creation.h>
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace kiln::inductor {
 
@@ -42,13 +45,11 @@ Tensor with_layout(const Tensor& t, const graph::ValueMeta& meta) {
 ConstantSplit freeze(const graph::Graph& graph, const FreezeOptions& options) {
   graph::Graph g = graph.clone();
   widen_half_float_convolutions(g);
-  if (options.convolution_passes) fold_affine_into_convolutions(g);
-  if (options.convolution_passes && options.channels_last) convolutions_to_channels_last(g);
+  fold_affine_into_convolutions(g);
+  if (options.channels_last) convolutions_to_channels_last(g);
   if (options.prepack_weights) {
-    if (options.convolution_passes) {
-      prepack_convolution_weights(g);
-      fuse_convolution_activations(g);
-    }
+    prepack_convolution_weights(g);
+    fuse_convolution_activations(g);
     prepack_matmul_weights(g, options.pack_plain_matmul_weights);
   }
   return split_constants(g);
@@ -154,21 +155,24 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
   }
   // Freezing's passes prepare weights for oneDNN and OpenBLAS: CPU graphs only.
   if (!freezing || !on_cpu(graph)) return compile_graph(graph, example_inputs, context);
-  // With symbolic sizes, constants fold and linear layers' weights are packed (for the rows of
-  // the example; other row counts read the same layout); the convolution passes read concrete
-  // activation sizes and are left out.
+  // With symbolic sizes, batch norms fold into convolutions and weights are packed for the
+  // example's sizes (other sizes read the same layout where oneDNN's primitive for them does);
+  // activations keep their layout (the layout pass needs concrete sizes).
   const bool symbolic = graph::has_symbolic_sizes(graph);
-  if (symbolic) {
+  const bool channels_last = cpu_channels_last(context);
+  const bool convolutions =
+      std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                  [](const auto& n) { return is_op(n.get(), "convolution"); });
+  if (symbolic && channels_last && convolutions) {
     logs::log(logs::Channel::perf_hints,
-              fmt::format("freezing: {} has symbolic sizes: convolutions keep their layout, their "
-                          "batch norms and their weights (linear layers are packed)",
+              fmt::format("freezing: {} has symbolic sizes: convolutions keep their activations' "
+                          "layout",
                           context.graph_name));
   }
   return compile_frozen(
       freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false"),
                      .pack_plain_matmul_weights = option_is(context, "prepack_weights", "true"),
-                     .channels_last = cpu_channels_last(context),
-                     .convolution_passes = !symbolic}),
+                     .channels_last = channels_last && !symbolic}),
       example_inputs, context);
 }
 

@@ -22,10 +22,9 @@ struct FreezeOptions {
   // Linear layers' weights packed even where oneDNN's layout for them is a plain one (by default
   // only blocked layouts are worth it: weight_prepacking.h).
   bool pack_plain_matmul_weights = false;
-  bool channels_last = true;  // convolution nets run on channels-last activations
-  // Convolutions' passes: affine chains (batch norms) folded into them, channels-last, packed
-  // weights and fused activations (off for graphs with symbolic sizes).
-  bool convolution_passes = true;
+  // Convolution nets run on channels-last activations (off for graphs with symbolic sizes: the
+  // layout pass needs concrete ones).
+  bool channels_last = true;
 };
 
 // The graph with affine chains folded into convolutions, its convolutions on channels-last

@@ -63,7 +63,7 @@ void merge_pointwise_nest(LoopNest& nest, const SizeFacts& facts) {
     const size_t p = nest.outer.size();
     const bool all = std::all_of(nest.parts.begin(), nest.parts.end(), [&](const Kernel& k) {
       return k.kind == Kernel::Kind::Pointwise && k.ranges.size() == p + 1 &&
-             facts.known_lt(k.ranges[p], Size(kShortLoop)) &&
+             facts.hint(k.ranges[p]) < kShortLoop &&
              mergeable(k, static_cast<int64_t>(p - 1), k.ranges[p], facts);
     });
     if (!all) return;
@@ -77,8 +77,7 @@ void merge_pointwise_nest(LoopNest& nest, const SizeFacts& facts) {
 }
 
 void merge_reduction_loops(Kernel& k, const SizeFacts& facts) {
-  while (k.reduction_ranges.size() >= 2 &&
-         facts.known_lt(k.reduction_ranges.back(), Size(kShortLoop))) {
+  while (k.reduction_ranges.size() >= 2 && facts.hint(k.reduction_ranges.back()) < kShortLoop) {
     const size_t r = k.reduction_ranges.size();
     const auto outer = static_cast<int64_t>(k.ranges.size() + r - 2);
     if (!mergeable(k, outer, k.reduction_ranges[r - 1], facts)) return;

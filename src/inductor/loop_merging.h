@@ -6,7 +6,9 @@
 
 namespace kiln::inductor {
 
-// Loops shorter than this are merged with the loop around them (where the indexing allows).
+// Loops shorter than this are merged with the loop around them (where the indexing allows). A
+// symbolic range is judged by its hint (the example's size): whether to merge is a heuristic,
+// that the merged loop reads the same elements is proven for every size.
 inline constexpr int64_t kShortLoop = 256;
 
 // Merges, in every nest without local buffers: for nests of pointwise kernels only, the last

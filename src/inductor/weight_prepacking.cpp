@@ -47,7 +47,10 @@ graph::Value emit_packed(GraphRebuild& rebuild, const graph::Node& conv) {
   const graph::Value input = rebuild[use_of(conv, 0)];
   const graph::Value weight = rebuild[use_of(conv, 1)];
   const graph::Value source_bias = use_of(conv, 2);
-  const std::vector<SymInt> input_size(input.meta().sizes.begin(), input.meta().sizes.end());
+  // Packed for the traced geometry: symbolic sizes pack for their hints (the packed copy is a
+  // hint itself: a geometry whose primitive wants another layout reads the weight instead).
+  std::vector<SymInt> input_size;
+  for (const SymInt& s : input.meta().sizes) input_size.emplace_back(*s.maybe_int());
   const ops::IValue& stride = conv.args.at(3);
   const ops::IValue& padding = conv.args.at(4);
   const ops::IValue& dilation = conv.args.at(5);

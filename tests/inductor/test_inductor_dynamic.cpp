@@ -63,6 +63,27 @@ TEST(InductorDynamic, LongRowsAreCutIntoChunks) {
                                   {{2, 9000}, {3, 5000}, {7, 11}}, "default", 1e-5, 1e-3);
 }
 
+// An NCHW value with symbolic height and width: a per-channel pointwise kernel (a batch norm's
+// affine and ReLU) runs one vector loop over H * W, not a short vector loop and a scalar tail per
+// row (W is 7 to 56 in ResNet); the merge is proven for every size, chosen by the hints.
+TEST(InductorDynamic, SymbolicHeightAndWidthRunAsOneLoop) {
+  autograd::NoGradGuard no_grad;
+  manual_seed(9);
+  const Tensor scale = randn({1, 8, 1, 1}), shift = randn({1, 8, 1, 1});
+  auto body = [](const Tensor& x, const Tensor& a, const Tensor& b) { return (x * a + b).relu(); };
+  LogCapture logs("graph,output_code,perf_hints");
+  auto fast = compile(body, dynamic_inductor());
+  for (auto [h, w] : Sizes2{{7, 9}, {14, 15}, {5, 31}, {56, 3}}) {
+    const Tensor x = randn({2, 8, h, w});
+    EXPECT_TRUE(all_close(fast(x, scale, shift), body(x, scale, shift), 1e-6, 1e-6))
+        << h << " x " << w;
+  }
+  EXPECT_EQ(compilations(logs), 1u) << logs.all();
+  const std::string kernels = logs.generated_kernels();
+  EXPECT_EQ(testing::occurrences(kernels, "for (int64_t i3"), 0u) << kernels;
+  EXPECT_GE(testing::occurrences(kernels, "((s2 * s3) - i2_vec_begin)"), 1u) << kernels;
+}
+
 TEST(InductorDynamic, BroadcastingBetweenSymbolicDims) {
   autograd::NoGradGuard no_grad;
   LogCapture logs("graph,output_code");
