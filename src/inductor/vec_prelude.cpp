@@ -171,7 +171,12 @@ template <typename T, int N> struct Vec {
   }
   static Vec load(const kiln_half* p) {
 #if defined(__AVX512F__)
-    if constexpr (N == 16) return {(native)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p))};
+    // Zero-masked forms of the AVX-512 conversions here and in store(): g++ 12's unmasked ones pass
+    // an _undefined_ vector, which -Wmaybe-uninitialized reports once inlined into a loop.
+    if constexpr (N == 16) {
+      return {(native)_mm512_maskz_cvtph_ps(__mmask16(0xFFFF),
+                                            _mm256_loadu_si256((const __m256i*)p))};
+    }
 #endif
 #if defined(__F16C__)
     if constexpr (N == 8) return {(native)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p))};
@@ -185,7 +190,8 @@ template <typename T, int N> struct Vec {
     [[maybe_unused]] constexpr int nearest = 8;  // to nearest even, no exceptions
 #if defined(__AVX512F__)
     if constexpr (N == 16) {
-      _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)v, nearest));
+      _mm256_storeu_si256((__m256i*)p,
+                          _mm512_maskz_cvtps_ph(__mmask16(0xFFFF), (__m512)v, nearest));
       return;
     }
 #endif
