@@ -531,7 +531,29 @@ class Lowering {
                              : op == "amax" ? "max"
                              : op == "amin" ? "min"
                                             : "prod";
+    if (kind == "sum" && lower_sum_of_a_constant(n, reduced, in)) return;
     emit_reduction(n, 0, reduced, in, kind, n.outputs[0].dtype, identity);
+  }
+
+  // A sum over a constant (decompositions count a symbolic number of elements as the sum of a
+  // tensor of ones) is the constant times the number of elements: a value, not a sweep over
+  // every element.
+  bool lower_sum_of_a_constant(const graph::Node& n, const std::vector<bool>& reduced,
+                               const Lowered& in) {
+    const Expr value = load_value(in, std::vector<Index>(in.sizes.size(), constant(0)));
+    if (value->kind != ExprNode::Kind::Constant ||
+        (!value->is_integer_constant && !std::isfinite(value->number))) {
+      return false;
+    }
+    Size count(1);
+    for (size_t d = 0; d < in.sizes.size(); ++d) {
+      if (reduced[d]) count = count * in.sizes[d];
+    }
+    const DType dtype = n.outputs[0].dtype;
+    const Expr product =
+        call("mul", {cast(value, dtype), cast(index_value(constant(count)), dtype)}, dtype);
+    finish_pointwise(n, [product](const std::vector<Index>&) { return product; });
+    return true;
   }
 
   // e / divisor, as a product with the reciprocal where that is a normal number: a division per
@@ -558,8 +580,6 @@ class Lowering {
     double correction = 1;
     if (!n.args.at(2).is_none()) correction = n.args.at(2).to_scalar().to<double>();
     const DType dtype = n.outputs[1].dtype;
-    // A symbolic count divides by its value in the call; a constant one multiplies by its
-    // reciprocal.
     Size divisor_size = count;
     if (!count.is_constant()) {
       KILN_CHECK(correction == std::floor(correction) && correction >= 0,
@@ -567,9 +587,14 @@ class Lowering {
                  correction);
       divisor_size = count - Size(static_cast<int64_t>(correction));
     }
+    // A symbolic count: a product with its reciprocal, computed once per call (within an ulp of
+    // the quotient, as the constant count's product; a zero count gives inf and NaN as the
+    // division does).
     const auto divided = [](Expr e, const Size& by, double constant_by, DType t) {
       if (by.is_constant()) return scaled_by_reciprocal(std::move(e), constant_by, t);
-      return call("div", {std::move(e), cast(index_value(constant(by)), t)}, t);
+      const Expr reciprocal =
+          call("div", {constant_of(1.0, t), cast(index_value(constant(by)), t)}, t);
+      return call("mul", {std::move(e), reciprocal}, t);
     };
     const double constant_count = count.is_constant() ? static_cast<double>(count.value()) : 0;
     const double divisor = std::max(0.0, constant_count - correction);

@@ -54,6 +54,16 @@ std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& 
       return fmt::format("static_cast<{}>({})", t, *a);  // e is not 16-bit
     }
     case ExprNode::Kind::Call: {
+      // One-argument math on floats, as the scalar code spells it (a batch norm's rsqrt(var +
+      // eps) in float64 when eps is a tensor argument: symbolic graphs pass it as one).
+      const bool floating = e.dtype == DType::Float32 || e.dtype == DType::Float64;
+      if (e.args.size() == 1 && floating && e.args[0]->dtype == e.dtype &&
+          (e.op == "rsqrt" || e.op == "sqrt" || is_math_function(e.op))) {
+        const auto a = invariant_scalar(*e.args[0], loop);
+        if (!a) return std::nullopt;
+        if (e.op == "rsqrt") return fmt::format("({}(1) / std::sqrt({}))", t, *a);
+        return fmt::format("static_cast<{}>(std::{}({}))", t, e.op, *a);
+      }
       static const std::map<std::string, std::string> infix = {
           {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}};
       auto it = infix.find(e.op);
@@ -63,7 +73,9 @@ std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& 
       return fmt::format("static_cast<{}>({} {} {})", t, *a, it->second, *b);
     }
     case ExprNode::Kind::IndexAsValue:
-      break;
+      // A size of the call (a symbolic element count), not a position in the loop.
+      if (uses_var(e.index, loop.var)) break;
+      return fmt::format("static_cast<{}>({})", t, to_cpp(e.index, loop.names));
   }
   return std::nullopt;
 }

@@ -126,6 +126,26 @@ TEST(InductorDynamic, ReductionsOverSymbolicDims) {
       {{4, 6}, {7, 33}, {16, 129}, {5, 2}});
 }
 
+// A count of elements over symbolic sizes (decompositions sum a tensor of ones: mean's
+// derivative, a global pool's) is the product of the sizes, not a sweep; a variance over a
+// symbolic count scales by its reciprocal, computed once (vector loops, no division per element).
+TEST(InductorDynamic, SymbolicCountsAreSizesNotSweeps) {
+  autograd::NoGradGuard no_grad;
+  LogCapture logs("graph,output_code,perf_hints");
+  auto f = [](const Tensor& x) { return ones_like(x).sum({1, 2}) + x.var({1, 2}, 0); };
+  auto fast = compile(f, dynamic_inductor());
+  for (int64_t n : {5, 9, 33}) {
+    const Tensor x = randn({3, n, 7});
+    EXPECT_TRUE(all_close(fast(x), f(x), 1e-5, 1e-5)) << n;
+  }
+  EXPECT_EQ(compilations(logs), 1u) << logs.all();
+  const std::string kernels = logs.generated_kernels();
+  // The variance's two sums, nothing else reduces; the count's reciprocal is formed (1 / count)
+  // and multiplies.
+  EXPECT_EQ(testing::occurrences(kernels, "VecF acc_vec0 ="), 2u) << kernels;
+  EXPECT_GE(testing::occurrences(kernels, "VecF::broadcast(float(1))"), 1u) << kernels;
+}
+
 TEST(InductorDynamic, BoundedRowsStayInCache) {
   // With the row length bounded (mark_dynamic's max), softmax's row of exponentials is written
   // into the output and scaled there, row by row (nothing goes through planned memory); without
