@@ -35,13 +35,13 @@ from side_by_side import (cpu_model, ensure_malloc_tunables, kiln_revision,  # n
                           machine_line, print_torch_config, torch_measure)
 
 WORKLOADS = ["pointwise", "softmax", "layernorm", "matmul", "mlp", "resnet18", "bert", "gpt2",
-             "bert-dynamic", "numpy", "overhead"]
+             "bert-dynamic", "resnet18-dynamic", "numpy", "overhead"]
 TRAINED = {"mlp", "resnet18", "bert"}  # the workloads with a training phase
 
 
 # Workloads whose PyTorch side needs more than torch.
 NEEDS = {"resnet18": "torchvision", "bert": "transformers", "gpt2": "transformers",
-         "bert-dynamic": "transformers", "numpy": "numpy"}
+         "bert-dynamic": "transformers", "resnet18-dynamic": "torchvision", "numpy": "numpy"}
 
 
 def missing_modules():
@@ -123,6 +123,21 @@ class LengthsPass:
         return lambda: [module(ids) for ids in self.inputs]
 
 
+class ImageSizesPass:
+    """resnet18-dynamic (kiln's workload beside BENCHMARKS.md's): ResNet-18 inference over the
+    image sizes in turn, as one call (tools/bench/resnet_dynamic_case.cpp)."""
+
+    def __init__(self, torch, tiny):
+        import torchvision
+        self.model = torchvision.models.resnet18(num_classes=10 if tiny else 1000)
+        sides = [40, 48, 64] if tiny else [128, 160, 192, 224, 256]
+        batch = 1 if tiny else 4
+        self.inputs = [torch.randn(batch, 3, side, side) for side in sides]
+
+    def fn(self, module):
+        return lambda: [module(x) for x in self.inputs]
+
+
 def numpy_function_fn(tiny):
     import numpy as np
     rng = np.random.default_rng(0)
@@ -144,8 +159,8 @@ class TorchCase:
     def __init__(self, torch, workload, phase, tiny, torch_modes, torchscript):
         self.torch, self.variants, self.errors, self.compile_s = torch, {}, {}, {}
         torch.manual_seed(0)
-        if workload == "bert-dynamic":
-            m = LengthsPass(torch, tiny)
+        if workload in ("bert-dynamic", "resnet18-dynamic"):
+            m = (LengthsPass if workload == "bert-dynamic" else ImageSizesPass)(torch, tiny)
             m.model.eval()
             self.variants["eager"] = self.inference(m.fn(m.model), torch.inference_mode)
             for mode in torch_modes:

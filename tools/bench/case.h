@@ -54,7 +54,8 @@ struct Case {
   std::string phase;     // "inference" or "train"
   // Largest max_rel_err (see accuracy.h) at which compiled still matches eager.
   double tolerance = 1e-4;
-  // One step is a pass over several input sizes (bert-dynamic): the row reports the second pass.
+  // One step is a pass over several input sizes (bert-dynamic, resnet18-dynamic): the row
+  // reports the second pass.
   bool varies_sizes = false;
   // Builds both sides afresh (models from the same seed) for one set of compile options.
   std::function<Step(const kiln::CompileOptions& options, const Setup& setup)> build;
@@ -65,10 +66,12 @@ struct Case {
   bool autocasts = false;
 };
 
-// The cases of BENCHMARKS.md in its order (op_cases.cpp, model_cases.cpp, bert_dynamic_case.cpp).
+// The cases of BENCHMARKS.md in its order (op_cases.cpp, model_cases.cpp, bert_dynamic_case.cpp),
+// with kiln's resnet18-dynamic after bert-dynamic (resnet_dynamic_case.cpp).
 std::vector<Case> op_cases();
 std::vector<Case> model_cases();
 Case bert_dynamic_case();
+Case resnet_dynamic_case();
 std::vector<Case> all_cases();
 
 }  // namespace kiln_bench

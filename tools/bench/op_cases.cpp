@@ -109,6 +109,7 @@ std::vector<Case> all_cases() {
   std::vector<Case> cases = op_cases();
   for (Case& c : model_cases()) cases.push_back(std::move(c));
   cases.push_back(bert_dynamic_case());
+  cases.push_back(resnet_dynamic_case());
   cases.push_back(numpy_case());
   cases.push_back(overhead_case());
   return cases;
