@@ -4,7 +4,6 @@
 #include "inductor/conv_affine_folding.h"
 #include "inductor/conv_widening.h"
 #include "inductor/graph_device.h"
-#include "inductor/graph_rebuild.h"
 #include "inductor/layout_optimization.h"
 #include "inductor/options.h"
 #include "inductor/weight_prepacking.h"
@@ -17,8 +16,6 @@
 #include <kiln/ops/creation.h>
 
 #include <fmt/format.h>
-
-#include <algorithm>
 
 namespace kiln::inductor {
 
@@ -155,24 +152,13 @@ CompiledGraph compile_inference_graph(const graph::Graph& graph,
   }
   // Freezing's passes prepare weights for oneDNN and OpenBLAS: CPU graphs only.
   if (!freezing || !on_cpu(graph)) return compile_graph(graph, example_inputs, context);
-  // With symbolic sizes, batch norms fold into convolutions and weights are packed for the
-  // example's sizes (other sizes read the same layout where oneDNN's primitive for them does);
-  // activations keep their layout (the layout pass needs concrete sizes).
-  const bool symbolic = graph::has_symbolic_sizes(graph);
-  const bool channels_last = cpu_channels_last(context);
-  const bool convolutions =
-      std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                  [](const auto& n) { return is_op(n.get(), "convolution"); });
-  if (symbolic && channels_last && convolutions) {
-    logs::log(logs::Channel::perf_hints,
-              fmt::format("freezing: {} has symbolic sizes: convolutions keep their activations' "
-                          "layout",
-                          context.graph_name));
-  }
+  // Symbolic sizes are frozen as concrete ones: batch norms fold into the convolutions,
+  // activations go channels-last and weights are packed for the example's sizes (other sizes read
+  // the same layout where oneDNN's primitive for them does).
   return compile_frozen(
       freeze(graph, {.prepack_weights = !option_is(context, "prepack_weights", "false"),
                      .pack_plain_matmul_weights = option_is(context, "prepack_weights", "true"),
-                     .channels_last = channels_last && !symbolic}),
+                     .channels_last = cpu_channels_last(context)}),
       example_inputs, context);
 }
 

@@ -22,9 +22,7 @@ struct FreezeOptions {
   // Linear layers' weights packed even where oneDNN's layout for them is a plain one (by default
   // only blocked layouts are worth it: weight_prepacking.h).
   bool pack_plain_matmul_weights = false;
-  // Convolution nets run on channels-last activations (off for graphs with symbolic sizes: the
-  // layout pass needs concrete ones).
-  bool channels_last = true;
+  bool channels_last = true;  // convolution nets run on channels-last activations
 };
 
 // The graph with affine chains folded into convolutions, its convolutions on channels-last

@@ -129,34 +129,17 @@ graph::Graph GraphRebuild::finish() && {
   return std::move(graph_);
 }
 
-namespace {
-
-// The sizes and strides of a value at offset 0 with concrete sizes, for core's layout predicates.
-bool concrete_layout(const graph::ValueMeta& meta, DimVector& sizes, DimVector& strides) {
-  if (meta.storage_offset != SymInt(0)) return false;
-  for (const SymInt& s : meta.sizes) {
-    if (s.is_symbolic()) return false;
-    sizes.push_back(s.raw());
-  }
-  for (const SymInt& s : meta.strides) {
-    if (s.is_symbolic()) return false;
-    strides.push_back(s.raw());
-  }
-  return true;
-}
-
-}  // namespace
-
+// Layout predicates on a value's sizes and strides, symbolic ones as expressions (core's
+// predicates record a guard where the expressions cannot settle a comparison).
 bool is_channels_last(const graph::ValueMeta& meta) {
-  DimVector sizes, strides;
-  return concrete_layout(meta, sizes, strides) &&
-         is_contiguous_in(sizes, strides, MemoryFormat::ChannelsLast);
+  return meta.storage_offset == SymInt(0) &&
+         is_contiguous_in(SymIntList(meta.sizes), SymIntList(meta.strides),
+                          MemoryFormat::ChannelsLast);
 }
 
 MemoryFormat suggest_memory_format(const graph::ValueMeta& meta) {
-  DimVector sizes, strides;
-  if (!concrete_layout(meta, sizes, strides)) return MemoryFormat::Contiguous;
-  return kiln::suggest_memory_format(sizes, strides);
+  if (meta.storage_offset != SymInt(0)) return MemoryFormat::Contiguous;
+  return kiln::suggest_memory_format(SymIntList(meta.sizes), SymIntList(meta.strides));
 }
 
 graph::Value use_of(const graph::Node& n, int arg) {

@@ -21,10 +21,12 @@ namespace kiln::inductor {
 
 namespace {
 
-bool has_strides(const graph::ValueMeta& m, const DimVector& strides) {
+// Whether `m` has `strides` (where its size is not 1). Symbolic strides compare as expressions;
+// a comparison the expressions cannot settle records a guard, as a trace's layout checks do.
+bool has_strides(const graph::ValueMeta& m, SymIntList strides) {
   if (m.strides.size() != strides.size()) return false;
   for (size_t d = 0; d < strides.size(); ++d) {
-    if (m.sizes[d].raw() != 1 && m.strides[d].raw() != strides[d]) return false;
+    if (m.sizes[d] != SymInt(1) && m.strides[d] != strides[d]) return false;
   }
   return true;
 }
@@ -45,34 +47,8 @@ bool convertible(const graph::Node& n, const std::unordered_set<const graph::Nod
   return in.device.is_cuda() && is_half_float(in.dtype);
 }
 
-// Whether every size and stride of a node's outputs is a number (layouts of symbolic sizes are
-// left to the dynamic-shape path).
-bool concrete(const graph::Node& n) {
-  for (const graph::ValueMeta& m : n.outputs) {
-    for (const SymInt& s : m.sizes) {
-      if (s.is_symbolic()) return false;
-    }
-    for (const SymInt& s : m.strides) {
-      if (s.is_symbolic()) return false;
-    }
-  }
-  return true;
-}
-
 // Whether a new layout of a node's inputs could change its values (not only its strides).
 bool layout_sensitive(const graph::Node& n) { return n.mutates() || n.op->name() == "as_strided"; }
-
-// A concrete value's sizes and strides as plain integers.
-DimVector raw_sizes(const graph::ValueMeta& m) {
-  DimVector sizes;
-  for (const SymInt& s : m.sizes) sizes.push_back(s.raw());
-  return sizes;
-}
-DimVector raw_strides(const graph::ValueMeta& m) {
-  DimVector strides;
-  for (const SymInt& s : m.strides) strides.push_back(s.raw());
-  return strides;
-}
 
 // `v` (NCHW sizes) copied into channels-last strides: NHWC made row-major, permuted back.
 graph::Value to_channels_last(GraphRebuild& rebuild, graph::Value v, graph::SourceLoc loc) {
@@ -87,9 +63,10 @@ graph::Value to_channels_last(GraphRebuild& rebuild, graph::Value v, graph::Sour
 // new one differs. False where the source layout was another one (nothing to copy into).
 bool restore_layout(GraphRebuild& rebuild, graph::Value v) {
   const graph::Value now = rebuild[v];
-  const DimVector strides = raw_strides(v.meta());
-  if (has_strides(now.meta(), strides)) return true;
-  if (strides != strides_for_memory_format(raw_sizes(v.meta()), MemoryFormat::Contiguous)) {
+  const graph::ValueMeta& source = v.meta();
+  if (has_strides(now.meta(), source.strides)) return true;
+  if (!has_strides(source,
+                   strides_for_memory_format(SymIntList(source.sizes), MemoryFormat::Contiguous))) {
     return false;
   }
   rebuild.map(v, rebuild.emit("_to_copy", {now, ops::IValue(), ops::IValue(true)}).out());
@@ -109,7 +86,6 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
   const auto* constant = constant_weights_only ? &constant_set : nullptr;
   size_t convolutions = 0;
   for (const auto& n : graph.nodes()) {
-    if (!concrete(*n)) return refuse("symbolic sizes");
     if (n->kind != graph::NodeKind::Op) continue;
     if (convertible(*n, constant)) ++convolutions;
   }
@@ -143,7 +119,7 @@ size_t convolutions_to_channels_last(graph::Graph& graph, bool constant_weights_
       // source graph gave it, or the graph stays as it was.
       if (layout_sensitive(*n)) {
         for (const graph::TensorUse& u : n->uses) {
-          if (!has_strides(rebuild[u.value].meta(), raw_strides(u.value.meta()))) {
+          if (!has_strides(rebuild[u.value].meta(), u.value.meta().strides)) {
             return refuse(fmt::format("{} would see another layout", n->op->name()));
           }
         }
@@ -190,13 +166,6 @@ void optimize_layout(graph::Graph& graph, const BackendContext& context, bool tr
               fmt::format("inductor: {}: convolutions keep their layout: channels-last is the "
                           "default on CPUs with AVX-512 only (options{{\"layout_optimization\": "
                           "\"true\"}} forces it)",
-                          context.graph_name));
-    return;
-  }
-  if (graph::has_symbolic_sizes(graph)) {
-    logs::log(logs::Channel::perf_hints,
-              fmt::format("inductor: {}: convolutions keep their layout: the graph has symbolic "
-                          "sizes",
                           context.graph_name));
     return;
   }

@@ -221,9 +221,8 @@ TEST_P(AotDynamic, ResNet18TrainingStepsMatchEagerAtEveryImageSize) {
 }
 
 // Inference in eval mode with symbolic batch, height and width. The inductor freezes the graph
-// as it does a static one but for the activations' layout: batch norms folded into the 20
-// convolutions, their 3x3 and 7x7 weights packed (for the example's sizes) and ReLUs fused into
-// them.
+// as it does a static one: channels-last activations, batch norms folded into the 20
+// convolutions, their weights packed (for the example's sizes) and ReLUs fused into them.
 TEST_P(AotDynamic, ResNet18InferenceMatchesEagerAtEveryImageSize) {
   autograd::NoGradGuard no_grad;
   manual_seed(8);
@@ -244,9 +243,9 @@ TEST_P(AotDynamic, ResNet18InferenceMatchesEagerAtEveryImageSize) {
   if (GetParam() == "inductor") {
     const std::string all = logs.all();
     const std::string main_graph = all.substr(all.find("main graph:"));
-    // 1x1 convolutions on row-major activations read their weight as it is: nothing to pack.
-    EXPECT_EQ(testing::occurrences(main_graph, "= _convolution_packed("), 17u) << main_graph;
-    EXPECT_EQ(testing::occurrences(main_graph, "= convolution("), 3u) << main_graph;
+    // Channels-last activations: oneDNN wants every weight blocked, the 1x1 ones too.
+    EXPECT_EQ(testing::occurrences(main_graph, "= _convolution_packed("), 20u) << main_graph;
+    EXPECT_EQ(testing::occurrences(main_graph, "= convolution("), 0u) << main_graph;
     EXPECT_EQ(testing::occurrences(main_graph, "'relu')"), 9u) << main_graph;
     EXPECT_EQ(testing::occurrences(main_graph, "batch_norm"), 0u) << main_graph;
     EXPECT_GT(testing::occurrences(main_graph, "f32[s0, 64, ((s"), 0u) << main_graph;
