@@ -4,6 +4,7 @@
 #include "inductor/column_values.h"
 #include "inductor/kernel_variants.h"
 #include "inductor/pointwise_text.h"
+#include "inductor/size_hoisting.h"
 #include "inductor/vec_prelude.h"
 #include "inductor/vectorize.h"
 
@@ -287,7 +288,10 @@ class NestWriter {
 
   // The function's body text (pointers named b<k> for the k-th argument, symbol k's value as
   // s<k>) and, in `args`, the program buffers it takes in order.
-  std::string body(std::vector<int>& args) {
+  std::string body(std::vector<int>& args) { return hoist_size_expressions(unhoisted_body(args)); }
+
+ private:
+  std::string unhoisted_body(std::vector<int>& args) {
     // Arguments: every buffer read or written, in increasing order; loads renamed to positions.
     std::map<int, int> local;
     std::string s;

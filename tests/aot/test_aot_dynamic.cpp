@@ -228,7 +228,7 @@ TEST_P(AotDynamic, ResNet18InferenceMatchesEagerAtEveryImageSize) {
   manual_seed(8);
   auto model = models::resnet18(10);
   model->eval();
-  LogCapture logs("graph,perf_hints,aot_graphs");
+  LogCapture logs("graph,perf_hints,aot_graphs,output_code");
   auto fast = compile(model, dynamic_options(GetParam()));
   for (auto [batch, h, w] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
            {2, 64, 72}, {3, 80, 64}, {2, 96, 88}, {4, 72, 72}}) {
@@ -249,6 +249,12 @@ TEST_P(AotDynamic, ResNet18InferenceMatchesEagerAtEveryImageSize) {
     EXPECT_EQ(testing::occurrences(main_graph, "'relu')"), 9u) << main_graph;
     EXPECT_EQ(testing::occurrences(main_graph, "batch_norm"), 0u) << main_graph;
     EXPECT_GT(testing::occurrences(main_graph, "f32[s0, 64, ((s"), 0u) << main_graph;
+    // The stages' sizes (floor divisions of the symbols) are computed once per kernel call.
+    const std::string kernels = logs.generated_kernels();
+    EXPECT_GT(testing::occurrences(kernels, "const int64_t ks0 = kiln_floordiv((s"), 0u) << kernels;
+    EXPECT_EQ(testing::occurrences(kernels, "kiln_floordiv((s"),
+              testing::occurrences(kernels, "= kiln_floordiv((s"))
+        << kernels;
   }
 }
 
