@@ -9,6 +9,7 @@
 
 #include "bert_config.h"
 #include "case.h"
+#include "varying_sizes.h"
 
 namespace kiln_bench {
 namespace {
@@ -40,28 +41,13 @@ std::shared_ptr<kiln::models::BertForSequenceClassification> seeded_bert(const S
   return model;
 }
 
-template <typename Forward>
-std::vector<Tensor> one_pass(const std::vector<Tensor>& ids, Forward&& forward) {
-  kiln::autograd::NoGradGuard no_grad;
-  std::vector<Tensor> logits;
-  for (const Tensor& batch : ids) logits.push_back(forward(batch));
-  return logits;
-}
-
 }  // namespace
 
 Case bert_dynamic_case() {
   return {"bert-dynamic", "inference", 1e-3, true,
           [](const kiln::CompileOptions& options, const Setup& setup) -> Step {
-            auto eager = seeded_bert(setup);
-            auto compiled = kiln::compile(seeded_bert(setup), options);
-            std::vector<Tensor> ids = inputs(setup);
-            return {[eager, ids] {
-                      return one_pass(ids, [&](const Tensor& x) { return eager->forward(x); });
-                    },
-                    [compiled, ids] {
-                      return one_pass(ids, [&](const Tensor& x) { return (*compiled)(x); });
-                    }};
+            return varying_sizes_step(seeded_bert(setup),
+                                      kiln::compile(seeded_bert(setup), options), inputs(setup));
           }};
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "case.h"
+#include "varying_sizes.h"
 
 namespace kiln_bench {
 namespace {
@@ -40,29 +41,14 @@ std::shared_ptr<kiln::models::ResNet> seeded_resnet(const Setup& setup) {
   return model;
 }
 
-template <typename Forward>
-std::vector<Tensor> one_pass(const std::vector<Tensor>& images, Forward&& forward) {
-  kiln::autograd::NoGradGuard no_grad;
-  std::vector<Tensor> logits;
-  for (const Tensor& batch : images) logits.push_back(forward(batch));
-  return logits;
-}
-
 }  // namespace
 
 Case resnet_dynamic_case() {
   return {"resnet18-dynamic", "inference", 1e-3, true,
-         [](const kiln::CompileOptions& options, const Setup& setup) -> Step {
-           auto eager = seeded_resnet(setup);
-           auto compiled = kiln::compile(seeded_resnet(setup), options);
-           std::vector<Tensor> images = inputs(setup);
-           return {[eager, images] {
-                     return one_pass(images, [&](const Tensor& x) { return eager->forward(x); });
-                   },
-                   [compiled, images] {
-                     return one_pass(images, [&](const Tensor& x) { return (*compiled)(x); });
-                   }};
-         }};
+          [](const kiln::CompileOptions& options, const Setup& setup) -> Step {
+            return varying_sizes_step(seeded_resnet(setup),
+                                      kiln::compile(seeded_resnet(setup), options), inputs(setup));
+          }};
 }
 
 }  // namespace kiln_bench
