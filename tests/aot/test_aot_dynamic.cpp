@@ -189,17 +189,17 @@ void expect_training_steps_match(const std::string& backend,
 // In float64: decomposed batch norms and convolution gradients round differently from their
 // kernels by an ulp per op, which ResNet's gradients amplify past float32 tolerances (as in
 // AotTraining.DecomposedResNet18).
+std::shared_ptr<nn::Module> float64_resnet18() {
+  auto model = models::resnet18(10);
+  model->to(kFloat64);
+  return model;
+}
+
 TEST_P(AotDynamic, ResNet18TrainingStepsMatchEagerAtEveryBatch) {
-  expect_training_steps_match(
-      GetParam(),
-      [] {
-        auto model = models::resnet18(10);
-        model->to(kFloat64);
-        return model;
-      },
-      {randn({2, 3, 64, 64}, kFloat64), randn({3, 3, 64, 64}, kFloat64),
-       randn({4, 3, 64, 64}, kFloat64)},
-      /*batch_only=*/true, /*tol=*/1e-9);
+  expect_training_steps_match(GetParam(), float64_resnet18,
+                              {randn({2, 3, 64, 64}, kFloat64), randn({3, 3, 64, 64}, kFloat64),
+                               randn({4, 3, 64, 64}, kFloat64)},
+                              /*batch_only=*/true, /*tol=*/1e-9);
 }
 
 // Batch, height and width symbolic: one compilation serves images of other sizes (guards keep
@@ -208,16 +208,10 @@ TEST_P(AotDynamic, ResNet18TrainingStepsMatchEagerAtEveryBatch) {
 // checks, so the backends that keep ops whole are skipped.
 TEST_P(AotDynamic, ResNet18TrainingStepsMatchEagerAtEveryImageSize) {
   if (GetParam() == "eager" || GetParam() == "aot_eager") GTEST_SKIP() << "no decompositions";
-  expect_training_steps_match(
-      GetParam(),
-      [] {
-        auto model = models::resnet18(10);
-        model->to(kFloat64);
-        return model;
-      },
-      {randn({2, 3, 64, 72}, kFloat64), randn({3, 3, 80, 64}, kFloat64),
-       randn({2, 3, 96, 88}, kFloat64)},
-      /*batch_only=*/false, /*tol=*/1e-9);
+  expect_training_steps_match(GetParam(), float64_resnet18,
+                              {randn({2, 3, 64, 72}, kFloat64), randn({3, 3, 80, 64}, kFloat64),
+                               randn({2, 3, 96, 88}, kFloat64)},
+                              /*batch_only=*/false, /*tol=*/1e-9);
 }
 
 // Inference in eval mode with symbolic batch, height and width. The inductor freezes the graph
