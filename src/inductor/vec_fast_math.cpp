@@ -38,6 +38,22 @@ template <int N = 0> inline VecF kiln_exp2_int(kiln_vi_native n) { return {(kiln
 // exp(x) = 2^n (1 + expm1(r)); overflows to inf, underflows to 0 (2^n in two factors so that
 // subnormal results stay graded).
 template <int N = 0> inline VecF kiln_fast_exp(VecF x) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(x.v) == 64) {
+    // AVX-512 scales by 2^n in one instruction (vscalefps: one rounding, subnormal results
+    // graded), a third fewer instructions than the integer exponent below: softmax's pass of
+    // exponentials was bound by them. x is clamped first (max/min with x second, so a NaN
+    // stays) so that an infinite x never meets an infinite n in the reduction. (Zero-masked
+    // forms: g++ 12's unmasked ones pass an _undefined_ vector -Wmaybe-uninitialized reports.)
+    const __mmask16 all = 0xFFFF;
+    const __m512 c = _mm512_maskz_min_ps(
+        all, _mm512_set1_ps(89.0f), _mm512_maskz_max_ps(all, _mm512_set1_ps(-104.0f), (__m512)x.v));
+    VecF n;
+    const VecF q = kiln_expm1_reduced(VecF{(kiln_vf_native)c}, n);
+    return {(kiln_vf_native)_mm512_maskz_scalef_ps(
+        all, _mm512_add_ps((__m512)q.v, _mm512_set1_ps(1.0f)), (__m512)n.v)};
+  }
+#endif
   x = vec_where(x < kiln_c(-104.0f), kiln_c(-104.0f), x);
   x = vec_where(x > kiln_c(89.0f), kiln_c(89.0f), x);
   VecF n;
