@@ -61,7 +61,7 @@ std::optional<std::string> invariant_scalar(const ExprNode& e, const InnerLoop& 
           (e.op == "rsqrt" || e.op == "sqrt" || is_math_function(e.op))) {
         const auto a = invariant_scalar(*e.args[0], loop);
         if (!a) return std::nullopt;
-        if (e.op == "rsqrt") return fmt::format("({}(1) / std::sqrt({}))", t, *a);
+        if (e.op == "rsqrt") return fmt::format("kiln_rsqrt<{}>({})", t, *a);  // the prelude's
         return fmt::format("static_cast<{}>(std::{}({}))", t, e.op, *a);
       }
       static const std::map<std::string, std::string> infix = {
